@@ -1,0 +1,163 @@
+"""The machinery behind every exercise check: results, failures, hints for typical mistakes.
+
+A check is written as a plain function that raises :class:`CheckFailed` with a specific message,
+decorated with :func:`exercise_check`::
+
+    @exercise_check("scaled dot-product attention")
+    def check_scaled_dot_product_attention(student_fn):
+        for case, (q, k, v, mask) in cases():
+            got = run_student(student_fn, case, q, k, v, mask)
+            want = reference(q, k, v, mask)
+            expect_close(got, want, case=case, mistakes={
+                "softmax over the wrong axis (use dim=-1, over the keys)": wrong_axis(q, k, v, mask),
+                "missing the 1/sqrt(d_k) scaling": unscaled(q, k, v, mask),
+            })
+
+The decorator turns the outcome into a :class:`CheckResult` (passed / failed / not attempted),
+prints a friendly message and, when ``$COURSEKIT_GRADING_LOG`` names a file, appends the result
+as one JSON line so that ``python -m coursekit.exercises grade`` can collect it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Mapping
+
+import torch
+
+GRADING_LOG_ENV = "COURSEKIT_GRADING_LOG"
+
+PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of one check: what an autograder collects."""
+
+    check: str
+    status: str  # "passed" | "failed" | "not attempted"
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        icon = {PASSED: "✅", FAILED: "❌", NOT_ATTEMPTED: "⏳"}[self.status]
+        return f"{icon} {self.check}: {self.message}"
+
+
+class CheckFailed(Exception):
+    """Raised inside a check with the message the student should read."""
+
+
+def describe(x: Any) -> str:
+    """Short description of a value for messages: shape and dtype for tensors."""
+    if isinstance(x, torch.Tensor):
+        return f"tensor of shape {tuple(x.shape)} ({x.dtype})"
+    if isinstance(x, (list, tuple)):
+        return f"{type(x).__name__} of length {len(x)}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
+    """Call the student's function; turn its exceptions into a message naming the input.
+
+    ``NotImplementedError`` propagates unchanged: it means "not attempted".
+    """
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any error in student code becomes feedback
+        raise CheckFailed(f"on {case}, your function raised {type(exc).__name__}: {exc}") from exc
+
+
+def _close(a: Any, b: Any, atol: float, rtol: float) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape:
+            return False
+        return torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True)
+    try:
+        return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
+    except (TypeError, ValueError):
+        return a == b
+
+
+def expect_close(got: Any, want: Any, *, case: str, atol: float = 1e-5, rtol: float = 1e-4,
+                 mistakes: Mapping[str, Any] | None = None, what: str = "the output") -> None:
+    """Compare the student's value with the reference; on a mismatch, say how it differs.
+
+    ``mistakes`` maps a hint (a typical mistake, in words) to the value that mistake produces on this
+    input. If the student's value equals one of them, the hint is given: "it looks like …".
+    """
+    if isinstance(want, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            raise CheckFailed(f"on {case}, {what} should be a tensor of shape {tuple(want.shape)}, "
+                              f"got {describe(got)}")
+        if got.shape != want.shape:
+            raise CheckFailed(f"on {case}, {what} should have shape {tuple(want.shape)}, got {tuple(got.shape)}")
+        if torch.isnan(got).any() and not torch.isnan(want).any():
+            hint = _matching_mistake(got, mistakes, atol, rtol)
+            raise CheckFailed(f"on {case}, {what} contains NaN where the reference has none"
+                              + (f". It looks like {hint}." if hint else
+                                 " (a fully masked row? -inf minus -inf? a division by zero?)"))
+    if _close(got, want, atol, rtol):
+        return
+    hint = _matching_mistake(got, mistakes, atol, rtol)
+    if isinstance(want, torch.Tensor):
+        err = (got.double() - want.double()).abs()
+        where = tuple(int(i) for i in torch.nonzero(err == err.max())[0])
+        detail = (f"largest difference {err.max().item():.3g} at index {where}: "
+                  f"expected {want[where].item():.6g}, got {got[where].item():.6g}")
+    else:
+        detail = f"expected {want!r}, got {got!r}"
+    msg = f"on {case}, {what} is wrong: {detail}."
+    if hint:
+        msg += f" It looks like {hint}."
+    raise CheckFailed(msg)
+
+
+def _matching_mistake(got: Any, mistakes: Mapping[str, Any] | None, atol: float, rtol: float) -> str | None:
+    for hint, wrong in (mistakes or {}).items():
+        if wrong is not None and _close(got, wrong, atol, rtol):
+            return hint
+    return None
+
+
+def exercise_check(title: str, *, success: str = "all cases match the reference.") -> Callable:
+    """Decorate a check function: catch failures, print feedback, return a :class:`CheckResult`."""
+
+    def decorate(check_fn: Callable[..., None]) -> Callable[..., CheckResult]:
+        @functools.wraps(check_fn)
+        def wrapper(*args, verbose: bool = True, **kwargs) -> CheckResult:
+            try:
+                check_fn(*args, **kwargs)
+                result = CheckResult(title, PASSED, success)
+            except NotImplementedError:
+                result = CheckResult(title, NOT_ATTEMPTED,
+                                     "not attempted yet: replace the `raise NotImplementedError` with your code.")
+            except CheckFailed as failure:
+                result = CheckResult(title, FAILED, str(failure))
+            if verbose:
+                print(result)
+            _log(result)
+            return result
+
+        wrapper.title = title  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def _log(result: CheckResult) -> None:
+    path = os.environ.get(GRADING_LOG_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(asdict(result)) + "\n")

@@ -1,0 +1,154 @@
+"""Runtime choices shared by every notebook: device, seeding and the size profile.
+
+The profile is read from one environment variable, ``COURSEKIT_PROFILE``:
+
+* ``quick`` — CI and nbval: every notebook finishes in well under 90 s on a 2-core CPU.
+* ``class`` — the default: ≤ 5 min per notebook on a laptop CPU; the stored outputs.
+* ``full``  — a GPU: the best results a notebook can show in ≤ 10 min.
+
+Notebooks read their size knobs in one place, :func:`sizes`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+PROFILE_ENV = "COURSEKIT_PROFILE"
+DEVICE_ENV = "COURSEKIT_DEVICE"
+PROFILES = ("quick", "class", "full")
+DEFAULT_PROFILE = "class"
+
+
+def profile() -> str:
+    """The active profile, from ``$COURSEKIT_PROFILE`` (default ``class``).
+
+    Raises ``ValueError`` naming the allowed values when the variable holds anything else.
+    """
+    value = os.environ.get(PROFILE_ENV, "").strip().lower() or DEFAULT_PROFILE
+    if value not in PROFILES:
+        raise ValueError(
+            f"{PROFILE_ENV}={os.environ.get(PROFILE_ENV)!r} is not a profile; "
+            f"expected one of {', '.join(PROFILES)} (or unset for {DEFAULT_PROFILE!r})"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The size knobs of one notebook for the active profile (attribute access)."""
+
+    profile: str
+    values: Mapping[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"no size knob {name!r}; this notebook defines {sorted(values)}")
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def asdict(self) -> dict[str, Any]:
+        return dict(self.values)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.values.items())
+        return f"Sizes[{self.profile}]({inner})"
+
+
+def sizes(*, quick: Mapping[str, Any], class_: Mapping[str, Any], full: Mapping[str, Any],
+          profile_name: str | None = None) -> Sizes:
+    """Pick a notebook's size knobs for the active profile.
+
+    All three mappings must define the same keys, so that no profile silently lacks a knob.
+    ``profile_name`` overrides the environment (used by tests).
+    """
+    table = {"quick": quick, "class": class_, "full": full}
+    for name, knobs in table.items():
+        if not isinstance(knobs, Mapping):
+            raise TypeError(f"sizes(): {name} must be a dict of knobs, got {type(knobs).__name__}")
+    keys = {name: set(knobs) for name, knobs in table.items()}
+    if not keys["quick"] == keys["class"] == keys["full"]:
+        every = set().union(*keys.values())
+        missing = {name: sorted(every - k) for name, k in keys.items() if every - k}
+        raise ValueError(f"sizes(): every profile must define the same knobs; missing: {missing}")
+    chosen = profile_name or profile()
+    if chosen not in PROFILES:
+        raise ValueError(f"profile {chosen!r} is not one of {PROFILES}")
+    return Sizes(chosen, MappingProxyType(dict(table[chosen])))
+
+
+def device(override: str | None = None) -> torch.device:
+    """Pick the compute device: CUDA → MPS → CPU.
+
+    ``override`` (or ``$COURSEKIT_DEVICE``) forces one, e.g. ``"cpu"`` on a GPU box. Asking for a
+    device that is not available is a ``ValueError``, not a silent fallback.
+    """
+    wanted = override or os.environ.get(DEVICE_ENV, "").strip() or None
+    if wanted is None:
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    dev = torch.device(wanted)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {wanted!r} requested but CUDA is not available here")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {wanted!r} requested but MPS is not available here")
+    if dev.type not in {"cpu", "cuda", "mps"}:
+        raise ValueError(f"device {wanted!r}: expected cpu, cuda[:N] or mps")
+    return dev
+
+
+def seed_everything(seed: int = 0, deterministic: bool = True) -> torch.Generator:
+    """Seed python, numpy and torch (CPU and CUDA); return a CPU generator seeded the same.
+
+    With ``deterministic=True`` cuDNN picks deterministic kernels (no benchmark autotuning).
+    We do not call ``torch.use_deterministic_algorithms`` because some ops used in the course
+    (e.g. ``index_add_`` on CUDA) have no deterministic version and would raise.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    if deterministic:
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+    return torch.Generator().manual_seed(seed)
+
+
+def environment_report() -> dict[str, str]:
+    """Versions, device and profile: the first cell of notebook 00 prints this."""
+    import importlib.metadata as md
+
+    def version(pkg: str) -> str:
+        try:
+            return md.version(pkg)
+        except md.PackageNotFoundError:
+            return "not installed"
+
+    dev = device()
+    report = {
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "torch": torch.__version__,
+        "device": str(dev),
+        "profile": profile(),
+        "cpu threads": str(torch.get_num_threads()),
+    }
+    if dev.type == "cuda":
+        report["gpu"] = torch.cuda.get_device_name(dev)
+    for pkg in ("transformers", "tokenizers", "datasets", "sacrebleu", "gensim", "nbval"):
+        report[pkg] = version(pkg)
+    return report

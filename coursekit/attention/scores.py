@@ -1,0 +1,3 @@
+"""Alignment score functions and attention layers for recurrent decoders (notebook 06)."""
+
+__all__: list[str] = []

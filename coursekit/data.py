@@ -1,0 +1,436 @@
+"""The corpora of the course: where they come from, how they are verified, how they are loaded.
+
+Every file is identified by the sha256 of its *content* (after decompression), so one hash
+verifies it whether it comes from the upstream archive, a gzipped offline mirror or the cache.
+Lookup order for a file:
+
+1. the mirror directory in ``$COURSEKIT_DATA_MIRROR`` (``<mirror>/<corpus>/<file>`` or ``<file>.gz``),
+2. the cache (``$COURSEKIT_CACHE``, else ``data/cache`` inside a source checkout, else
+   ``~/.cache/coursekit``),
+3. the upstream URL — downloaded once into the cache and verified.
+
+A file whose hash does not match is never used: :class:`DataHashError`. Offline and missing:
+:class:`DataNotFoundError` naming the corpus, the places searched and the fetch command.
+
+Command line (prefetch before an offline class)::
+
+    python -m coursekit.data list
+    python -m coursekit.data fetch [corpus ...]
+    python -m coursekit.data verify [corpus ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import os
+import shutil
+import sys
+import tarfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MIRROR_ENV = "COURSEKIT_DATA_MIRROR"
+CACHE_ENV = "COURSEKIT_CACHE"
+FETCH_HINT = "python -m coursekit.data fetch {corpus}"
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A corpus file is neither in the mirror nor in the cache, and could not be downloaded."""
+
+
+class DataHashError(ValueError):
+    """A corpus file exists but its content does not have the registered sha256."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a corpus: its name here, its content hash and where upstream keeps it.
+
+    ``url`` points at the file itself or at an archive; ``member`` names the file inside a
+    ``.zip`` / ``.tar.gz`` archive.
+    """
+
+    name: str
+    sha256: str
+    url: str
+    member: str | None = None
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    description: str
+    license: str
+    citation: str
+    files: tuple[RemoteFile, ...] = field(default_factory=tuple)
+
+    def file(self, name: str) -> RemoteFile:
+        for f in self.files:
+            if f.name == name:
+                return f
+        raise KeyError(f"corpus {self.name!r} has no file {name!r}; it has {[f.name for f in self.files]}")
+
+
+_GH = "https://raw.githubusercontent.com"
+_WT2_RAW = f"{_GH}/pytorch/examples/cf74c81ec00256a9511c054aaf0b3f62cd3aa62d/word_language_model/data/wikitext-2"
+_WT2_TOK = f"{_GH}/pytorch/examples/d5678bc8ac0cdd79dbd5e44d4130271018bcec4e/word_language_model/data/wikitext-2"
+_GENSIM = f"{_GH}/piskvorky/gensim/4.3.3/gensim/test/test_data"
+_RT = f"{_GH}/dennybritz/cnn-text-classification-tf/18762b459e21d9c70e5c242f8d43fc4e6db37a0d/data/rt-polaritydata"
+
+REGISTRY: dict[str, Corpus] = {c.name: c for c in [
+    Corpus(
+        "tinyshakespeare", "Several works of Shakespeare in one file (char-rnn).", "public domain",
+        "Karpathy, char-rnn (2015), data/tinyshakespeare/input.txt",
+        (RemoteFile("input.txt", "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
+                    f"{_GH}/karpathy/char-rnn/6f9487a6fe5b420b7ca9afb0d7c078e37c1d1b4e/data/tinyshakespeare/input.txt"),),
+    ),
+    Corpus(
+        "tatoeba-eng-fra", "English–French sentence pairs from Tatoeba (manythings.org).",
+        "CC-BY 2.0 FR — attribute tatoeba.org and www.manythings.org/anki",
+        "Tatoeba, https://tatoeba.org; pairs from https://www.manythings.org/anki",
+        (RemoteFile("fra.txt", "0bb85dbaa1c896844649094d7eaf2e34bee34e84fe362b26ce7e8f2e12aae104",
+                    "http://d2l-data.s3-accelerate.amazonaws.com/fra-eng.zip", member="fra-eng/fra.txt"),
+         RemoteFile("eng-fra.txt", "6b0f3decdb78600485b58efb541f5a2ab69ba888742ac04180e013084e40de7c",
+                    "https://download.pytorch.org/tutorial/data.zip", member="data/eng-fra.txt")),
+    ),
+    Corpus(
+        "sst2", "GLUE SST-2: binary sentiment of movie-review sentences and phrases.",
+        "none stated (cite Socher et al. 2013 and Wang et al. 2018)",
+        "Socher et al., Recursive Deep Models for Semantic Compositionality Over a Sentiment Treebank, EMNLP 2013; "
+        "Wang et al., GLUE, 2018",
+        (RemoteFile("train.tsv", "48eac26399f8456935f81dd9e3a745c1430adb6c62e233ccfe22db4a0d15d1d1",
+                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/train.tsv"),
+         RemoteFile("dev.tsv", "54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0",
+                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/dev.tsv"),
+         RemoteFile("test.tsv", "69a938605609b3e6663b4487918fe1565eb293734e6e520d0366d1d412fd2a13",
+                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/test.tsv")),
+    ),
+    Corpus(
+        "rt-polarity", "Movie-review sentence polarity v1.0 (5,331 positive + 5,331 negative).",
+        "no explicit license (cite Pang & Lee 2005)",
+        "Pang & Lee, Seeing stars, ACL 2005",
+        (RemoteFile("rt-polarity.pos", "4134882974a28d0c7b5151256f0e33a6169984ee7372c279e673f1114f475d58",
+                    f"{_RT}/rt-polarity.pos"),
+         RemoteFile("rt-polarity.neg", "2d11cfbc790f1cd96d78339f41ce53ced1efa83cd22d37d6788fa3fe3d17e2fd",
+                    f"{_RT}/rt-polarity.neg")),
+    ),
+    Corpus(
+        "wikitext-2", "WikiText-2 v1, validation and test splits (raw and tokenized).", "CC BY-SA 3.0",
+        "Merity, Xiong, Bradbury, Socher, Pointer Sentinel Mixture Models, 2016",
+        (RemoteFile("wiki.valid.raw", "4cd0f6876d07a413aa911261ff6d363c72d757d47f0fdd6015702014c89cb9c7",
+                    f"{_WT2_RAW}/valid.txt"),
+         RemoteFile("wiki.test.raw", "173c87a53759e0201f33e0ccf978e510c2042d7f2cb78229d9a50d79b9e7dd08",
+                    f"{_WT2_RAW}/test.txt"),
+         RemoteFile("wiki.valid.tokens", "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8",
+                    f"{_WT2_TOK}/valid.txt"),
+         RemoteFile("wiki.test.tokens", "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0",
+                    f"{_WT2_TOK}/test.txt")),
+    ),
+    Corpus(
+        "word-embedding-eval", "word2vec analogy questions and WordSim-353 (as shipped in gensim).",
+        "Apache-2.0 (questions-words) / no explicit license (WordSim-353, cite Finkelstein et al. 2002)",
+        "Mikolov et al. 2013 (questions-words.txt); Finkelstein et al., Placing Search in Context, 2002",
+        (RemoteFile("questions-words.txt", "8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36",
+                    f"{_GENSIM}/questions-words.txt"),
+         RemoteFile("wordsim353.tsv", "f92a022fc2537793a15bc3a8c162ebcd74990e033a228bb6388cb71e4c0b1e1d",
+                    f"{_GENSIM}/wordsim353.tsv")),
+    ),
+]}
+
+
+def corpus(name: str) -> Corpus:
+    if name not in REGISTRY:
+        raise KeyError(f"unknown corpus {name!r}; known corpora: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name]
+
+
+def cache_dir() -> Path:
+    """Where downloads are kept: ``$COURSEKIT_CACHE``, ``data/cache`` in a checkout, or ``~/.cache/coursekit``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").exists() and (checkout / "data").is_dir():
+        return checkout / "data" / "cache"
+    return Path.home() / ".cache" / "coursekit"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a file's content; ``.gz`` files are hashed after decompression."""
+    h = hashlib.sha256()
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _verify(path: Path, expected: str, corpus_name: str) -> Path:
+    try:
+        got = sha256_file(path)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:  # truncated gzip raises EOFError
+        raise DataHashError(f"{corpus_name}: {path} could not be read completely ({exc}); "
+                            f"delete it and run `{FETCH_HINT.format(corpus=corpus_name)}`") from exc
+    if got != expected:
+        raise DataHashError(f"{corpus_name}: {path} has sha256 {got}, expected {expected}. The file is corrupt, "
+                            f"truncated or a different version; it was not used. Delete it and run "
+                            f"`{FETCH_HINT.format(corpus=corpus_name)}`.")
+    return path
+
+
+def _mirror_candidates(corpus_name: str, filename: str) -> list[Path]:
+    root = os.environ.get(MIRROR_ENV)
+    if not root:
+        return []
+    base = Path(root).expanduser() / corpus_name
+    return [base / filename, base / (filename + ".gz")]
+
+
+def _download(url: str, member: str | None) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - URLs come from the registry
+        payload = response.read()
+    if member is None:
+        return payload
+    if url.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+            return zf.read(member)
+    with tarfile.open(fileobj=io.BytesIO(payload)) as tf:
+        extracted = tf.extractfile(member)
+        if extracted is None:
+            raise DataNotFoundError(f"{member} is not a file in {url}")
+        return extracted.read()
+
+
+def path(corpus_name: str, filename: str, *, download: bool = True) -> Path:
+    """A verified local path to one corpus file (mirror → cache → download).
+
+    Mirror files stored gzipped are returned as the ``.gz`` path; read them with :func:`open_text`.
+    """
+    spec = corpus(corpus_name).file(filename)
+    searched: list[str] = []
+    for candidate in _mirror_candidates(corpus_name, filename):
+        searched.append(str(candidate))
+        if candidate.exists():
+            return _verify(candidate, spec.sha256, corpus_name)
+    cached = cache_dir() / corpus_name / filename
+    searched.append(str(cached))
+    if cached.exists():
+        return _verify(cached, spec.sha256, corpus_name)
+    if not download:
+        raise DataNotFoundError(_missing_message(corpus_name, filename, searched, None))
+    try:
+        payload = _download(spec.url, spec.member)
+    except Exception as exc:  # noqa: BLE001 - any network failure becomes one clear message
+        raise DataNotFoundError(_missing_message(corpus_name, filename, searched, exc)) from exc
+    got = sha256_bytes(payload)
+    if got != spec.sha256:
+        raise DataHashError(f"{corpus_name}: download of {spec.url} gave {filename} with sha256 {got}, "
+                            f"expected {spec.sha256}; not saved.")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(cached.suffix + ".part")
+    tmp.write_bytes(payload)
+    tmp.replace(cached)
+    return cached
+
+
+def _missing_message(corpus_name: str, filename: str, searched: list[str], exc: Exception | None) -> str:
+    mirror_note = "" if os.environ.get(MIRROR_ENV) else f" (set ${MIRROR_ENV} to use an offline mirror)"
+    reason = f"; the download failed: {exc}" if exc else ""
+    return (f"corpus {corpus_name!r}: {filename} not found. Searched: {', '.join(searched)}{mirror_note}{reason}. "
+            f"Fetch it while online with `{FETCH_HINT.format(corpus=corpus_name)}`, or point "
+            f"${MIRROR_ENV} at a directory holding {corpus_name}/{filename}.")
+
+
+def open_text(corpus_name: str, filename: str):
+    """Open a corpus file as UTF-8 text (transparently gunzipping mirror copies)."""
+    p = path(corpus_name, filename)
+    if p.suffix == ".gz":
+        return gzip.open(p, "rt", encoding="utf-8")
+    return open(p, encoding="utf-8")
+
+
+def read_text(corpus_name: str, filename: str | None = None) -> str:
+    """The whole text of a corpus file; ``filename`` may be omitted for one-file corpora."""
+    spec = corpus(corpus_name)
+    if filename is None:
+        if len(spec.files) != 1:
+            raise ValueError(f"corpus {corpus_name!r} has several files {[f.name for f in spec.files]}; name one")
+        filename = spec.files[0].name
+    with open_text(corpus_name, filename) as fh:
+        return fh.read()
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def load_tatoeba(release: str = "d2l"):
+    """Tatoeba English–French pairs → ``datasets.Dataset`` with columns ``en``, ``fr`` (raw text).
+
+    ``release="d2l"`` is D2L's ``fra.txt`` (167,130 pairs), ``"pytorch"`` the PyTorch tutorial's
+    ``eng-fra.txt`` (135,842 pairs).
+    """
+    from datasets import Dataset
+
+    files = {"d2l": "fra.txt", "pytorch": "eng-fra.txt"}
+    if release not in files:
+        raise ValueError(f"release must be one of {sorted(files)}, got {release!r}")
+    en, fr = [], []
+    with open_text("tatoeba-eng-fra", files[release]) as fh:
+        for line in fh:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 2:
+                en.append(parts[0])
+                fr.append(parts[1])
+    return Dataset.from_dict({"en": en, "fr": fr})
+
+
+def _read_tsv(corpus_name: str, filename: str) -> tuple[list[str], list[list[str]]]:
+    with open_text(corpus_name, filename) as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+        rows = [line.rstrip("\n").split("\t") for line in fh if line.strip()]
+    return header, rows
+
+
+def load_sst2():
+    """GLUE SST-2 → ``DatasetDict(train, validation)`` with columns ``sentence`` (str) and ``label`` (0/1)."""
+    from datasets import Dataset, DatasetDict
+
+    splits = {}
+    for split, filename in (("train", "train.tsv"), ("validation", "dev.tsv")):
+        header, rows = _read_tsv("sst2", filename)
+        if header != ["sentence", "label"]:
+            raise ValueError(f"sst2/{filename}: unexpected header {header}")
+        splits[split] = Dataset.from_dict({"sentence": [r[0] for r in rows], "label": [int(r[1]) for r in rows]})
+    return DatasetDict(splits)
+
+
+def load_rt_polarity():
+    """Pang & Lee sentence polarity → ``Dataset`` with ``sentence`` and ``label`` (1 = positive)."""
+    from datasets import Dataset
+
+    sentences, labels = [], []
+    for filename, label in (("rt-polarity.neg", 0), ("rt-polarity.pos", 1)):
+        with open_text("rt-polarity", filename) as fh:
+            for line in fh:
+                if line.strip():
+                    sentences.append(line.strip())
+                    labels.append(label)
+    return Dataset.from_dict({"sentence": sentences, "label": labels})
+
+
+def load_wikitext2(kind: str = "tokens"):
+    """WikiText-2 validation and test splits → ``DatasetDict(validation, test)``, column ``text`` (one line per row).
+
+    ``kind="tokens"`` is the tokenized release (rare words ``<unk>``), ``"raw"`` the original words.
+    The training split is not part of the offline mirror.
+    """
+    from datasets import Dataset, DatasetDict
+
+    if kind not in ("tokens", "raw"):
+        raise ValueError(f"kind must be 'tokens' or 'raw', got {kind!r}")
+    return DatasetDict({
+        split: Dataset.from_dict({"text": read_text("wikitext-2", f"wiki.{name}.{kind}").splitlines()})
+        for split, name in (("validation", "valid"), ("test", "test"))
+    })
+
+
+def load_analogies():
+    """word2vec analogy questions → ``Dataset`` with ``section``, ``a``, ``b``, ``c``, ``d`` (a:b :: c:d)."""
+    from datasets import Dataset
+
+    rows = {"section": [], "a": [], "b": [], "c": [], "d": []}
+    section = ""
+    with open_text("word-embedding-eval", "questions-words.txt") as fh:
+        for line in fh:
+            if line.startswith(":"):
+                section = line[1:].strip()
+                continue
+            words = line.split()
+            if len(words) == 4:
+                rows["section"].append(section)
+                for key, word in zip("abcd", words):
+                    rows[key].append(word)
+    return Dataset.from_dict(rows)
+
+
+def load_wordsim353():
+    """WordSim-353 → ``Dataset`` with ``word1``, ``word2``, ``score`` (human similarity, 0–10)."""
+    from datasets import Dataset
+
+    rows = {"word1": [], "word2": [], "score": []}
+    with open_text("word-embedding-eval", "wordsim353.tsv") as fh:
+        for line in fh:
+            if line.startswith("#") or not line.strip():
+                continue
+            w1, w2, score = line.rstrip("\n").split("\t")[:3]
+            rows["word1"].append(w1)
+            rows["word2"].append(w2)
+            rows["score"].append(float(score))
+    return Dataset.from_dict(rows)
+
+
+# --------------------------------------------------------------------------- status and CLI
+
+
+def status(corpus_name: str) -> dict[str, str]:
+    """For each file of a corpus: ``mirror``, ``cache`` or ``missing`` (no download, no hashing)."""
+    out = {}
+    for f in corpus(corpus_name).files:
+        if any(p.exists() for p in _mirror_candidates(corpus_name, f.name)):
+            out[f.name] = "mirror"
+        elif (cache_dir() / corpus_name / f.name).exists():
+            out[f.name] = "cache"
+        else:
+            out[f.name] = "missing"
+    return out
+
+
+def _cli(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.data", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list corpora, licenses and where each file is")
+    for name in ("fetch", "verify"):
+        p = sub.add_parser(name, help=f"{name} corpora (all when none named)")
+        p.add_argument("corpora", nargs="*")
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        for c in REGISTRY.values():
+            print(f"{c.name}: {c.description}\n  license: {c.license}\n  cite: {c.citation}")
+            for fname, where in status(c.name).items():
+                print(f"  {fname:22s} {where}")
+        return 0
+    names = args.corpora or sorted(REGISTRY)
+    failed = 0
+    for name in names:
+        for f in corpus(name).files:
+            try:
+                p = path(name, f.name, download=args.command == "fetch")
+                print(f"ok      {name}/{f.name}  ({p})")
+            except (DataNotFoundError, DataHashError) as exc:
+                failed += 1
+                print(f"FAILED  {name}/{f.name}: {exc}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def copy_to_cache(corpus_name: str, filename: str, source: Path) -> Path:
+    """Put a file you obtained by other means into the cache after verifying its hash."""
+    spec = corpus(corpus_name).file(filename)
+    _verify(Path(source), spec.sha256, corpus_name)
+    target = cache_dir() / corpus_name / filename
+    target.parent.mkdir(parents=True, exist_ok=True)
+    opener = gzip.open if Path(source).suffix == ".gz" else open
+    with opener(source, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return target
+
+
+if __name__ == "__main__":
+    raise SystemExit(_cli())

@@ -1,0 +1,204 @@
+"""A small, reusable training loop and safetensors checkpoints.
+
+``fit`` is deliberately plain — the loop a student would write — plus what every run needs: a
+progress bar that works in notebooks and terminals, the loss history, periodic evaluation and
+gradient clipping. Checkpoints store the weights as safetensors (no pickle) and the model's
+config as JSON in the file's metadata, so loading into a differently shaped model is a clear error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import torch
+from torch import nn
+
+
+@dataclass
+class History:
+    """What a run leaves behind: per-step training loss and the periodic evaluations."""
+
+    steps: list[int] = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)
+    evals: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def eval_curve(self, key: str) -> tuple[list[int], list[float]]:
+        """(steps, values) of one evaluated quantity, for plotting."""
+        pairs = [(s, d[key]) for s, d in self.evals if key in d]
+        return [s for s, _ in pairs], [v for _, v in pairs]
+
+    def smoothed_loss(self, window: int = 20) -> tuple[list[int], list[float]]:
+        """Running mean of the training loss over ``window`` steps."""
+        out, total = [], 0.0
+        for i, loss in enumerate(self.train_loss):
+            total += loss
+            if i >= window:
+                total -= self.train_loss[i - window]
+            out.append(total / min(i + 1, window))
+        return self.steps, out
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False, mininterval=1.0)
+
+
+def fit(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable | Callable[[int], Any],
+        loss_fn: Callable[[nn.Module, Any], torch.Tensor], *, steps: int, clip: float | None = 1.0,
+        scheduler: Any = None, eval_fn: Callable[[nn.Module], dict[str, float]] | None = None,
+        eval_every: int | None = None, progress: bool = True, desc: str = "train") -> History:
+    """Train ``model`` for ``steps`` optimizer steps and return its :class:`History`.
+
+    ``batches`` is an iterable (cycled when exhausted) or a function ``step -> batch``;
+    ``loss_fn(model, batch)`` returns the scalar loss; ``eval_fn(model)`` is called (in eval mode,
+    without gradients) every ``eval_every`` steps and after the last step. A non-finite loss stops
+    the run with a ``FloatingPointError`` naming the step, rather than training on NaNs.
+    """
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative int, got {steps!r}")
+    if eval_every is not None and eval_every <= 0:
+        raise ValueError(f"eval_every must be positive, got {eval_every}")
+    if callable(batches):
+        get_batch = batches
+    else:
+        cycle = itertools.cycle(batches) if not isinstance(batches, torch.Tensor) else None
+        if cycle is None:
+            raise TypeError("batches must be an iterable of batches or a function step -> batch")
+        get_batch = lambda _step: next(cycle)  # noqa: E731
+
+    history = History()
+    start = time.perf_counter()
+
+    def evaluate(step: int) -> None:
+        if eval_fn is None:
+            return
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            result = {k: float(v) for k, v in eval_fn(model).items()}
+        model.train(was_training)
+        history.evals.append((step, result))
+        bar.set_postfix({k: f"{v:.3f}" for k, v in result.items()}, refresh=False)
+
+    model.train()
+    with _progress(steps, desc, progress) as bar:
+        for step in range(1, steps + 1):
+            loss = loss_fn(model, get_batch(step))
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"loss became {loss.item()} at step {step}; lower the learning rate "
+                                         f"or enable gradient clipping")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if clip is not None:
+                nn.utils.clip_grad_norm_(model.parameters(), clip)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            history.steps.append(step)
+            history.train_loss.append(loss.item())
+            bar.update(1)
+            if eval_every and step % eval_every == 0 and step != steps:
+                evaluate(step)
+        evaluate(steps)
+    model.eval()
+    history.seconds = time.perf_counter() - start
+    return history
+
+
+def warmup_cosine(optimizer: torch.optim.Optimizer, warmup: int, total: int, min_ratio: float = 0.1):
+    """Linear warm-up for ``warmup`` steps, then cosine decay to ``min_ratio`` × the base LR at ``total``."""
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = min(1.0, (step - warmup) / max(1, total - warmup))
+        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def _config_dict(config: Any) -> dict:
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return dataclasses.asdict(config)
+    if isinstance(config, dict):
+        return dict(config)
+    raise TypeError(f"config must be a dataclass instance or a dict, got {type(config).__name__}")
+
+
+def save_checkpoint(path: str | Path, model: nn.Module, config: Any, extra: dict | None = None) -> Path:
+    """Save ``model``'s weights as safetensors with ``config`` (and ``extra``) as JSON metadata.
+
+    Tied weights (e.g. an output layer sharing the embedding matrix) are stored once.
+    """
+    from safetensors.torch import save_model
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    metadata = {"config": json.dumps(_config_dict(config), sort_keys=True)}
+    if extra:
+        metadata["extra"] = json.dumps(extra, sort_keys=True)
+    save_model(model, str(path), metadata=metadata)
+    return path
+
+
+def read_checkpoint_metadata(path: str | Path) -> tuple[dict, dict]:
+    """(config, extra) stored in a checkpoint, without loading the weights."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as fh:
+        meta = fh.metadata() or {}
+    if "config" not in meta:
+        raise ValueError(f"{path} has no config in its metadata; was it saved with coursekit.train.save_checkpoint?")
+    return json.loads(meta["config"]), json.loads(meta.get("extra", "{}"))
+
+
+def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = None) -> dict:
+    """Load weights saved by :func:`save_checkpoint` into ``model``; return the stored config.
+
+    If ``expected_config`` is given and differs from the stored one, raise a ``ValueError`` listing
+    the differing fields. Missing or unexpected weight names are a ``ValueError`` listing them.
+    """
+    from safetensors.torch import load_model
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    stored, _ = read_checkpoint_metadata(path)
+    if expected_config is not None:
+        expected = _config_dict(expected_config)
+        diff = {k: (stored.get(k, "<absent>"), expected.get(k, "<absent>"))
+                for k in sorted(set(stored) | set(expected)) if stored.get(k) != expected.get(k)}
+        if diff:
+            lines = ", ".join(f"{k}: checkpoint {a!r} vs expected {b!r}" for k, (a, b) in diff.items())
+            raise ValueError(f"{path}: config mismatch — {lines}")
+    try:
+        missing, unexpected = load_model(model, str(path), strict=False)
+    except RuntimeError as exc:  # shape mismatch
+        raise ValueError(f"{path}: weights do not fit this model: {exc}") from exc
+    if missing or unexpected:
+        raise ValueError(f"{path}: weight names differ from the model's. Missing in checkpoint: {sorted(missing)}; "
+                         f"unexpected in checkpoint: {sorted(unexpected)}")
+    return stored
+
+
+def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
+    """Number of (trainable) parameters, counting shared tensors once."""
+    seen, total = set(), 0
+    for p in model.parameters():
+        if id(p) in seen or (trainable_only and not p.requires_grad):
+            continue
+        seen.add(id(p))
+        total += p.numel()
+    return total

@@ -1,0 +1,80 @@
+"""Plotting helpers with one look across the course (matplotlib + seaborn)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+
+def _as_numpy(x) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        return x.detach().float().cpu().numpy()
+    return np.asarray(x)
+
+
+def plot_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], ax=None, *, xlabel: str = "step",
+                ylabel: str = "loss", logy: bool = False, title: str | None = None):
+    """One line per named ``(xs, ys)`` curve, e.g. ``{"train": (steps, losses), "val": ...}``."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    for name, (xs, ys) in curves.items():
+        xs, ys = _as_numpy(xs), _as_numpy(ys)
+        if xs.shape != ys.shape:
+            raise ValueError(f"curve {name!r}: {xs.shape[0]} x values but {ys.shape[0]} y values")
+        ax.plot(xs, ys, label=name, marker="o" if len(xs) <= 12 else None)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title)
+    if len(curves) > 1:
+        ax.legend()
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def heatmap(matrix, xlabels: Sequence[str] | None = None, ylabels: Sequence[str] | None = None, ax=None, *,
+            title: str | None = None, cmap: str = "viridis", annot: bool = False, fmt: str = ".2f",
+            vmin: float | None = None, vmax: float | None = None, cbar: bool = True):
+    """A labelled heatmap (rows = ``ylabels``, e.g. queries; columns = ``xlabels``, e.g. keys)."""
+    import seaborn as sns
+
+    m = _as_numpy(matrix)
+    if m.ndim != 2:
+        raise ValueError(f"heatmap needs a 2-D matrix, got shape {m.shape}")
+    for labels, size, axis in ((xlabels, m.shape[1], "xlabels"), (ylabels, m.shape[0], "ylabels")):
+        if labels is not None and len(labels) != size:
+            raise ValueError(f"{axis} has {len(labels)} labels for {size} {'columns' if axis == 'xlabels' else 'rows'}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(3, 0.45 * m.shape[1] + 1.5), max(2.5, 0.4 * m.shape[0] + 1)))
+    sns.heatmap(m, ax=ax, cmap=cmap, annot=annot, fmt=fmt, vmin=vmin, vmax=vmax, cbar=cbar,
+                xticklabels=list(xlabels) if xlabels is not None else "auto",
+                yticklabels=list(ylabels) if ylabels is not None else "auto", square=False)
+    if xlabels is not None:
+        ax.set_xticklabels(ax.get_xticklabels(), rotation=60, ha="right")
+    if ylabels is not None:
+        ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def show_table(rows: Sequence[Mapping], title: str | None = None, floatfmt: str = "{:.3f}"):
+    """Display a list of dicts as a table (a pandas DataFrame); returns the DataFrame."""
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows))
+    try:
+        from IPython.display import display
+
+        if title:
+            print(title)
+        display(frame.style.format({c: floatfmt.format for c in frame.select_dtypes("float").columns})
+                .hide(axis="index"))
+    except ImportError:  # plain Python: print it
+        print(frame.to_string(index=False))
+    return frame

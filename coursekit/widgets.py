@@ -1,0 +1,55 @@
+"""Interactive explorers with a static fallback.
+
+In a live notebook, :func:`explorer` shows ipywidgets controls driving a ``render`` function. When
+no widget front end will ever display them — nbval, CI, ``coursekit.nbtools``, a notebook rendered
+on a code host — the environment variable ``COURSEKIT_HEADLESS=1`` is set and the same ``render``
+is called on a few fixed examples instead, so the stored notebook still shows what the explorer
+does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Sequence
+
+HEADLESS_ENV = "COURSEKIT_HEADLESS"
+
+
+def headless() -> bool:
+    """True when no widget front end is expected (``$COURSEKIT_HEADLESS`` set, or not in a kernel)."""
+    if os.environ.get(HEADLESS_ENV, "").strip() not in ("", "0"):
+        return True
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        return True
+    return shell is None or not hasattr(shell, "kernel")
+
+
+def explorer(render: Callable[..., Any], static_examples: Sequence[dict], **controls: Any):
+    """Show ``render`` under ipywidgets ``controls`` (live) or on ``static_examples`` (headless).
+
+    ``controls`` are what ``ipywidgets.interactive`` accepts: a widget, a ``(min, max, step)``
+    tuple, a list of options, a string for a text box. Each static example is a dict of the same
+    keyword arguments.
+    """
+    if not static_examples:
+        raise ValueError("explorer needs at least one static example for the headless fallback")
+    for example in static_examples:
+        unknown = set(example) - set(controls)
+        if unknown:
+            raise ValueError(f"static example {example} uses arguments {sorted(unknown)} that are not controls "
+                             f"({sorted(controls)})")
+    if headless():
+        print(f"(static view: {len(static_examples)} example(s); run the notebook live for the interactive explorer)")
+        for example in static_examples:
+            render(**example)
+        return None
+    import ipywidgets
+    from IPython.display import display
+
+    widget = ipywidgets.interactive(render, **controls)
+    display(widget)
+    return widget

@@ -1,3 +1,357 @@
-"""Scaled dot-product attention, masks and multi-head attention (notebook 07)."""
+"""Scaled dot-product attention, masks and multi-head attention (notebook 07).
 
-__all__: list[str] = []
+Vaswani et al. (2017), *Attention Is All You Need*, §3.2:
+
+* Eq. (1)  Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V
+* §3.2.2   MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O,
+           head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+
+Masks are boolean with **True = may attend** (the convention of
+``torch.nn.functional.scaled_dot_product_attention``); masked scores become −∞ before the
+softmax. A query row whose keys are *all* masked has no distribution to speak of: we return
+zeros for it (weights and output), never NaN.
+
+Shapes: ``B`` batch, ``H`` heads, ``T_q``/``T_k`` query/key lengths, ``C = d_model``,
+``D = C / H`` the per-head width.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from coursekit.checks import check_positive_int, check_tensor
+
+__all__ = [
+    "causal_mask",
+    "padding_mask",
+    "combine_masks",
+    "scaled_dot_product_attention",
+    "split_heads",
+    "merge_heads",
+    "KVCache",
+    "MultiHeadAttention",
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Masks (True = may attend)
+# ----------------------------------------------------------------------------------------------
+
+def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tensor:
+    """Lower-triangular mask ``(T_q, T_k)``: query ``i`` may attend to key ``j`` iff ``j <= i + T_k - T_q``.
+
+    With ``T_q == T_k`` this is the usual "no peeking at the future" triangle. With ``T_q < T_k``
+    the queries are the *last* ``T_q`` positions of a sequence of length ``T_k`` (a decoder that
+    feeds one new token and attends to a KV cache of everything before it).
+    """
+    check_positive_int(T_q, "T_q")
+    T_k = T_q if T_k is None else check_positive_int(T_k, "T_k")
+    i = torch.arange(T_q, device=device).unsqueeze(1)  # (T_q, 1)
+    j = torch.arange(T_k, device=device).unsqueeze(0)  # (1, T_k)
+    return j <= i + (T_k - T_q)  # (T_q, T_k)
+
+
+def padding_mask(lengths_or_keep: torch.Tensor, T: int | None = None) -> torch.Tensor:
+    """Key-padding mask ``(B, 1, 1, T)``, True at real tokens, ready to broadcast over heads and queries.
+
+    ``lengths_or_keep`` is either the lengths ``(B,)`` (integers; ``T`` defaults to the longest) or
+    a boolean keep-mask ``(B, T)`` such as the one ``coursekit.text.pad_batch`` returns.
+    """
+    x = check_tensor(lengths_or_keep, "lengths_or_keep", ndim=(1, 2))
+    if x.dim() == 2:
+        if x.dtype != torch.bool:
+            raise TypeError(f"a (B, T) keep-mask must be bool (True = real token), got {x.dtype}")
+        if T is not None and x.shape[1] != T:
+            raise ValueError(f"keep-mask has length {x.shape[1]} but T={T} was given")
+        keep = x
+    else:
+        if x.dtype == torch.bool or x.is_floating_point():
+            raise TypeError(f"lengths must be an integer tensor of shape (B,), got {x.dtype}")
+        if x.numel() and int(x.min()) < 0:
+            raise ValueError(f"lengths must be >= 0, got min {int(x.min())}")
+        longest = int(x.max()) if x.numel() else 0
+        T = longest if T is None else check_positive_int(T, "T")
+        if longest > T:
+            raise ValueError(f"a length ({longest}) exceeds T={T}")
+        keep = torch.arange(T, device=x.device).unsqueeze(0) < x.unsqueeze(1)  # (B, T)
+    return keep[:, None, None, :]  # (B, 1, 1, T)
+
+
+def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
+    """Logical AND of boolean masks (``None`` entries are skipped): e.g. padding ∧ causal."""
+    out = None
+    for m in masks:
+        if m is None:
+            continue
+        if not isinstance(m, torch.Tensor) or m.dtype != torch.bool:
+            raise TypeError(f"masks must be bool tensors (True = attend), got "
+                            f"{m.dtype if isinstance(m, torch.Tensor) else type(m).__name__}")
+        out = m if out is None else out & m
+    return out
+
+
+def _check_mask(mask: torch.Tensor, batch: torch.Size, T_q: int, T_k: int) -> torch.Tensor:
+    """Validate a boolean mask broadcastable to ``(*batch, T_q, T_k)`` and return it."""
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask must be a bool tensor, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a bool tensor with True = may attend, got {mask.dtype} "
+                        "(convert an additive float mask with `mask == 0`)")
+    target = (*batch, T_q, T_k)
+    if mask.dim() < 2 or mask.dim() > len(target):
+        raise ValueError(f"mask of shape {tuple(mask.shape)} is not broadcastable to (..., T_q, T_k) = {target}")
+    try:
+        shape = torch.broadcast_shapes(mask.shape, target)
+    except RuntimeError:
+        shape = None
+    if shape != torch.Size(target):
+        raise ValueError(f"mask of shape {tuple(mask.shape)} is not broadcastable to (..., T_q, T_k) = {target}")
+    return mask
+
+
+# ----------------------------------------------------------------------------------------------
+# Scaled dot-product attention, Eq. (1)
+# ----------------------------------------------------------------------------------------------
+
+def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                                 mask: torch.Tensor | None = None, *, causal: bool = False,
+                                 dropout_p: float = 0.0, need_weights: bool = True):
+    """softmax(Q Kᵀ / √d_k) V — Vaswani et al. (2017), Eq. (1).
+
+    q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)``; ``mask`` bool, broadcastable to
+    ``(..., T_q, T_k)``, True = may attend; ``causal=True`` adds :func:`causal_mask`.
+
+    Returns ``(out (..., T_q, d_v), weights (..., T_q, T_k))``. The weights are the softmax before
+    dropout. With ``need_weights=False`` the computation goes through PyTorch's fused
+    ``F.scaled_dot_product_attention`` and ``weights`` is ``None``. Query rows whose keys are all
+    masked give zeros.
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(t, name, floating=True)
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have shape (..., T, d), got {tuple(t.shape)}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must have the same last dim d_k, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must have the same length T_k, got k {tuple(k.shape)} and v {tuple(v.shape)}")
+    try:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"the leading (batch/head) dims of q {tuple(q.shape)}, k {tuple(k.shape)} and "
+                         f"v {tuple(v.shape)} do not broadcast") from None
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
+    T_q, T_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
+    if mask is not None:
+        mask = _check_mask(mask, batch, T_q, T_k)
+    if causal:
+        mask = combine_masks(mask, causal_mask(T_q, T_k, device=q.device))
+
+    if not need_weights:
+        return _fused_attention(q, k, v, mask, batch, dropout_p), None
+
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
+    if mask is not None:  # a row with every key masked is softmax(-inf, …) = NaN: make it zeros
+        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    attn = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+    return attn @ v, weights  # (..., T_q, d_v)
+
+
+def _fused_attention(q, k, v, mask, batch, dropout_p):
+    """The same computation through ``F.scaled_dot_product_attention`` (flash / memory-efficient kernels)."""
+    q = q.expand(*batch, *q.shape[-2:])
+    k = k.expand(*batch, *k.shape[-2:])
+    v = v.expand(*batch, *v.shape[-2:])
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+    if mask is not None:
+        out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Heads
+# ----------------------------------------------------------------------------------------------
+
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """``(B, T, C) -> (B, H, T, C/H)``: each head sees its own slice of the model dimension."""
+    check_tensor(x, "x", ndim=3)
+    check_positive_int(n_heads, "n_heads")
+    B, T, C = x.shape
+    if C % n_heads:
+        raise ValueError(f"the model dim {C} is not divisible by n_heads={n_heads}")
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)  # (B, H, T, D)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """``(B, H, T, D) -> (B, T, H*D)``: the "Concat(head_1, …, head_h)" of §3.2.2."""
+    check_tensor(x, "x", ndim=4)
+    B, H, T, D = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * D)  # (B, T, C)
+
+
+class KVCache:
+    """Keys and values of the positions seen so far, for one attention layer.
+
+    Autoregressive decoding feeds one token at a time; its query attends to the keys and values
+    of *all* earlier tokens, which do not change — so we keep them instead of recomputing them.
+    ``append(k, v)`` concatenates along the time axis (``-2``) and returns everything so far.
+
+    ``static=True`` marks a cache for cross-attention: it is filled once (the encoder's keys and
+    values) and :class:`MultiHeadAttention` then reuses it without projecting the memory again.
+    """
+
+    def __init__(self, static: bool = False) -> None:
+        self.static = static
+        self.k: torch.Tensor | None = None
+        self.v: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        return 0 if self.k is None else self.k.shape[-2]
+
+    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        check_tensor(k, "k", floating=True)
+        check_tensor(v, "v", floating=True)
+        if k.dim() < 2 or k.shape[:-1] != v.shape[:-1]:
+            raise ValueError(f"k and v must have shapes (..., T, d) with the same (..., T), "
+                             f"got {tuple(k.shape)} and {tuple(v.shape)}")
+        if self.k is None:
+            self.k, self.v = k, v
+        else:
+            if k.shape[:-2] != self.k.shape[:-2] or k.shape[-1] != self.k.shape[-1] \
+                    or v.shape[-1] != self.v.shape[-1]:
+                raise ValueError(f"cannot append k {tuple(k.shape)} / v {tuple(v.shape)} to a cache holding "
+                                 f"k {tuple(self.k.shape)} / v {tuple(self.v.shape)}")
+            self.k = torch.cat([self.k, k], dim=-2)
+            self.v = torch.cat([self.v, v], dim=-2)
+        return self.k, self.v
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep batch rows ``index`` (beam search re-ranks its hypotheses every step)."""
+        if self.k is not None:
+            self.k = self.k.index_select(0, index)
+            self.v = self.v.index_select(0, index)
+
+    def reset(self) -> None:
+        self.k = self.v = None
+
+    def __repr__(self) -> str:
+        return f"KVCache(length={self.length}, static={self.static})"
+
+
+# ----------------------------------------------------------------------------------------------
+# Multi-head attention, §3.2.2
+# ----------------------------------------------------------------------------------------------
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with separate W^Q, W^K, W^V, W^O projections (batch first).
+
+    ``forward(query, key=None, value=None)``: self-attention when ``key``/``value`` are omitted,
+    cross-attention otherwise (queries from the decoder, keys/values from the encoder memory).
+
+    ``mask`` is bool, True = may attend, broadcastable to ``(B, H, T_q, T_k)``: ``(T_q, T_k)``,
+    ``(B, 1, 1, T_k)`` (see :func:`padding_mask`), ``(B, 1, T_q, T_k)`` or ``(B, H, T_q, T_k)``;
+    a 3-D mask is read as ``(B, T_q, T_k)`` (shared by the heads).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, bias: bool = True,
+                 kdim: int | None = None, vdim: int | None = None) -> None:
+        super().__init__()
+        check_positive_int(d_model, "d_model")
+        check_positive_int(n_heads, "n_heads")
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.kdim = d_model if kdim is None else check_positive_int(kdim, "kdim")
+        self.vdim = d_model if vdim is None else check_positive_int(vdim, "vdim")
+        self.dropout = dropout
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)    # W^Q (all heads stacked)
+        self.k_proj = nn.Linear(self.kdim, d_model, bias=bias)  # W^K
+        self.v_proj = nn.Linear(self.vdim, d_model, bias=bias)  # W^V
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)  # W^O
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor | None = None, value: torch.Tensor | None = None,
+                *, mask: torch.Tensor | None = None, causal: bool = False, need_weights: bool = False,
+                cache: KVCache | None = None):
+        """Return ``(out (B, T_q, d_model), weights (B, H, T_q, T_k) or None)``.
+
+        With a :class:`KVCache`, the new keys/values are appended to it and the queries attend to
+        everything cached (``causal=True`` then aligns the triangle to the end, see :func:`causal_mask`).
+        """
+        check_tensor(query, "query", ndim=3, floating=True)
+        key = query if key is None else key
+        value = key if value is None else value
+        check_tensor(key, "key", ndim=3, floating=True)
+        check_tensor(value, "value", ndim=3, floating=True)
+        if query.shape[-1] != self.d_model:
+            raise ValueError(f"query must have last dim d_model={self.d_model}, got {tuple(query.shape)}")
+        if key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
+            raise ValueError(f"key/value must have last dims {self.kdim}/{self.vdim}, "
+                             f"got {tuple(key.shape)} and {tuple(value.shape)}")
+        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+            raise ValueError(f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)} "
+                             "must share the batch size, and key/value the length")
+        if cache is not None and not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+
+        q = split_heads(self.q_proj(query), self.n_heads)  # (B, H, T_q, D)
+        if cache is not None and cache.static and cache.length:
+            k, v = cache.k, cache.v  # cross-attention: the memory was projected on the first step
+        else:
+            k = split_heads(self.k_proj(key), self.n_heads)    # (B, H, T_k, D)
+            v = split_heads(self.v_proj(value), self.n_heads)  # (B, H, T_k, D)
+            if cache is not None:
+                k, v = cache.append(k, v)
+        if mask is not None:
+            if isinstance(mask, torch.Tensor) and mask.dim() == 3:
+                mask = mask.unsqueeze(1)  # (B, T_q, T_k) -> (B, 1, T_q, T_k)
+            B, H, T_q, T_k = q.shape[0], self.n_heads, q.shape[-2], k.shape[-2]
+            _check_mask(mask, torch.Size((B, H)), T_q, T_k)
+        out, weights = scaled_dot_product_attention(
+            q, k, v, mask, causal=causal, dropout_p=self.dropout if self.training else 0.0,
+            need_weights=need_weights)  # (B, H, T_q, D)
+        return self.out_proj(merge_heads(out)), weights  # (B, T_q, C)
+
+    @classmethod
+    def from_torch(cls, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
+        """A copy of ``nn.MultiheadAttention``'s weights (its stacked ``in_proj`` is split into W^Q, W^K, W^V)."""
+        if not isinstance(mha, nn.MultiheadAttention):
+            raise TypeError(f"expected nn.MultiheadAttention, got {type(mha).__name__}")
+        if mha.bias_k is not None or mha.add_zero_attn:
+            raise ValueError("add_bias_kv / add_zero_attn are not supported by MultiHeadAttention")
+        has_bias = mha.out_proj.bias is not None
+        ref = mha.out_proj.weight
+        new = cls(mha.embed_dim, mha.num_heads, dropout=mha.dropout, bias=has_bias,
+                  kdim=mha.kdim, vdim=mha.vdim).to(device=ref.device, dtype=ref.dtype)
+        C = mha.embed_dim
+        with torch.no_grad():
+            if mha._qkv_same_embed_dim:
+                wq, wk, wv = mha.in_proj_weight.split(C, dim=0)
+            else:
+                wq, wk, wv = mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight
+            new.q_proj.weight.copy_(wq)
+            new.k_proj.weight.copy_(wk)
+            new.v_proj.weight.copy_(wv)
+            new.out_proj.weight.copy_(mha.out_proj.weight)
+            if has_bias:
+                bq, bk, bv = mha.in_proj_bias.split(C, dim=0)
+                new.q_proj.bias.copy_(bq)
+                new.k_proj.bias.copy_(bk)
+                new.v_proj.bias.copy_(bv)
+                new.out_proj.bias.copy_(mha.out_proj.bias)
+        new.train(mha.training)
+        return new
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, dropout={self.dropout}"

@@ -26,14 +26,14 @@ from torch import nn
 from coursekit.checks import check_positive_int, check_tensor
 
 __all__ = [
-    "causal_mask",
-    "padding_mask",
-    "combine_masks",
-    "scaled_dot_product_attention",
-    "split_heads",
-    "merge_heads",
     "KVCache",
     "MultiHeadAttention",
+    "causal_mask",
+    "combine_masks",
+    "merge_heads",
+    "padding_mask",
+    "scaled_dot_product_attention",
+    "split_heads",
 ]
 
 
@@ -324,7 +324,7 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj(merge_heads(out)), weights  # (B, T_q, C)
 
     @classmethod
-    def from_torch(cls, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
+    def from_torch(cls, mha: nn.MultiheadAttention) -> MultiHeadAttention:
         """A copy of ``nn.MultiheadAttention``'s weights (its stacked ``in_proj`` is split into W^Q, W^K, W^V)."""
         if not isinstance(mha, nn.MultiheadAttention):
             raise TypeError(f"expected nn.MultiheadAttention, got {type(mha).__name__}")

@@ -1,0 +1,38 @@
+"""Repository-wide pytest setup: test profile, headless widgets, and nbval conventions.
+
+* Tests and nbval default to the ``quick`` profile (set ``COURSEKIT_PROFILE`` to override).
+* Widgets render their static fallback (``COURSEKIT_HEADLESS=1``).
+* nbval uses ``notebooks/sanitize.cfg`` by absolute path (so pytest can be started from any
+  directory) and never compares stderr: warnings differ between machines and library versions.
+"""
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("COURSEKIT_PROFILE", "quick")
+os.environ.setdefault("COURSEKIT_HEADLESS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+SANITIZE = Path(__file__).resolve().parent / "notebooks" / "sanitize.cfg"
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "nbval_sanitize_with"):
+        if not config.option.nbval_sanitize_with and not getattr(config.option, "sanitize_with", None):
+            config.option.nbval_sanitize_with = str(SANITIZE)
+        _skip_stderr_in_nbval()
+
+
+def _skip_stderr_in_nbval():
+    from nbval.plugin import IPyNbFile
+
+    if getattr(IPyNbFile, "_coursekit_patched", False):
+        return
+    original_init = IPyNbFile.__init__
+
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self.skip_compare = tuple(self.skip_compare) + ("stderr",)
+
+    IPyNbFile.__init__ = __init__
+    IPyNbFile._coursekit_patched = True

@@ -1,0 +1,197 @@
+"""Build, execute and time the course notebooks.
+
+Each notebook's source is a jupytext "percent" file ``notebooks/NN_topic.py``; the ``.ipynb``
+beside it is built from it and executed top to bottom in a fresh kernel::
+
+    python -m coursekit.nbtools run notebooks/07_self_attention.py --profile class
+    python -m coursekit.nbtools run notebooks/07_self_attention.py --profile quick --no-save
+    python -m coursekit.nbtools table          # rewrite the runtime table in README.md
+    python -m coursekit.nbtools sync-check     # every .py and .ipynb pair has the same cells
+
+``run`` records in the notebook's ``metadata.coursekit`` the profile, device, library versions
+and wall time of that run, and in ``notebooks/timings.json`` the wall time per profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+TIMINGS = NOTEBOOKS / "timings.json"
+README = ROOT / "README.md"
+TABLE_START, TABLE_END = "<!-- runtime-table:start -->", "<!-- runtime-table:end -->"
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def read_source(path: Path) -> nbformat.NotebookNode:
+    """The notebook a ``.py`` (jupytext percent) or ``.ipynb`` file describes, outputs dropped."""
+    import jupytext
+
+    nb = jupytext.read(path)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        cell.metadata.pop("lines_to_next_cell", None)
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def cell_sources(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    return [(c.cell_type, c.source.strip()) for c in nb.cells]
+
+
+def execute(nb: nbformat.NotebookNode, *, profile: str, cwd: Path, timeout: int = 900,
+            extra_env: dict[str, str] | None = None) -> float:
+    """Execute ``nb`` in place in a fresh ``python3`` kernel; return the wall time in seconds."""
+    from nbclient import NotebookClient
+
+    env = {"COURSEKIT_PROFILE": profile, "COURSEKIT_HEADLESS": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    env.update(extra_env or {})
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
+        start = time.perf_counter()
+        client.execute()
+        return time.perf_counter() - start
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_metadata(profile: str, seconds: float) -> dict:
+    import importlib.metadata as md
+    import platform
+
+    from coursekit import runtime
+
+    def version(pkg: str) -> str:
+        try:
+            return md.version(pkg)
+        except md.PackageNotFoundError:
+            return "not installed"
+
+    dev = runtime.device()
+    device = str(dev)
+    if dev.type == "cuda":
+        import torch
+
+        device += f" ({torch.cuda.get_device_name(dev)})"
+    else:
+        device += f" ({os.cpu_count()} cores)"
+    return {
+        "profile": profile,
+        "device": device,
+        "wall_time_s": round(seconds, 1),
+        "executed_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "versions": {p: version(p) for p in ("torch", "transformers", "tokenizers", "datasets", "numpy")}
+        | {"python": platform.python_version()},
+    }
+
+
+def record_timing(name: str, meta: dict) -> None:
+    timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    timings.setdefault(name, {})[meta["profile"]] = {
+        "seconds": meta["wall_time_s"], "device": meta["device"], "date": meta["executed_at"][:10]}
+    TIMINGS.write_text(json.dumps(dict(sorted(timings.items())), indent=1) + "\n")
+
+
+def run(path: Path, profile: str, save: bool = True, timeout: int = 900) -> dict:
+    """Build ``path`` (.py or .ipynb) into its .ipynb, execute it, record metadata and timing."""
+    path = Path(path).resolve()
+    source = path.with_suffix(".py") if path.with_suffix(".py").exists() else path.with_suffix(".ipynb")
+    nb = read_source(source)
+    seconds = execute(nb, profile=profile, cwd=source.parent, timeout=timeout)
+    meta = run_metadata(profile, seconds)
+    nb.metadata["coursekit"] = meta
+    if save:
+        nbformat.write(nb, str(source.with_suffix(".ipynb")))
+    record_timing(source.stem, meta)
+    return meta
+
+
+def sync_problems(directory: Path = NOTEBOOKS) -> list[str]:
+    """Pairs whose ``.py`` and ``.ipynb`` cells differ, or that lack their twin."""
+    problems = []
+    pys = {p.stem for p in directory.glob("[0-9][0-9]_*.py")}
+    nbs = {p.stem for p in directory.glob("[0-9][0-9]_*.ipynb")}
+    for stem in sorted(pys ^ nbs):
+        problems.append(f"{stem}: has only a {'.py' if stem in pys else '.ipynb'} file")
+    for stem in sorted(pys & nbs):
+        a = cell_sources(read_source(directory / f"{stem}.py"))
+        b = cell_sources(nbformat.read(str(directory / f"{stem}.ipynb"), as_version=4))
+        if a != b:
+            first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            problems.append(f"{stem}: .py and .ipynb differ from cell {first} on "
+                            f"(rebuild with `python -m coursekit.nbtools run notebooks/{stem}.py`)")
+    return problems
+
+
+def runtime_table() -> str:
+    """Markdown table of wall times: class (stored notebook metadata), quick and full (timings.json)."""
+    timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    lines = ["| notebook | quick | class | full | device of the class run |", "|---|---:|---:|---:|---|"]
+    for nb_path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        meta = nbformat.read(str(nb_path), as_version=4).metadata.get("coursekit", {})
+        t = timings.get(nb_path.stem, {})
+
+        def fmt(profile: str) -> str:
+            s = meta.get("wall_time_s") if profile == "class" and meta.get("profile") == "class" else \
+                t.get(profile, {}).get("seconds")
+            return f"{s:.0f} s" if s is not None else "—"
+
+        lines.append(f"| `{nb_path.name}` | {fmt('quick')} | {fmt('class')} | {fmt('full')} | "
+                     f"{meta.get('device', '—')} |")
+    return "\n".join(lines)
+
+
+def write_table(readme: Path = README) -> None:
+    text = readme.read_text()
+    if TABLE_START not in text or TABLE_END not in text:
+        raise ValueError(f"{readme} has no {TABLE_START} … {TABLE_END} markers")
+    head, rest = text.split(TABLE_START, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    readme.write_text(f"{head}{TABLE_START}\n{runtime_table()}\n{TABLE_END}{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.nbtools", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="build, execute and record notebooks")
+    p_run.add_argument("paths", nargs="+", type=Path)
+    p_run.add_argument("--profile", default="class", choices=["quick", "class", "full"])
+    p_run.add_argument("--no-save", action="store_true", help="only time the run; leave the .ipynb as it is")
+    p_run.add_argument("--timeout", type=int, default=900, help="per-cell timeout in seconds")
+    sub.add_parser("table", help="rewrite the runtime table in README.md")
+    sub.add_parser("sync-check", help="check that every .py/.ipynb pair has the same cells")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        for p in args.paths:
+            meta = run(p, args.profile, save=not args.no_save, timeout=args.timeout)
+            print(f"{p.stem}: {meta['profile']} profile, {meta['wall_time_s']:.1f} s on {meta['device']}")
+        return 0
+    if args.command == "table":
+        write_table()
+        print(runtime_table())
+        return 0
+    problems = sync_problems()
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,601 @@
+"""Recurrent networks from scratch: Elman RNN, LSTM, stacks, bidirectionality, ELMo's scalar mix.
+
+Everything here mirrors a PyTorch module so that the parity tests can copy weights across and
+compare outputs *and* gradients to 1e-5 (``tests/test_rnn.py``):
+
+==============================  =====================================  =================
+this module                     equation                               PyTorch reference
+==============================  =====================================  =================
+:class:`RNNCell`                h_t = tanh(W x_t + V h_{t-1} + b)      ``nn.RNNCell``
+:class:`LSTMCell`               the four gate equations (below)        ``nn.LSTMCell``
+:class:`RNN`, :class:`LSTM`     cells unrolled over time, stacked,     ``nn.RNN``, ``nn.LSTM``
+                                optionally bidirectional, with lengths (also packed input)
+:class:`ElmanNetwork`           ... plus the read-out y_t = U h_t      ``nn.RNN`` + ``nn.Linear``
+:class:`ScalarMix`              ELMo: γ Σ_j softmax(w)_j h^{(j)}       —
+:func:`elman_bptt`              backprop through time by hand          ``torch.autograd``
+==============================  =====================================  =================
+
+References
+----------
+* J. L. Elman (1990), *Finding structure in time*, Cognitive Science 14 — the simple recurrent network.
+* S. Hochreiter, J. Schmidhuber (1997), *Long short-term memory*; F. Gers, J. Schmidhuber,
+  F. Cummins (2000), *Learning to forget* — the forget gate.
+* R. Jozefowicz, W. Zaremba, I. Sutskever (2015), *An empirical exploration of recurrent network
+  architectures* — initialise the forget-gate bias to 1.
+* R. Pascanu, T. Mikolov, Y. Bengio (2013), *On the difficulty of training recurrent neural
+  networks* — vanishing/exploding gradients, gradient clipping.
+* M. Peters et al. (2018), *Deep contextualized word representations* (ELMo), eq. (1) — scalar mix.
+
+Weight layout (the same as PyTorch, so ``from_torch`` is a plain copy)
+----------------------------------------------------------------------
+PyTorch keeps *two* bias vectors, ``bias_ih`` and ``bias_hh``; the Elman ``b`` is their sum.
+For the LSTM the four gates are stacked along the first axis of every weight, in the order
+**i, f, g, o** (input gate, forget gate, candidate, output gate)::
+
+    weight_ih (4H, I) = [W_i; W_f; W_g; W_o]     weight_hh (4H, H) = [V_i; V_f; V_g; V_o]
+
+    i_t = σ(W_i x_t + V_i h_{t-1} + b_i)          f_t = σ(W_f x_t + V_f h_{t-1} + b_f)
+    g_t = tanh(W_g x_t + V_g h_{t-1} + b_g)       o_t = σ(W_o x_t + V_o h_{t-1} + b_o)
+    c_t = f_t ⊙ c_{t-1} + i_t ⊙ g_t               h_t = o_t ⊙ tanh(c_t)
+
+Shapes follow PyTorch: a sequence is ``(T, B, I)`` (``(B, T, I)`` with ``batch_first=True``) and
+states are ``(num_layers * num_directions, B, H)`` with layer ``l``, direction ``d`` at index
+``l * num_directions + d``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from coursekit.checks import check_positive_int, check_tensor
+
+__all__ = [
+    "GATE_ORDER",
+    "LSTM",
+    "RNN",
+    "ElmanNetwork",
+    "LSTMCell",
+    "RNNCell",
+    "ScalarMix",
+    "elman_bptt",
+    "from_torch",
+    "init_forget_gate_bias",
+    "lengths_to_mask",
+]
+
+#: The order in which PyTorch (and this module) stacks the LSTM gates in every weight matrix.
+GATE_ORDER = ("i", "f", "g", "o")
+
+_NONLINEARITIES = {"tanh": torch.tanh, "relu": torch.relu}
+
+
+# ----------------------------------------------------------------------------------------------
+# Cells: one time step
+# ----------------------------------------------------------------------------------------------
+class _Cell(nn.Module):
+    """Parameters shared by both cells: ``weight_ih (G*H, I)``, ``weight_hh (G*H, H)``, two biases."""
+
+    n_gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True):
+        super().__init__()
+        self.input_size = check_positive_int(input_size, "input_size")
+        self.hidden_size = check_positive_int(hidden_size, "hidden_size")
+        G, H = self.n_gates, hidden_size
+        self.weight_ih = nn.Parameter(torch.empty(G * H, input_size))   # W
+        self.weight_hh = nn.Parameter(torch.empty(G * H, H))            # V
+        if bias:
+            self.bias_ih = nn.Parameter(torch.empty(G * H))
+            self.bias_hh = nn.Parameter(torch.empty(G * H))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's initialisation: every weight and bias ~ U(-1/√H, 1/√H)."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            nn.init.uniform_(p, -bound, bound)
+
+    def _pre_activation(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """W x + V h + b for the whole batch: ``(B, G*H)``."""
+        a = x @ self.weight_ih.T + h @ self.weight_hh.T
+        if self.bias_ih is not None:
+            a = a + self.bias_ih + self.bias_hh
+        return a
+
+    def _check_step_input(self, x, state_shapes: dict[str, torch.Tensor | None]) -> None:
+        check_tensor(x, "x", ndim=2, floating=True)
+        if x.shape[1] != self.input_size:
+            raise ValueError(f"x must have shape (B, input_size={self.input_size}), got {tuple(x.shape)}")
+        want = (x.shape[0], self.hidden_size)
+        for name, s in state_shapes.items():
+            if s is None:
+                continue
+            check_tensor(s, name, floating=True)
+            if tuple(s.shape) != want:
+                raise ValueError(f"{name} must have shape (B, hidden_size) = {want} to match x of shape "
+                                 f"{tuple(x.shape)}, got {tuple(s.shape)}")
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}, bias={self.bias_ih is not None}"
+
+
+class RNNCell(_Cell):
+    """One Elman step (Elman 1990): ``h_t = tanh(W x_t + V h_{t-1} + b)``.
+
+    ``W = weight_ih``, ``V = weight_hh``, ``b = bias_ih + bias_hh``; same parameters as
+    ``nn.RNNCell``. ``nonlinearity`` is ``"tanh"`` (Elman) or ``"relu"``.
+    """
+
+    n_gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh"):
+        if nonlinearity not in _NONLINEARITIES:
+            raise ValueError(f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, bias)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor | None = None) -> torch.Tensor:
+        """``x (B, I)``, ``h (B, H)`` (zeros if None) → ``h_t (B, H)``."""
+        self._check_step_input(x, {"h": h})
+        if h is None:
+            h = x.new_zeros(x.shape[0], self.hidden_size)
+        return _NONLINEARITIES[self.nonlinearity](self._pre_activation(x, h))
+
+    @classmethod
+    def from_torch(cls, cell: nn.RNNCell) -> RNNCell:
+        """A copy of ``nn.RNNCell`` (same weights, dtype and device)."""
+        if not isinstance(cell, nn.RNNCell):
+            raise TypeError(f"expected an nn.RNNCell, got {type(cell).__name__}")
+        ours = cls(cell.input_size, cell.hidden_size, bias=cell.bias, nonlinearity=cell.nonlinearity)
+        return _copy_params(ours, cell, {n: n for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")})
+
+
+class LSTMCell(_Cell):
+    """One LSTM step (Hochreiter & Schmidhuber 1997, with the forget gate of Gers et al. 2000).
+
+    The four gate equations (gates stacked i, f, g, o in every weight, as in ``nn.LSTMCell``)::
+
+        i = σ(W_i x + V_i h + b_i)     input gate: how much of the candidate to write
+        f = σ(W_f x + V_f h + b_f)     forget gate: how much of the old cell to keep
+        g = tanh(W_g x + V_g h + b_g)  candidate cell content
+        o = σ(W_o x + V_o h + b_o)     output gate: how much of the cell to show
+        c' = f ⊙ c + i ⊙ g             additive update: the "gradient highway"
+        h' = o ⊙ tanh(c')
+
+    ``forget_bias`` (e.g. 1.0, Jozefowicz et al. 2015) sets b_f to that value at initialisation.
+    """
+
+    n_gates = 4
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, forget_bias: float | None = None):
+        super().__init__(input_size, hidden_size, bias)
+        if forget_bias is not None:
+            init_forget_gate_bias(self, forget_bias)
+
+    def gates(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The activations of the four gates, each ``(B, H)``: ``{"i", "f", "g", "o"}``."""
+        h, _ = state
+        a_i, a_f, a_g, a_o = self._pre_activation(x, h).chunk(4, dim=-1)   # 4 × (B, H)
+        return {"i": torch.sigmoid(a_i), "f": torch.sigmoid(a_f), "g": torch.tanh(a_g), "o": torch.sigmoid(a_o)}
+
+    def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None,
+                *, return_gates: bool = False):
+        """``x (B, I)``, ``state = (h, c)`` each ``(B, H)`` (zeros if None) → ``(h', c')``.
+
+        With ``return_gates=True`` also returns the gate dict of :meth:`gates`.
+        """
+        if state is not None and (not isinstance(state, (tuple, list)) or len(state) != 2):
+            raise TypeError(f"state must be a tuple (h, c), got {type(state).__name__}")
+        h, c = state if state is not None else (None, None)
+        self._check_step_input(x, {"h": h, "c": c})
+        if state is None:
+            h = c = x.new_zeros(x.shape[0], self.hidden_size)
+        g = self.gates(x, (h, c))
+        c_new = g["f"] * c + g["i"] * g["g"]         # (B, H)
+        h_new = g["o"] * torch.tanh(c_new)           # (B, H)
+        return ((h_new, c_new), g) if return_gates else (h_new, c_new)
+
+    @classmethod
+    def from_torch(cls, cell: nn.LSTMCell) -> LSTMCell:
+        """A copy of ``nn.LSTMCell`` (same weights, dtype and device)."""
+        if not isinstance(cell, nn.LSTMCell):
+            raise TypeError(f"expected an nn.LSTMCell, got {type(cell).__name__}")
+        ours = cls(cell.input_size, cell.hidden_size, bias=cell.bias)
+        return _copy_params(ours, cell, {n: n for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")})
+
+
+def init_forget_gate_bias(module: nn.Module, value: float = 1.0) -> nn.Module:
+    """Set the LSTM forget-gate bias to ``value`` (Jozefowicz et al. 2015 recommend 1).
+
+    Works on this module's :class:`LSTMCell` / :class:`LSTM` and on ``nn.LSTM`` / ``nn.LSTMCell``.
+    PyTorch has two bias vectors; the total b_f = bias_ih[f] + bias_hh[f] is set to ``value`` by
+    writing it into ``bias_ih`` and zeroing ``bias_hh`` in the f block (rows H..2H).
+    """
+    found = False
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf.startswith(("bias_ih", "bias_hh")):
+                if p.shape[0] % 4:
+                    raise ValueError(f"{name} has {p.shape[0]} rows, not 4*H: is this an LSTM?")
+                H = p.shape[0] // 4
+                p[H:2 * H] = value if leaf.startswith("bias_ih") else 0.0
+                found = True
+    if not found:
+        raise ValueError(f"{type(module).__name__} has no LSTM biases (bias=False, or not an LSTM)")
+    return module
+
+
+# ----------------------------------------------------------------------------------------------
+# Sequences: cells unrolled over time, stacked and bidirectional, with lengths
+# ----------------------------------------------------------------------------------------------
+def lengths_to_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """``(B,)`` lengths → bool mask ``(T, B)``, True at real time steps (``t < length``)."""
+    return torch.arange(T, device=lengths.device)[:, None] < lengths[None, :]
+
+
+class _Recurrent(nn.Module):
+    """Shared driver of :class:`RNN` and :class:`LSTM`: unrolls ``cells[l * D + d]`` over time."""
+
+    n_state = 1  # tensors in the recurrent state: 1 (h) for the RNN, 2 (h, c) for the LSTM
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False):
+        super().__init__()
+        self.input_size = check_positive_int(input_size, "input_size")
+        self.hidden_size = check_positive_int(hidden_size, "hidden_size")
+        self.num_layers = check_positive_int(num_layers, "num_layers")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional = bidirectional
+        self.num_directions = 2 if bidirectional else 1
+        D = self.num_directions
+        self.cells = nn.ModuleList(
+            self._make_cell(input_size if layer == 0 else D * hidden_size, hidden_size)
+            for layer in range(num_layers) for _ in range(D)
+        )
+
+    def _make_cell(self, input_size: int, hidden_size: int) -> _Cell:
+        raise NotImplementedError
+
+    def _step(self, cell: _Cell, x: torch.Tensor, state: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+        raise NotImplementedError
+
+    # -- validation -----------------------------------------------------------------------------
+    def _check_inputs(self, x, state, lengths):
+        check_tensor(x, "input", ndim=3, floating=True)
+        if x.shape[-1] != self.input_size:
+            layout = "(B, T, input_size)" if self.batch_first else "(T, B, input_size)"
+            raise ValueError(f"input must have shape {layout} with input_size={self.input_size}, "
+                             f"got {tuple(x.shape)}")
+        T, B = (x.shape[1], x.shape[0]) if self.batch_first else (x.shape[0], x.shape[1])
+        if T == 0:
+            raise ValueError("input has zero time steps")
+        want = (self.num_layers * self.num_directions, B, self.hidden_size)
+        if state is not None:
+            names = ("h0",) if self.n_state == 1 else ("h0", "c0")
+            tensors = (state,) if self.n_state == 1 else state
+            if self.n_state == 2 and (not isinstance(state, (tuple, list)) or len(state) != 2):
+                raise TypeError(f"state must be a tuple (h0, c0), got {type(state).__name__}")
+            for name, s in zip(names, tensors):
+                check_tensor(s, name, floating=True)
+                if tuple(s.shape) != want:
+                    raise ValueError(f"{name} must have shape (num_layers*num_directions, B, hidden_size) = "
+                                     f"{want} for input of shape {tuple(x.shape)}, got {tuple(s.shape)}")
+        if lengths is not None:
+            if isinstance(lengths, (list, tuple)):
+                lengths = torch.tensor(lengths)
+            check_tensor(lengths, "lengths", ndim=1)
+            if lengths.is_floating_point() or lengths.dtype == torch.bool:
+                raise TypeError(f"lengths must be an integer tensor, got {lengths.dtype}")
+            if lengths.shape[0] != B:
+                raise ValueError(f"lengths must have one entry per sequence (B={B}), got {lengths.shape[0]}")
+            lo, hi = int(lengths.min()), int(lengths.max())
+            if hi > T:
+                raise ValueError(f"lengths must be at most the sequence length T={T}, got a length of {hi}")
+            if lo < 1:
+                raise ValueError(f"lengths must be at least 1, got {lo}")
+            lengths = lengths.to(device=x.device, dtype=torch.long)
+        return T, B, lengths
+
+    # -- the unrolled computation -------------------------------------------------------------------
+    def _run_direction(self, cell, x, state, mask, reverse: bool):
+        """Run one cell over ``x (T, B, I)``; steps where ``mask`` is False keep the state, output 0.
+
+        Freezing the state past each sequence's length gives the final state at the true length
+        (forward direction); for the backward direction the state stays at its initial value until
+        ``t = length - 1`` — exactly what ``nn.LSTM`` does on a ``PackedSequence``.
+        """
+        T = x.shape[0]
+        outputs = [None] * T
+        for t in (reversed(range(T)) if reverse else range(T)):
+            new = self._step(cell, x[t], state)
+            if mask is not None:
+                keep = mask[t][:, None]                                        # (B, 1)
+                new = tuple(torch.where(keep, n, s) for n, s in zip(new, state))
+                outputs[t] = torch.where(keep, new[0], torch.zeros_like(new[0]))
+            else:
+                outputs[t] = new[0]
+            state = new
+        return torch.stack(outputs), state                                     # (T, B, H)
+
+    def forward_layers(self, x: torch.Tensor, state=None, lengths=None):
+        """Like :meth:`forward` but returns the outputs of *every* layer: ``([out_1, …, out_L], state_n)``.
+
+        Each ``out_l`` has the layout of the input, width ``num_directions * hidden_size`` (ELMo
+        mixes these with :class:`ScalarMix`).
+        """
+        T, B, lengths = self._check_inputs(x, state, lengths)
+        if self.batch_first:
+            x = x.transpose(0, 1)                                              # (T, B, I)
+        L, D, H = self.num_layers, self.num_directions, self.hidden_size
+        if state is None:
+            zeros = x.new_zeros(L * D, B, H)
+            state = tuple(zeros for _ in range(self.n_state))
+        elif self.n_state == 1:
+            state = (state,)
+        mask = None if lengths is None else lengths_to_mask(lengths, T)        # (T, B)
+        layer_outputs, finals = [], [[] for _ in range(self.n_state)]
+        inp = x
+        for layer in range(L):
+            outs = []
+            for d in range(D):
+                k = layer * D + d
+                out, final = self._run_direction(self.cells[k], inp, tuple(s[k] for s in state), mask,
+                                                 reverse=d == 1)
+                outs.append(out)
+                for store, s in zip(finals, final):
+                    store.append(s)
+            out = torch.cat(outs, dim=-1)                                      # (T, B, D*H)
+            layer_outputs.append(out.transpose(0, 1) if self.batch_first else out)
+            inp = out
+            if self.dropout and self.training and layer < L - 1:
+                inp = F.dropout(inp, self.dropout, training=True)
+        final_state = tuple(torch.stack(store) for store in finals)            # each (L*D, B, H)
+        return layer_outputs, (final_state[0] if self.n_state == 1 else final_state)
+
+    def forward(self, x: torch.Tensor, state=None, lengths=None):
+        """``x (T, B, I)`` (or ``(B, T, I)``) → ``(output, final_state)`` like the PyTorch module.
+
+        ``lengths (B,)``: true lengths of a right-padded batch; outputs past each length are 0 and
+        the final states are taken at the true length (same as feeding a ``PackedSequence``).
+        """
+        layers, final = self.forward_layers(x, state, lengths)
+        return layers[-1], final
+
+    def extra_repr(self) -> str:
+        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
+                f"batch_first={self.batch_first}, bidirectional={self.bidirectional}")
+
+    # -- weights from PyTorch -------------------------------------------------------------------------
+    @classmethod
+    def _torch_kwargs(cls, module) -> dict:
+        if getattr(module, "proj_size", 0):
+            raise ValueError("nn.LSTM with proj_size > 0 is not supported")
+        return {"input_size": module.input_size, "hidden_size": module.hidden_size,
+                    "num_layers": module.num_layers, "bias": module.bias, "batch_first": module.batch_first,
+                    "dropout": module.dropout, "bidirectional": module.bidirectional}
+
+    @classmethod
+    def _from_torch(cls, module, **extra):
+        ours = cls(**cls._torch_kwargs(module), **extra)
+        D = ours.num_directions
+        names = {}
+        for layer in range(ours.num_layers):
+            for d in range(D):
+                suffix = f"_l{layer}" + ("_reverse" if d == 1 else "")
+                for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                    names[f"cells.{layer * D + d}.{p}"] = p + suffix
+        return _copy_params(ours, module, names)
+
+
+class RNN(_Recurrent):
+    """Multi-layer, optionally bidirectional Elman RNN; same interface and weights as ``nn.RNN``.
+
+    ``forward(x, h0=None, lengths=None) -> (output, h_n)`` with ``output (T, B, D*H)`` and
+    ``h_n (L*D, B, H)``.
+    """
+
+    n_state = 1
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False):
+        if nonlinearity not in _NONLINEARITIES:
+            raise ValueError(f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+
+    def _make_cell(self, input_size, hidden_size):
+        return RNNCell(input_size, hidden_size, bias=self.bias, nonlinearity=self.nonlinearity)
+
+    def _step(self, cell, x, state):
+        return (cell(x, state[0]),)
+
+    @classmethod
+    def from_torch(cls, rnn: nn.RNN) -> RNN:
+        """A copy of ``nn.RNN`` (same configuration, weights, dtype and device)."""
+        if not isinstance(rnn, nn.RNN):
+            raise TypeError(f"expected an nn.RNN, got {type(rnn).__name__}")
+        nonlinearity = "tanh" if rnn.mode == "RNN_TANH" else "relu"
+        return cls._from_torch(rnn, nonlinearity=nonlinearity)
+
+
+class LSTM(_Recurrent):
+    """Multi-layer, optionally bidirectional LSTM; same interface and weights as ``nn.LSTM``.
+
+    ``forward(x, (h0, c0)=None, lengths=None) -> (output, (h_n, c_n))`` with ``output (T, B, D*H)``
+    (top layer, both directions concatenated) and ``h_n, c_n (L*D, B, H)`` (every layer's final state).
+    """
+
+    n_state = 2
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 forget_bias: float | None = None):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+        if forget_bias is not None:
+            init_forget_gate_bias(self, forget_bias)
+
+    def _make_cell(self, input_size, hidden_size):
+        return LSTMCell(input_size, hidden_size, bias=self.bias)
+
+    def _step(self, cell, x, state):
+        return cell(x, state)
+
+    @classmethod
+    def from_torch(cls, lstm: nn.LSTM) -> LSTM:
+        """A copy of ``nn.LSTM`` (same configuration, weights, dtype and device)."""
+        if not isinstance(lstm, nn.LSTM):
+            raise TypeError(f"expected an nn.LSTM, got {type(lstm).__name__}")
+        return cls._from_torch(lstm)
+
+
+def _copy_params(ours: nn.Module, theirs: nn.Module, names: dict[str, str]) -> nn.Module:
+    """Copy ``theirs.<names[k]>`` into ``ours.<k>``; move ``ours`` to their dtype and device."""
+    src = dict(theirs.named_parameters())
+    ref = next(iter(src.values()))
+    ours = ours.to(dtype=ref.dtype, device=ref.device)
+    dst = dict(ours.named_parameters())
+    names = {mine: theirs_name for mine, theirs_name in names.items() if mine in dst}  # bias=False
+    if set(dst) != set(names):
+        raise ValueError(f"parameter names do not line up: ours {sorted(dst)} vs mapping {sorted(names)}")
+    with torch.no_grad():
+        for mine, theirs_name in names.items():
+            if dst[mine] is None or theirs_name not in src:
+                raise ValueError(f"cannot copy {theirs_name!r} into {mine!r}")
+            dst[mine].copy_(src[theirs_name])
+    return ours
+
+
+def from_torch(module: nn.Module) -> nn.Module:
+    """The from-scratch twin of ``nn.RNN`` / ``nn.LSTM`` / ``nn.RNNCell`` / ``nn.LSTMCell``, weights copied."""
+    for torch_cls, ours in ((nn.LSTM, LSTM), (nn.RNN, RNN), (nn.LSTMCell, LSTMCell), (nn.RNNCell, RNNCell)):
+        if isinstance(module, torch_cls):
+            return ours.from_torch(module)
+    raise TypeError(f"from_torch expects nn.RNN, nn.LSTM, nn.RNNCell or nn.LSTMCell, got {type(module).__name__}")
+
+
+# ----------------------------------------------------------------------------------------------
+# The Elman network with its read-out, and ELMo's scalar mix
+# ----------------------------------------------------------------------------------------------
+class ElmanNetwork(nn.Module):
+    """Elman's simple recurrent network with a read-out: ``h_t = tanh(W x_t + V h_{t-1} + b)``,
+    ``y_t = U h_t`` — a *transducer* (one ``y_t`` per step). Used as an *acceptor* by reading only
+    the final state ``h_T``.
+
+    ``forward(x (B, T, I), h0=None, lengths=None) -> (y (B, T, O), h_T (1, B, H))`` (batch first).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, output_size: int, nonlinearity: str = "tanh"):
+        super().__init__()
+        self.rnn = RNN(input_size, hidden_size, nonlinearity=nonlinearity, batch_first=True)
+        self.U = nn.Linear(hidden_size, check_positive_int(output_size, "output_size"), bias=False)
+
+    def forward(self, x, h0=None, lengths=None):
+        h, h_T = self.rnn(x, h0, lengths)          # (B, T, H), (1, B, H)
+        return self.U(h), h_T                      # (B, T, O)
+
+
+class ScalarMix(nn.Module):
+    """ELMo's task-specific combination of layers (Peters et al. 2018, eq. 1)::
+
+        ELMo_k = γ · Σ_j s_j h_k^{(j)},   s = softmax(w)
+
+    ``w`` (one scalar per layer, initialised to 0 → equal weights) and ``γ`` (initialised to 1)
+    are learned with the downstream task; the biLM underneath stays frozen.
+    """
+
+    def __init__(self, num_layers: int):
+        super().__init__()
+        self.num_layers = check_positive_int(num_layers, "num_layers")
+        self.scalar_parameters = nn.Parameter(torch.zeros(num_layers))  # w
+        self.gamma = nn.Parameter(torch.ones(()))                        # γ
+
+    @property
+    def weights(self) -> torch.Tensor:
+        """The normalised layer weights s = softmax(w), ``(num_layers,)``."""
+        return torch.softmax(self.scalar_parameters, dim=0)
+
+    def forward(self, layers: Sequence[torch.Tensor] | torch.Tensor) -> torch.Tensor:
+        """``layers``: a list of ``num_layers`` tensors of one shape (or one tensor ``(L, ...)``)."""
+        if isinstance(layers, torch.Tensor):
+            layers = list(layers.unbind(0))
+        if not isinstance(layers, (list, tuple)):
+            raise TypeError(f"layers must be a list of tensors or a tensor (L, ...), got {type(layers).__name__}")
+        if len(layers) != self.num_layers:
+            raise ValueError(f"ScalarMix was built for {self.num_layers} layers, got {len(layers)}")
+        for j, h in enumerate(layers):
+            check_tensor(h, f"layers[{j}]", floating=True)
+            if h.shape != layers[0].shape:
+                raise ValueError(f"every layer must have the same shape; layers[0] is {tuple(layers[0].shape)}, "
+                                 f"layers[{j}] is {tuple(h.shape)}")
+        stacked = torch.stack(list(layers))                                # (L, ...)
+        s = self.weights.view(-1, *([1] * (stacked.dim() - 1)))            # (L, 1, ..., 1)
+        return self.gamma * (s * stacked).sum(0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Backpropagation through time by hand
+# ----------------------------------------------------------------------------------------------
+def elman_bptt(x: torch.Tensor, targets: torch.Tensor, W: torch.Tensor, V: torch.Tensor, b: torch.Tensor,
+               U: torch.Tensor, h0: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Forward pass and manual BPTT for a tiny Elman transducer on one sequence.
+
+    ``h_t = tanh(a_t)``, ``a_t = W x_t + V h_{t-1} + b``, ``y_t = U h_t``,
+    ``L = Σ_t CE(y_t, targets_t)`` (cross-entropy of every step, summed).
+
+    The backward pass is written with the explicit Jacobians of the unrolled graph:
+    ``∂h_t/∂h_{t-1} = J_t = diag(1 - h_t²) V``, so the gradient reaching ``h_t`` is
+
+        δh_t = U^T (softmax(y_t) - onehot(targets_t))  +  J_{t+1}^T δh_{t+1}
+
+    i.e. the gradient of a late loss on an early state is a *product* of Jacobians (which is why it
+    vanishes or explodes). Shared weights collect one term per step: ``∂L/∂V = Σ_t δa_t h_{t-1}^T``.
+
+    Shapes: ``x (T, I)``, ``targets (T,)`` int, ``W (H, I)``, ``V (H, H)``, ``b (H,)``, ``U (O, H)``,
+    ``h0 (H,)``. Returns ``loss``, the states ``h (T, H)``, ``dh (T, H)`` (∂L/∂h_t, all paths), and the
+    gradients ``dW, dV, db, dU, dh0``.
+    """
+    check_tensor(x, "x", ndim=2, floating=True)
+    check_tensor(targets, "targets", ndim=1)
+    T, I = x.shape
+    H = V.shape[0]
+    for name, t, shape in (("W", W, (H, I)), ("V", V, (H, H)), ("b", b, (H,)), ("U", U, (U.shape[0], H))):
+        check_tensor(t, name, floating=True)
+        if tuple(t.shape) != shape:
+            raise ValueError(f"{name} must have shape {shape}, got {tuple(t.shape)}")
+    if targets.shape[0] != T:
+        raise ValueError(f"targets must have one class per step (T={T}), got {targets.shape[0]}")
+    h_prev = x.new_zeros(H) if h0 is None else h0
+    # forward, keeping every state
+    hs, ys = [], []
+    for t in range(T):
+        h_prev = torch.tanh(W @ x[t] + V @ h_prev + b)        # (H,)
+        hs.append(h_prev)
+        ys.append(U @ h_prev)                                 # (O,)
+    h, y = torch.stack(hs), torch.stack(ys)                   # (T, H), (T, O)
+    loss = F.cross_entropy(y, targets, reduction="sum")
+    # backward: dL/dy_t = softmax(y_t) - onehot
+    dy = torch.softmax(y, dim=-1) - F.one_hot(targets, y.shape[-1]).to(y.dtype)   # (T, O)
+    h_before = torch.cat([(x.new_zeros(H) if h0 is None else h0)[None], h[:-1]])  # h_{t-1}, (T, H)
+    dW, dV, db, dU = torch.zeros_like(W), torch.zeros_like(V), torch.zeros_like(b), dy.T @ h
+    dh = torch.zeros_like(h)
+    carry = torch.zeros(H, dtype=x.dtype, device=x.device)    # J_{t+1}^T δh_{t+1}
+    for t in reversed(range(T)):
+        dh[t] = U.T @ dy[t] + carry                           # δh_t
+        J_t = torch.diag(1 - h[t] ** 2) @ V                   # ∂h_t/∂h_{t-1}, (H, H)
+        da = (1 - h[t] ** 2) * dh[t]                          # δa_t
+        dW += torch.outer(da, x[t])
+        dV += torch.outer(da, h_before[t])
+        db += da
+        carry = J_t.T @ dh[t]
+    return {"loss": loss, "h": h, "dh": dh, "dW": dW, "dV": dV, "db": db, "dU": dU, "dh0": carry}

@@ -1,0 +1,341 @@
+"""The one English→French translation task of the course (notebooks 05, 06, 08 and 11).
+
+Tatoeba sentence pairs (the Dive into Deep Learning release of manythings.org's ``fra-eng``, see
+``coursekit.data.load_tatoeba``) go through one pipeline, so that BLEU scores of the RNN, attention
+and Transformer notebooks are measured on the *same* held-out sentences:
+
+1. **normalise** (:func:`normalize`): Unicode NFKC (turns the no-break spaces U+00A0 / U+202F that
+   French puts before ``! ? :`` into ordinary spaces), curly apostrophes → ``'``, lower-case, and a
+   space before each punctuation mark ``, . ! ? ; :`` so it becomes its own token (D2L §10.5);
+   tokens are then the whitespace-separated pieces (``j'ai`` stays one token).
+2. **filter**: keep a pair when both sides have at most ``max_len`` tokens (before ``<eos>``).
+3. **split** (:func:`is_test_sentence`): a pair belongs to the test pool when a hash of its
+   normalised *English* sentence falls in the first ``test_per_mille``/1000 of the hash range. The
+   split depends on nothing else (not on the profile, the order of the file or a random seed), and
+   every translation of a test sentence is kept out of training. The test set holds one pair per
+   English sentence (its first translation in the file), ordered by hash; ``n_test`` takes a prefix
+   of that order, so a smaller profile's test set is a subset of a larger one's.
+4. **subsample** the training pairs with a fixed permutation (``seed``) to ``n_train``: again a prefix,
+   so the ``quick`` training set is inside the ``class`` one.
+5. **vocabularies** (:class:`coursekit.text.Vocab`, ``<pad> <unk> <bos> <eos>``) built on the training
+   pairs only, keeping tokens seen ``min_freq`` times.
+6. **batches**: source = tokens + ``<eos>``; decoder input = ``<bos>`` + tokens; decoder target =
+   tokens + ``<eos>``; right-padded with masks (True = real token) by :func:`coursekit.text.pad_batch`.
+
+BLEU is corpus BLEU from sacrebleu (Papineni et al. 2002; Post 2018) on the detokenised strings,
+overall and by source-length bucket (:meth:`TranslationData.evaluate`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from coursekit.checks import check_positive_int
+from coursekit.text import Vocab, pad_batch
+
+__all__ = [
+    "normalize",
+    "split_tokens",
+    "is_test_sentence",
+    "TranslationBatch",
+    "TranslationData",
+    "BleuReport",
+    "load_translation",
+    "corpus_bleu",
+    "bleu_by_length",
+    "length_buckets",
+]
+
+_PUNCT_RE = re.compile(r"(?<! )([,.!?;:])")
+
+
+def normalize(text: str) -> str:
+    """Normalise one sentence: NFKC, ``’`` → ``'``, lower-case, a space before ``, . ! ? ; :``.
+
+    >>> normalize("Cours\\u202f!")
+    'cours !'
+    >>> normalize("I'm fine, thanks.")
+    "i'm fine , thanks ."
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"normalize expects a str, got {type(text).__name__}")
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
+    text = text.lower()
+    text = _PUNCT_RE.sub(r" \1", text)
+    return " ".join(text.split())
+
+
+def split_tokens(text: str) -> list[str]:
+    """Tokens of a sentence: :func:`normalize` it, then split on whitespace."""
+    return normalize(text).split()
+
+
+def is_test_sentence(english: str, test_per_mille: int = 50) -> bool:
+    """True when the (normalised) English sentence belongs to the fixed held-out pool.
+
+    The decision is a hash (SHA-1) of the normalised sentence, so it is the same in every
+    notebook, profile and run, and all translations of one English sentence fall on the same side.
+    """
+    return _hash(normalize(english)) % 1000 < test_per_mille
+
+
+def _hash(normalised: str) -> int:
+    return int(hashlib.sha1(normalised.encode("utf-8")).hexdigest()[:12], 16)
+
+
+# --------------------------------------------------------------------------- batches
+
+
+@dataclass
+class TranslationBatch:
+    """A padded batch. Masks are True at real tokens.
+
+    ``src`` (B, S) = source tokens + ``<eos>``; ``tgt_in`` (B, T) = ``<bos>`` + target tokens (what the
+    decoder reads under teacher forcing); ``tgt_out`` (B, T) = target tokens + ``<eos>`` (what it must
+    predict). ``index`` holds the positions of the pairs in their split.
+    """
+
+    src: torch.Tensor          # (B, S) long
+    src_mask: torch.Tensor     # (B, S) bool
+    src_lengths: torch.Tensor  # (B,) long
+    tgt_in: torch.Tensor       # (B, T) long
+    tgt_out: torch.Tensor      # (B, T) long
+    tgt_mask: torch.Tensor     # (B, T) bool
+    index: torch.Tensor        # (B,) long
+
+    def to(self, device) -> TranslationBatch:
+        """The same batch on ``device`` (``src_lengths`` and ``index`` stay on the CPU)."""
+        return TranslationBatch(self.src.to(device), self.src_mask.to(device), self.src_lengths,
+                                self.tgt_in.to(device), self.tgt_out.to(device), self.tgt_mask.to(device),
+                                self.index)
+
+    def __len__(self) -> int:
+        return self.src.shape[0]
+
+
+# --------------------------------------------------------------------------- BLEU
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU (sacrebleu, 13a tokenisation, 0–100) of detokenised strings, one reference each."""
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    if not hypotheses:
+        raise ValueError("BLEU of an empty corpus is undefined")
+    try:
+        from coursekit.metrics import bleu
+    except ImportError:  # TODO(seq2seq): drop once coursekit.metrics has landed
+        import sacrebleu
+
+        return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
+    return float(bleu(list(hypotheses), list(references)))
+
+
+def length_buckets(max_len: int, width: int = 2) -> list[tuple[int, int]]:
+    """Contiguous inclusive source-length buckets ``(lo, hi)`` covering 1..``max_len``.
+
+    The first bucket absorbs the rare very short sentences: ``length_buckets(10)`` →
+    ``[(1, 4), (5, 6), (7, 8), (9, 10)]``.
+    """
+    check_positive_int(max_len, "max_len")
+    check_positive_int(width, "width")
+    edges = list(range(max_len, 0, -width))  # upper ends, from the top
+    buckets = [(max(hi - width + 1, 1), hi) for hi in edges][::-1]
+    if len(buckets) > 1 and buckets[0][1] - buckets[0][0] + 1 < width:
+        first = buckets.pop(0)
+        buckets[0] = (first[0], buckets[0][1])
+    if len(buckets) > 1 and buckets[0][1] <= 3:
+        first = buckets.pop(0)
+        buckets[0] = (first[0], buckets[0][1])
+    return buckets
+
+
+def bleu_by_length(source_lengths: Sequence[int], hypotheses: Sequence[str], references: Sequence[str],
+                   buckets: Sequence[tuple[int, int]]) -> list[dict]:
+    """Corpus BLEU within each source-length bucket: rows ``{"bucket", "lo", "hi", "n", "bleu"}``.
+
+    A bucket with no sentences gets ``bleu = nan`` and ``n = 0``.
+    """
+    if not len(source_lengths) == len(hypotheses) == len(references):
+        raise ValueError("source_lengths, hypotheses and references must have the same length, got "
+                         f"{len(source_lengths)}, {len(hypotheses)}, {len(references)}")
+    rows = []
+    for lo, hi in buckets:
+        if lo > hi:
+            raise ValueError(f"bucket ({lo}, {hi}) is empty: expected lo <= hi")
+        idx = [i for i, n in enumerate(source_lengths) if lo <= n <= hi]
+        score = corpus_bleu([hypotheses[i] for i in idx], [references[i] for i in idx]) if idx else float("nan")
+        rows.append({"bucket": f"{lo}-{hi}", "lo": lo, "hi": hi, "n": len(idx), "bleu": score})
+    return rows
+
+
+@dataclass
+class BleuReport:
+    """Result of :meth:`TranslationData.evaluate`."""
+
+    bleu: float
+    by_length: list[dict]
+    sources: list[str]
+    hypotheses: list[str]
+    references: list[str]
+
+    def examples(self, k: int = 5) -> list[dict]:
+        """The first ``k`` (source, reference, hypothesis) triples, for display."""
+        return [{"source": s, "reference": r, "hypothesis": h}
+                for s, r, h in zip(self.sources[:k], self.references[:k], self.hypotheses[:k])]
+
+
+# --------------------------------------------------------------------------- the data set
+
+
+@dataclass
+class TranslationData:
+    """Tokenised train/test pairs, vocabularies, padded batches and BLEU evaluation.
+
+    Build it with :func:`load_translation`. ``train`` / ``test`` are lists of
+    ``(english_tokens, french_tokens)``.
+    """
+
+    train: list[tuple[list[str], list[str]]]
+    test: list[tuple[list[str], list[str]]]
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    max_len: int
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._ids = {name: self._encode(pairs) for name, pairs in (("train", self.train), ("test", self.test))}
+
+    def _encode(self, pairs):
+        src = [self.src_vocab.encode(e, add_eos=True) for e, _ in pairs]
+        tgt = [self.tgt_vocab.encode(f) for _, f in pairs]
+        return src, tgt
+
+    def _split(self, split: str):
+        if split not in self._ids:
+            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        return self._ids[split]
+
+    # ---- batching
+    def make_batch(self, indices: Sequence[int], split: str = "train") -> TranslationBatch:
+        """The padded batch of the pairs at ``indices`` of ``split``."""
+        src_ids, tgt_ids = self._split(split)
+        if len(indices) == 0:
+            raise ValueError("make_batch needs at least one index")
+        src, src_mask, src_lengths = pad_batch([src_ids[i] for i in indices], self.src_vocab.pad_id)
+        bos, eos = self.tgt_vocab.bos_id, self.tgt_vocab.eos_id
+        tgt_in, tgt_mask, _ = pad_batch([[bos] + tgt_ids[i] for i in indices], self.tgt_vocab.pad_id)
+        tgt_out, _, _ = pad_batch([tgt_ids[i] + [eos] for i in indices], self.tgt_vocab.pad_id)
+        return TranslationBatch(src, src_mask, src_lengths, tgt_in, tgt_out, tgt_mask,
+                                torch.as_tensor(list(indices), dtype=torch.long))
+
+    def batches(self, batch_size: int, generator: torch.Generator | None = None, *, split: str = "train",
+                shuffle: bool | None = None) -> Iterator[TranslationBatch]:
+        """One pass over ``split`` in batches (shuffled with ``generator`` for train, in order for test)."""
+        check_positive_int(batch_size, "batch_size")
+        n = len(self._split(split)[0])
+        shuffle = (split == "train") if shuffle is None else shuffle
+        order = torch.randperm(n, generator=generator).tolist() if shuffle else list(range(n))
+        for start in range(0, n, batch_size):
+            yield self.make_batch(order[start:start + batch_size], split)
+
+    def batch_fn(self, batch_size: int, generator: torch.Generator | None = None,
+                 device=None) -> Callable[[int], TranslationBatch]:
+        """``step -> batch`` over endless reshuffled epochs of the training pairs (for ``train.fit``)."""
+        state = {"it": iter(())}
+
+        def next_batch(step: int) -> TranslationBatch:
+            try:
+                batch = next(state["it"])
+            except StopIteration:
+                state["it"] = self.batches(batch_size, generator)
+                batch = next(state["it"])
+            return batch if device is None else batch.to(device)
+
+        return next_batch
+
+    # ---- text
+    def source_text(self, i: int, split: str = "test") -> str:
+        return " ".join((self.test if split == "test" else self.train)[i][0])
+
+    def detokenize(self, ids) -> str:
+        """Target ids → the string BLEU sees (specials dropped, stops at ``<eos>``)."""
+        return " ".join(self.tgt_vocab.decode(ids, strip_specials=True))
+
+    # ---- evaluation
+    def evaluate(self, translate: Callable[[TranslationBatch], Sequence[Sequence[int]]], *,
+                 split: str = "test", batch_size: int = 256, buckets: Sequence[tuple[int, int]] | None = None,
+                 device=None, limit: int | None = None) -> BleuReport:
+        """BLEU of ``translate`` on ``split``, overall and by source length.
+
+        ``translate(batch)`` returns, for each pair of the batch, the predicted target ids (with or
+        without ``<bos>``/``<eos>``; decoding stops at the first ``<eos>``). References are the
+        normalised French sentences, *not* mapped through the vocabulary, so ``<unk>`` costs BLEU.
+        """
+        pairs = self.test if split == "test" else self.train
+        n = len(pairs) if limit is None else min(limit, len(pairs))
+        hyps: list[str] = []
+        for start in range(0, n, batch_size):
+            batch = self.make_batch(list(range(start, min(start + batch_size, n))), split)
+            out = translate(batch if device is None else batch.to(device))
+            if len(out) != len(batch):
+                raise ValueError(f"translate returned {len(out)} outputs for a batch of {len(batch)}")
+            hyps.extend(self.detokenize(ids) for ids in out)
+        refs = [" ".join(f) for _, f in pairs[:n]]
+        srcs = [" ".join(e) for e, _ in pairs[:n]]
+        lengths = [len(e) for e, _ in pairs[:n]]
+        buckets = list(buckets) if buckets is not None else length_buckets(self.max_len)
+        return BleuReport(corpus_bleu(hyps, refs), bleu_by_length(lengths, hyps, refs, buckets), srcs, hyps, refs)
+
+
+def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: int | None = 1000,
+                     min_freq: int = 2, test_per_mille: int = 50, seed: int = 0,
+                     release: str = "d2l") -> TranslationData:
+    """Read, normalise, filter, split and index the Tatoeba English→French pairs (see the module doc).
+
+    ``max_len``: longest sentence kept, in tokens, on both sides. ``n_train`` / ``n_test``: how many
+    training / test pairs to keep (``None`` = all). Keep ``max_len``, ``test_per_mille`` and ``n_test``
+    equal across notebooks to compare their BLEU.
+    """
+    from coursekit.data import load_tatoeba
+
+    check_positive_int(max_len, "max_len")
+    check_positive_int(min_freq, "min_freq")
+    if n_train is not None:
+        check_positive_int(n_train, "n_train")
+    if n_test is not None:
+        check_positive_int(n_test, "n_test")
+    if not isinstance(test_per_mille, int) or not 0 < test_per_mille < 1000:
+        raise ValueError(f"test_per_mille must be an int in (0, 1000), got {test_per_mille!r}")
+
+    raw = load_tatoeba(release)[:]  # dict of two plain lists (row-wise Dataset iteration is slow)
+    train, test_by_en = [], {}
+    n_raw = len(raw["en"])
+    for en_raw, fr_raw in zip(raw["en"], raw["fr"]):
+        en, fr = normalize(en_raw), normalize(fr_raw)
+        if _hash(en) % 1000 < test_per_mille:
+            test_by_en.setdefault(en, fr)  # first translation of each test sentence
+            continue
+        en_t, fr_t = en.split(), fr.split()
+        if 0 < len(en_t) <= max_len and 0 < len(fr_t) <= max_len:
+            train.append((en_t, fr_t))
+    test = [(en.split(), fr.split()) for en, fr in sorted(test_by_en.items(), key=lambda kv: _hash(kv[0]))
+            if 0 < len(en.split()) <= max_len and 0 < len(fr.split()) <= max_len]
+    n_train_pool, n_test_pool = len(train), len(test)
+    if n_train is not None and n_train < len(train):
+        order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:n_train]
+        train = [train[i] for i in order.tolist()]
+    if n_test is not None:
+        test = test[:n_test]
+    src_vocab = Vocab.build((e for e, _ in train), min_freq=min_freq)
+    tgt_vocab = Vocab.build((f for _, f in train), min_freq=min_freq)
+    info = {"release": release, "pairs_in_file": n_raw, "train_pool": n_train_pool, "test_pool": n_test_pool,
+            "max_len": max_len, "min_freq": min_freq, "test_per_mille": test_per_mille, "seed": seed}
+    return TranslationData(train, test, src_vocab, tgt_vocab, max_len, info)

@@ -100,13 +100,16 @@ def device(override: str | None = None) -> torch.device:
         if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
-    dev = torch.device(wanted)
+    try:
+        dev = torch.device(wanted)
+    except RuntimeError:
+        dev = None
+    if dev is None or dev.type not in {"cpu", "cuda", "mps"}:
+        raise ValueError(f"device {wanted!r}: expected cpu, cuda[:N] or mps")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {wanted!r} requested but CUDA is not available here")
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"device {wanted!r} requested but MPS is not available here")
-    if dev.type not in {"cpu", "cuda", "mps"}:
-        raise ValueError(f"device {wanted!r}: expected cpu, cuda[:N] or mps")
     return dev
 
 

@@ -1,0 +1,85 @@
+import pytest
+import torch
+
+from coursekit import runtime
+
+
+def test_profile_default_is_class(monkeypatch):
+    monkeypatch.delenv("COURSEKIT_PROFILE", raising=False)
+    assert runtime.profile() == "class"
+
+
+@pytest.mark.parametrize("value, expected", [("quick", "quick"), (" Class ", "class"), ("FULL", "full"), ("", "class")])
+def test_profile_parsing(monkeypatch, value, expected):
+    monkeypatch.setenv("COURSEKIT_PROFILE", value)
+    assert runtime.profile() == expected
+
+
+@pytest.mark.parametrize("bad", ["fast", "qiuck", "1"])
+def test_bad_profile_is_a_clear_error(monkeypatch, bad):
+    monkeypatch.setenv("COURSEKIT_PROFILE", bad)
+    with pytest.raises(ValueError, match=r"expected one of quick, class, full"):
+        runtime.profile()
+
+
+def test_sizes_picks_the_active_profile(monkeypatch):
+    monkeypatch.setenv("COURSEKIT_PROFILE", "full")
+    s = runtime.sizes(quick=dict(n=1), class_=dict(n=2), full=dict(n=3))
+    assert s.n == 3 and s["n"] == 3 and s.profile == "full" and s.asdict() == {"n": 3}
+    assert runtime.sizes(quick=dict(n=1), class_=dict(n=2), full=dict(n=3), profile_name="quick").n == 1
+
+
+def test_sizes_requires_the_same_knobs_everywhere():
+    with pytest.raises(ValueError, match=r"missing: \{'quick': \['width'\]"):
+        runtime.sizes(quick=dict(n=1), class_=dict(n=2, width=3), full=dict(n=3, width=4))
+    with pytest.raises(TypeError, match="must be a dict"):
+        runtime.sizes(quick=[1], class_=dict(), full=dict())
+
+
+def test_unknown_knob_is_a_clear_error():
+    s = runtime.sizes(quick=dict(n=1), class_=dict(n=2), full=dict(n=3), profile_name="class")
+    with pytest.raises(AttributeError, match=r"no size knob 'steps'; this notebook defines \['n'\]"):
+        _ = s.steps
+
+
+def test_sizes_are_read_only():
+    s = runtime.sizes(quick=dict(n=1), class_=dict(n=2), full=dict(n=3), profile_name="class")
+    with pytest.raises(TypeError):
+        s.values["n"] = 5
+
+
+def test_device_choice_and_override(monkeypatch):
+    monkeypatch.delenv("COURSEKIT_DEVICE", raising=False)
+    expected = "cuda" if torch.cuda.is_available() else ("mps" if torch.backends.mps.is_available() else "cpu")
+    assert runtime.device().type == expected
+    assert runtime.device("cpu").type == "cpu"
+    monkeypatch.setenv("COURSEKIT_DEVICE", "cpu")
+    assert runtime.device().type == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_unavailable_device_is_an_error():
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        runtime.device("cuda")
+    with pytest.raises(ValueError, match="expected cpu, cuda"):
+        runtime.device("tpu")
+
+
+def test_seed_everything_makes_draws_repeatable():
+    import random
+
+    import numpy as np
+
+    g1 = runtime.seed_everything(7)
+    a = (random.random(), np.random.rand(), torch.rand(1).item(), torch.rand(1, generator=g1).item())
+    g2 = runtime.seed_everything(7)
+    b = (random.random(), np.random.rand(), torch.rand(1).item(), torch.rand(1, generator=g2).item())
+    assert a == b
+    with pytest.raises(TypeError):
+        runtime.seed_everything(1.5)
+
+
+def test_environment_report_has_the_essentials():
+    report = runtime.environment_report()
+    for key in ("python", "torch", "device", "profile", "transformers"):
+        assert key in report

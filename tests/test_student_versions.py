@@ -313,8 +313,11 @@ def test_grade_table_passed_failed_not_attempted(graded):
 
 def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
     nb = _notebook(
-        new_code_cell("from coursekit.exercises import exercise_check\n\n"
-                      "@exercise_check('four', success='fine')\ndef check_four():\n    pass"),
+        # what a check does (see coursekit.exercises.core), without importing torch: this test has
+        # a short per-cell timeout, and importing torch on a loaded machine could exceed it
+        new_code_cell("import json, os\n\ndef check_four():\n"
+                      "    with open(os.environ['COURSEKIT_GRADING_LOG'], 'a') as log:\n"
+                      "        log.write(json.dumps(dict(check='four', status='passed', message='fine')) + '\\n')"),
         new_code_cell("# EXERCISE 1: raises\nraise ValueError('shapes do not match')"),
         new_code_cell("# EXERCISE 2: loops\nimport time\nwhile True:\n    time.sleep(0.1)"),
         new_code_cell("# EXERCISE 3: never checked\nx = 1"),
@@ -323,11 +326,11 @@ def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
         new_code_cell("# EXERCISE 5: stub at top level\nraise NotImplementedError('Exercise 5: stub')"),
     )
     path = _write(nb, tmp_path / "sub.ipynb")
-    assert main(["grade", str(path), "--timeout", "3", "--json"]) == 0
+    assert main(["grade", str(path), "--timeout", "5", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     rows = {e["number"]: (e["status"], e["message"]) for e in report["exercises"]}
     assert rows["1"] == ("failed", "your cell raised ValueError: shapes do not match")
-    assert rows["2"][0] == "failed" and "did not finish within 3 s" in rows["2"][1]
+    assert rows["2"][0] == "failed" and "did not finish within 5 s" in rows["2"][1]
     assert rows["3"][0] == "not attempted" and "no check reported" in rows["3"][1]
     assert rows["4"] == ("passed", "fine")
     assert rows["5"][0] == "not attempted"

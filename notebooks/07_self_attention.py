@@ -1,0 +1,611 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 — Self-attention
+#
+# In notebook 06 a recurrent decoder *attended* to the states of a recurrent encoder. Self-attention
+# drops the recurrence altogether: every word of a sentence looks at every other word of the
+# **same** sentence and rebuilds its own vector as a weighted average of theirs. This is the layer
+# the Transformer (notebook 08), BERT, GPT and BART are made of.
+#
+# **Learning goals**
+# - Explain why word meaning is contextual and compute the parameter-free self-attention
+#   $A_i = \sum_j \mathrm{softmax}_j(x_i \cdot x_j)\, x_j$.
+# - Use query, key and value projections $W_q, W_k, W_v$; reproduce the slides' worked numbers
+#   (scores 112, 96 → 14, 12 → weights 0.88, 0.12; *The brown dog ran* → .87 .12 .01 0).
+# - Measure why the scores are divided by $\sqrt{d_k}$: softmax saturation and vanishing gradients.
+# - Write attention in matrix form $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$ with padding and causal
+#   masks, and multi-head attention (split, attend, concatenate, $W_O$), and check both against
+#   PyTorch.
+# - Show that self-attention is permutation-equivariant (it sees a bag of words) — hence positions.
+# - Compare the cost of self-attention and of a recurrent layer, in theory and measured here.
+
+# %%
+import math
+import time
+import weakref
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from coursekit import runtime, viz
+from coursekit.attention import (
+    MultiHeadAttention,
+    causal_mask,
+    combine_masks,
+    merge_heads,
+    padding_mask,
+    scaled_dot_product_attention,
+    split_heads,
+)
+from coursekit.exercises import (
+    check_causal_mask,
+    check_merge_heads,
+    check_multi_head_attention,
+    check_scaled_dot_product_attention,
+    check_split_heads,
+)
+from coursekit.transformer import sinusoidal_positions
+
+S = runtime.sizes(
+    quick=dict(d_ks=[1, 4, 16, 64, 256, 1024], n_samples=256, lengths=[32, 64, 128, 256, 512, 1024], repeats=3),
+    class_=dict(d_ks=[1, 4, 16, 64, 256, 1024, 4096], n_samples=1024,
+                lengths=[32, 64, 128, 256, 512, 1024, 2048, 4096], repeats=3),
+    full=dict(d_ks=[1, 4, 16, 64, 256, 1024, 4096], n_samples=4096,
+              lengths=[32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], repeats=5),
+)
+device = runtime.device()
+plt.rcParams["figure.dpi"] = 80
+print(S, "on", device)
+
+# %% [markdown]
+# ## 1. Word meaning is contextual
+#
+# A type-based embedding (notebook 01) gives *bank* one vector, whether the sentence is about a
+# river or about money. The simplest fix: let each word average the vectors of the words around
+# it, weighted by how similar they are,
+#
+# $$A_i = \sum_j \alpha_{ij}\, x_j, \qquad \alpha_{ij} = \mathrm{softmax}_j(x_i \cdot x_j).$$
+#
+# There are no parameters at all. We try it with hand-made 3-d vectors whose dimensions mean
+# "finance", "water" and "function word"; *bank* sits halfway between the first two.
+
+# %%
+vec = {
+    "the": [0.0, 0.0, 1.0], "of": [0.0, 0.0, 1.0], "bank": [1.0, 1.0, 0.0],
+    "river": [0.0, 2.0, 0.0], "money": [2.0, 0.0, 0.0], "lent": [1.0, 0.0, 0.5],
+}
+vec = {w: torch.tensor(v) for w, v in vec.items()}
+
+
+def basic_self_attention(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A = softmax(X Xᵀ) X — no projections, no scaling. X (T, d) -> (A (T, d), weights (T, T))."""
+    weights = torch.softmax(X @ X.T, dim=-1)  # (T, T): row i = how much word i looks at each word j
+    return weights @ X, weights
+
+
+sentences = {"river": "the bank of the river".split(), "money": "the bank lent the money".split()}
+contextual = {}
+for name, words in sentences.items():
+    A, w = basic_self_attention(torch.stack([vec[t] for t in words]))
+    contextual[name] = A[words.index("bank")]
+    print(f"{' '.join(words):<26} bank attends to:", " ".join(f"{t}={a:.2f}" for t, a in zip(words, w[1])))
+    print(f"{'':<26} contextual 'bank' = {[round(x, 2) for x in contextual[name].tolist()]}")
+
+cos = F.cosine_similarity
+assert cos(contextual["river"], vec["river"], 0) > cos(contextual["money"], vec["river"], 0)
+assert cos(contextual["money"], vec["money"], 0) > cos(contextual["river"], vec["money"], 0)
+
+# %% [markdown]
+# The same type now gets two different vectors, each pulled towards its context. Two weaknesses
+# are visible too: a word always attends most to *itself* ($x_i \cdot x_i$ is large), and the
+# similarity that decides "who looks at whom" is the same as the content that is mixed. The
+# Transformer separates these roles with three learned projections.
+#
+# ## 2. Queries, keys and values
+#
+# Each word $x_i$ is projected three times: a **query** $q_i = x_i W_q$ (what am I looking for?), a
+# **key** $k_j = x_j W_k$ (what do I offer?), and a **value** $v_j = x_j W_v$ (what do I pass on?).
+# The score of word $j$ for word $i$ is $q_i \cdot k_j / \sqrt{d_k}$.
+#
+# **The slides' worked example** (*Thinking Machines*, $d_k = 64$): the query of *Thinking* scores
+# 112 against its own key and 96 against the key of *Machines*. We build integer 64-d vectors
+# with exactly these dot products and follow the numbers.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+g = torch.Generator().manual_seed(0)
+d_k = 64
+q_thinking = torch.randint(-2, 3, (d_k,), generator=g).double()
+q_thinking[-1] = 1.0
+keys = torch.randint(-2, 3, (2, d_k), generator=g).double()
+for row, target in zip(keys, (112.0, 96.0)):  # adjust the last entry so that q·k hits the slide's score
+    row[-1] += target - q_thinking @ row
+scores = keys @ q_thinking
+scaled = scores / math.sqrt(d_k)
+weights = torch.softmax(scaled, dim=-1)
+print("q·k              :", scores.tolist())
+print("÷ √d_k = ÷", int(math.sqrt(d_k)), "    :", scaled.tolist())
+print("softmax          :", [f"{w:.2f}" for w in weights.tolist()])
+assert scores.tolist() == [112.0, 96.0] and scaled.tolist() == [14.0, 12.0]
+
+# %% [markdown]
+# The output for *Thinking* is $z = 0.88\, v_1 + 0.12\, v_2$. Note how lopsided the weights are
+# even after dividing by 8: a score difference of 2 already gives a factor $e^2 \approx 7.4$.
+#
+# **The four-word example.** For *The brown dog ran* the slides show one query's weights over the
+# four words as **.87 .12 .01 0**. With $d_k = 4$ (so $\sqrt{d_k} = 2$), integer queries and keys
+# whose dot products are 10, 6, 1 and −2 give exactly these weights:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+words = "The brown dog ran".split()
+q = torch.tensor([2.0, 1.0, 1.0, 0.0], dtype=torch.float64)
+K = torch.tensor([[3, 2, 2, 0],      # The
+                  [2, 1, 1, 1],      # brown
+                  [0, 0, 1, 2],      # dog
+                  [-1, 0, 0, 3]],    # ran
+                 dtype=torch.float64)
+V = torch.eye(4, dtype=torch.float64)  # one-hot values: the output *is* the weight vector
+z, w4 = scaled_dot_product_attention(q[None], K, V)
+print("q·k      :", (K @ q).tolist())
+print("÷ √d_k   :", (K @ q / 2).tolist())
+print("weights  :", "  ".join(f"{t}={a:.2f}" for t, a in zip(words, w4[0].tolist())))
+print("slides   :", "  ".join(f"{t}={a}" for t, a in zip(words, [".87", ".12", ".01", "0"])))
+assert [round(a, 2) for a in w4[0].tolist()] == [0.87, 0.12, 0.01, 0.0]
+
+# %% [markdown]
+# ## 3. Why divide by $\sqrt{d_k}$? A measurement
+#
+# If the entries of $q$ and $k$ are independent with mean 0 and variance 1, then
+# $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$ has mean 0 and **variance $d_k$**. Large-variance scores push
+# the softmax towards a one-hot vector; there its Jacobian $\mathrm{diag}(a) - a a^\top$ is almost
+# zero and the gradients that reach $W_q$ and $W_k$ vanish. Dividing by $\sqrt{d_k}$ brings the
+# variance back to 1 for every width. We measure the score variance, the softmax entropy and the
+# gradient norm $\lVert \partial L / \partial \text{scores} \rVert$ for random $q$, $k$ over 16 keys.
+
+# %%
+def softmax_stats(d_k: int, scale: bool, n: int, T: int = 16, seed: int = 0) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(n, 1, d_k, generator=g), torch.randn(n, T, d_k, generator=g)
+    scores = (q @ k.transpose(-2, -1)).squeeze(1)               # (n, T)
+    if scale:
+        scores = scores / math.sqrt(d_k)
+    scores.requires_grad_(True)
+    a = torch.softmax(scores, dim=-1)
+    upstream = torch.randn(n, T, generator=g)                   # a random loss L = Σ a · upstream
+    (a * upstream).sum().backward()
+    entropy = -(a * a.clamp_min(1e-30).log()).sum(-1)
+    return {"d_k": d_k, "scaled": scale, "var(q·k)": scores.detach().var().item() * (d_k if scale else 1),
+            "entropy": entropy.mean().item(), "max weight": a.max(-1).values.mean().item(),
+            "grad norm": scores.grad.norm(dim=-1).mean().item()}
+
+
+rows = [softmax_stats(d, s, S.n_samples) for d in S.d_ks for s in (False, True)]
+viz.show_table([{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+               title=f"softmax over 16 keys, {S.n_samples} random queries (uniform = log 16 = {math.log(16):.2f} nats)")
+
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+for key, ax in zip(("entropy", "grad norm"), axes):
+    viz.plot_curves({("scaled by 1/√d_k" if s else "unscaled"): ([r["d_k"] for r in rows if r["scaled"] == s],
+                                                              [r[key] for r in rows if r["scaled"] == s])
+                     for s in (False, True)}, ax=ax, xlabel="d_k", ylabel=key)
+    ax.set_xscale("log")
+plt.tight_layout()
+plt.show()
+
+# %%
+by = {(r["d_k"], r["scaled"]): r for r in rows}
+big = max(S.d_ks)
+for d in S.d_ks:
+    assert 0.8 < by[(d, False)]["var(q·k)"] / d < 1.2  # Var(q·k) = d_k
+assert by[(big, False)]["entropy"] < 0.2 * by[(big, True)]["entropy"]      # unscaled softmax ~ one-hot
+assert by[(big, False)]["grad norm"] < 0.2 * by[(big, True)]["grad norm"]  # and its gradients vanish
+print(f"d_k={big}: entropy {by[(big, False)]['entropy']:.3f} (unscaled) vs {by[(big, True)]['entropy']:.3f} (scaled); "
+      f"grad norm {by[(big, False)]['grad norm']:.4f} vs {by[(big, True)]['grad norm']:.4f}")
+
+# %% [markdown]
+# With scaling, the entropy and the gradient are the same at every width; without it, both
+# collapse as $d_k$ grows (at $d_k = 64$, the per-head width of the original Transformer, the
+# unscaled softmax is already far from the scaled one).
+#
+# ## 4. Matrix form and masks
+#
+# Stacking the queries, keys and values of a whole sentence as rows of $Q, K, V$ turns all the
+# dot products into one matrix product (Vaswani et al. 2017, Eq. 1):
+#
+# $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V.$$
+#
+# Batches mix sentences of different lengths, padded to the longest. A **padding mask** stops every
+# word from attending to the padding; a **causal mask** stops word $i$ from attending to words
+# $j > i$ (a decoder must not peek at the future). Masked scores become $-\infty$ *before* the
+# softmax, so they get exactly zero weight and the other weights still sum to 1. In this course
+# masks are boolean with **True = may attend**.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+batch_words = [["the", "brown", "dog", "ran"], ["a", "dog", "ran", "<pad>"]]
+lengths = torch.tensor([4, 3])
+pad = padding_mask(lengths, T=4)             # (B, 1, 1, T): broadcasts over heads and queries
+causal = causal_mask(4)                      # (T, T)
+both = combine_masks(pad, causal)            # (B, 1, T, T)
+print("padding mask", tuple(pad.shape), "\n", pad[:, 0, 0].int())
+print("causal mask", tuple(causal.shape), "\n", causal.int())
+print("combined, sentence 2", tuple(both.shape), "\n", both[1, 0].int())
+
+# %%
+g = torch.Generator().manual_seed(1)
+d_model = 8
+X = torch.randn(2, 4, d_model, generator=g)                          # (B, T, C) embeddings of the batch
+W_q, W_k, W_v = (torch.randn(d_model, d_model, generator=g) / math.sqrt(d_model) for _ in range(3))
+Q, K, V = X @ W_q, X @ W_k, X @ W_v                                  # (B, T, C) each
+
+scores = Q @ K.transpose(-2, -1) / math.sqrt(d_model)                # (B, T, T)
+masked = scores.masked_fill(~both[:, 0], float("-inf"))              # -inf where we may not attend
+A = torch.softmax(masked, dim=-1)                                    # rows sum to 1
+out = A @ V                                                          # (B, T, C)
+
+ours, ours_w = scaled_dot_product_attention(Q, K, V, both[:, 0])
+fast, _ = scaled_dot_product_attention(Q, K, V, both[:, 0], need_weights=False)
+ref = F.scaled_dot_product_attention(Q, K, V, attn_mask=both[:, 0])
+print("max |derivation - coursekit|      :", (out - ours).abs().max().item())
+print("max |derivation - F.scaled_dot_…| :", (out - ref).abs().max().item())
+assert torch.allclose(out, ours, atol=1e-6) and torch.allclose(out, ref, atol=1e-6)
+assert torch.allclose(fast, ref, atol=1e-6)
+assert torch.allclose(A.sum(-1), torch.ones(2, 4)) and torch.all(A[1, :, 3] == 0)
+
+fig, axes = plt.subplots(1, 3, figsize=(11, 3))
+viz.heatmap(torch.softmax(scores[1], -1), batch_words[1], batch_words[1], ax=axes[0], title="no mask", annot=True)
+viz.heatmap(scaled_dot_product_attention(Q, K, V, pad[:, 0])[1][1], batch_words[1], batch_words[1], ax=axes[1],
+            title="padding mask", annot=True)
+viz.heatmap(A[1], batch_words[1], batch_words[1], ax=axes[2], title="padding + causal", annot=True)
+for ax in axes:
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The fast path (`need_weights=False`) hands the same computation to PyTorch's fused kernel, which
+# never stores the $T \times T$ weight matrix; we use it whenever we do not need to plot weights.
+#
+# ## 5. Multi-head attention
+#
+# One softmax gives one way of looking at the sentence. Multi-head attention runs $h$ attentions in
+# parallel, each on its own $d_k = d_{model}/h$ slice of the projections, concatenates the $h$
+# outputs and mixes them with $W_O$ (§3.2.2):
+#
+# $$\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O, \qquad
+# \mathrm{head}_i = \mathrm{Attention}(X W_q^{(i)}, X W_k^{(i)}, X W_v^{(i)}).$$
+#
+# First by hand, one head at a time, then with one reshape: `split_heads` turns (B, T, C) into
+# (B, H, T, C/H) so that all heads go through a single batched matrix product.
+
+# %%
+n_heads, d_head = 2, d_model // 2
+W_o = torch.randn(d_model, d_model, generator=g) / math.sqrt(d_model)
+heads = []
+for i in range(n_heads):
+    cols = slice(i * d_head, (i + 1) * d_head)                       # head i's columns of W_q, W_k, W_v
+    head, _ = scaled_dot_product_attention(X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols], pad[:, 0])
+    heads.append(head)                                               # (B, T, d_head)
+by_hand = torch.cat(heads, dim=-1) @ W_o                             # (B, T, C)
+
+q_h, k_h, v_h = (split_heads(X @ W, n_heads) for W in (W_q, W_k, W_v))  # (B, H, T, d_head)
+batched = merge_heads(scaled_dot_product_attention(q_h, k_h, v_h, pad)[0]) @ W_o
+
+mha = MultiHeadAttention(d_model, n_heads, bias=False)
+with torch.no_grad():  # nn.Linear stores W transposed: y = x Wᵀ
+    for proj, W in ((mha.q_proj, W_q), (mha.k_proj, W_k), (mha.v_proj, W_v), (mha.out_proj, W_o)):
+        proj.weight.copy_(W.T)
+library, _ = mha(X, mask=pad)
+assert torch.allclose(by_hand, batched, atol=1e-6) and torch.allclose(by_hand, library, atol=1e-6)
+print("by hand == batched == coursekit.MultiHeadAttention: max diff",
+      max((by_hand - batched).abs().max().item(), (by_hand - library).abs().max().item()))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("X          ", tuple(X.shape), "(B, T, C)")
+print("split_heads", tuple(q_h.shape), "(B, H, T, C/H)")
+print("weights    ", tuple(mha(X, mask=pad, need_weights=True)[1].shape), "(B, H, T_q, T_k)")
+print("merge_heads", tuple(merge_heads(q_h).shape), "(B, T, C)")
+print("parameters ", sum(p.numel() for p in MultiHeadAttention(512, 8).parameters()),
+      "in one 512-wide, 8-head layer (4 · (512·512 + 512))")
+
+# %% [markdown]
+# The same layer against PyTorch's own `nn.MultiheadAttention`: `from_torch` copies its weights
+# (PyTorch stacks $W_q, W_k, W_v$ into one `in_proj_weight`), and the outputs and per-head weights
+# agree. Note PyTorch's masks mean the opposite (True = *ignore*), hence the `~`.
+
+# %%
+torch.manual_seed(0)
+torch_mha = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+course_mha = MultiHeadAttention.from_torch(torch_mha)
+x_q, x_kv = torch.randn(2, 5, 16), torch.randn(2, 7, 16)             # cross-attention: T_q = 5, T_k = 7
+keep = padding_mask(torch.tensor([7, 4]), T=7)
+want, want_w = torch_mha(x_q, x_kv, x_kv, key_padding_mask=~keep[:, 0, 0], average_attn_weights=False)
+got, got_w = course_mha(x_q, x_kv, mask=keep, need_weights=True)
+diff = max((got - want).abs().max().item(), (got_w - want_w).abs().max().item())
+print(f"max |coursekit - nn.MultiheadAttention| = {diff:.2e}")
+assert diff < 1e-5
+
+fig, axes = plt.subplots(1, 4, figsize=(12, 2.6))
+for h, ax in enumerate(axes):
+    viz.heatmap(got_w[1, h], ax=ax, title=f"head {h}", cbar=False, vmin=0, vmax=1)
+    ax.set_xlabel("key (last 3 are padding)")
+axes[0].set_ylabel("query")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 6. Permutation equivariance: self-attention sees a bag of words
+#
+# Nothing in $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$ knows where a word sits. Shuffle the input
+# rows with a permutation $P$ and the output rows are shuffled the same way:
+# $\mathrm{SA}(PX) = P\,\mathrm{SA}(X)$. So *dog bites man* and *man bites dog* give the same three
+# output vectors, in a different order — pool them and the two sentences are indistinguishable.
+
+# %%
+torch.manual_seed(0)
+emb = nn.Embedding(3, 16)
+sa = MultiHeadAttention(16, 4).eval()
+ids = {"dog bites man": torch.tensor([[0, 1, 2]]), "man bites dog": torch.tensor([[2, 1, 0]])}
+with torch.no_grad():
+    outs = {s: sa(emb(i))[0][0] for s, i in ids.items()}
+    perm = torch.tensor([2, 1, 0])
+    equivariant = torch.allclose(outs["man bites dog"], outs["dog bites man"][perm], atol=1e-6)
+    same_mean = torch.allclose(outs["man bites dog"].mean(0), outs["dog bites man"].mean(0), atol=1e-6)
+    # adding position encodings (notebook 08) breaks the symmetry
+    pe = sinusoidal_positions(3, 16)
+    with_pos = {s: sa(emb(i) + pe)[0][0] for s, i in ids.items()}
+    pos_gap = (with_pos["man bites dog"].mean(0) - with_pos["dog bites man"].mean(0)).abs().max().item()
+assert equivariant and same_mean and pos_gap > 1e-3
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("SA(PX) == P SA(X):                      ", equivariant)
+print("mean-pooled outputs equal (bag of words):", same_mean)
+print("still equal after adding positions:      ", pos_gap < 1e-6)
+
+# %% [markdown]
+# ## 7. Complexity: self-attention versus a recurrent layer
+#
+# Table 1 of Vaswani et al. (2017), as on the slides ($n$ = sequence length, $d$ = width, $k$ =
+# kernel size, $r$ = neighbourhood size):
+
+# %%
+viz.show_table([
+    {"layer": "self-attention", "complexity per layer": "O(n²·d)", "sequential ops": "O(1)", "max path length": "O(1)"},
+    {"layer": "recurrent", "complexity per layer": "O(n·d²)", "sequential ops": "O(n)", "max path length": "O(n)"},
+    {"layer": "convolutional", "complexity per layer": "O(k·n·d²)", "sequential ops": "O(1)",
+     "max path length": "O(log_k n)"},
+    {"layer": "self-attention (restricted)", "complexity per layer": "O(r·n·d)", "sequential ops": "O(1)",
+     "max path length": "O(n/r)"},
+], title="Vaswani et al. (2017), Table 1")
+
+# %% [markdown]
+# In floating-point operations self-attention is cheaper than a recurrent layer while $n < d$ —
+# the usual case for sentences. But a recurrent layer must run its $n$ steps **one after the
+# other**, while attention is a few large matrix products. We measure both on this machine: one
+# 4-head self-attention layer (written out, which stores the $n \times n$ weights, and the fused
+# fast path) against one `nn.RNN` layer of the same width $d = 64$, batch 1, forward pass only,
+# each on a single CPU thread.
+#
+# Peak memory on a CPU has no `torch.cuda.max_memory_allocated`, so we count it ourselves: a
+# `TorchDispatchMode` sees every tensor each operator creates and a finaliser sees it freed; the
+# peak of the live bytes is what the layer needed. (Timings on a shared machine are noisy; the
+# memory counts are exact.)
+
+# %%
+class PeakTensorMemory(TorchDispatchMode):
+    """Peak bytes of the tensors created by the operators run inside ``with PeakTensorMemory() as m``."""
+
+    def __init__(self):
+        super().__init__()
+        self.live = self.peak = 0
+        self._storages = set()
+
+    def _freed(self, ptr: int, nbytes: int) -> None:
+        self._storages.discard(ptr)
+        self.live -= nbytes
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                storage = t.untyped_storage()
+                ptr, nbytes = storage.data_ptr(), storage.nbytes()
+                if nbytes and ptr not in self._storages:  # views share their base's storage
+                    self._storages.add(ptr)
+                    self.live += nbytes
+                    self.peak = max(self.peak, self.live)
+                    weakref.finalize(t, self._freed, ptr, nbytes)
+        return out
+
+
+def best_time(layer, x, repeats: int) -> float:
+    layer(x)  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        layer(x)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+d = 64
+torch.manual_seed(0)
+layers = {
+    "self-attention (weights stored)": (lambda m: lambda x: m(x, need_weights=True))(MultiHeadAttention(d, 4).eval()),
+    "self-attention (fused)": (lambda m: lambda x: m(x))(MultiHeadAttention(d, 4).eval()),
+    "RNN (nn.RNN)": nn.RNN(d, d, batch_first=True).eval(),
+}
+cost = []
+threads = torch.get_num_threads()
+torch.set_num_threads(1)  # one core for every layer: a fair comparison on a shared machine
+with torch.no_grad():
+    for n in S.lengths:
+        x = torch.randn(1, n, d)
+        for name, layer in layers.items():
+            with PeakTensorMemory() as mem:
+                layer(x)
+            cost.append({"n": n, "layer": name, "ms": 1e3 * best_time(layer, x, S.repeats),
+                         "peak MiB": mem.peak / 2**20})
+torch.set_num_threads(threads)
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+for key, ax in zip(("ms", "peak MiB"), axes):
+    viz.plot_curves({name: ([c["n"] for c in cost if c["layer"] == name], [c[key] for c in cost if c["layer"] == name])
+                     for name in layers}, ax=ax, xlabel="sequence length n", ylabel=key, logy=True,
+                    title="time (forward, best of repeats)" if key == "ms" else "peak tensor memory")
+    ax.set_xscale("log", base=2)
+plt.tight_layout()
+plt.show()
+
+
+# %%
+def crossover(name: str) -> float | None:
+    """Sequence length where `name` becomes slower than the RNN (log-log interpolation), or None."""
+    a = [c["ms"] for c in cost if c["layer"] == name]
+    r = [c["ms"] for c in cost if c["layer"] == "RNN (nn.RNN)"]
+    for i in range(1, len(S.lengths)):
+        if a[i - 1] <= r[i - 1] and a[i] > r[i]:
+            lo, hi = math.log(a[i - 1] / r[i - 1]), math.log(a[i] / r[i])
+            t = -lo / (hi - lo)
+            return 2 ** (math.log2(S.lengths[i - 1]) + t * (math.log2(S.lengths[i]) - math.log2(S.lengths[i - 1])))
+    return None
+
+
+def slope(name: str, key: str) -> float:
+    """Growth exponent of `key` between the two longest lengths: 1 = linear, 2 = quadratic."""
+    a = [c[key] for c in cost if c["layer"] == name]
+    return math.log(a[-1] / a[-2]) / math.log(S.lengths[-1] / S.lengths[-2])
+
+
+viz.show_table([c for c in cost if c["n"] in (S.lengths[0], 256, 1024, S.lengths[-1])],
+               title="measured cost (selected lengths)")
+for name in layers:
+    print(f"{name:<33} memory grows as n^{slope(name, 'peak MiB'):.2f}, time as n^{slope(name, 'ms'):.2f}")
+for name in list(layers)[:2]:
+    n_x = crossover(name)
+    print(f"{name} becomes slower than the RNN at n ≈ {n_x:.0f}" if n_x else
+          f"{name}: no crossover within n ≤ {S.lengths[-1]}")
+assert slope("self-attention (weights stored)", "peak MiB") > 1.7   # the n×n weight matrices
+assert slope("RNN (nn.RNN)", "peak MiB") < 1.3                      # one d-vector per step
+
+# %% [markdown]
+# What the measurement says:
+#
+# - **Memory** follows the table: the written-out attention stores $H$ matrices of $n \times n$
+#   scores and weights (quadratic), the RNN one $d$-vector per step (linear). The fused kernel
+#   computes the softmax in blocks and never stores the whole matrix, so its memory is linear too.
+# - **Time**: for short sequences attention is faster although it does more arithmetic, because
+#   its work is a few large matrix products while the RNN takes $n$ small dependent steps; past the
+#   crossover length printed above the $n^2 d$ term wins. On a GPU, which runs the matrix products
+#   in parallel but not the RNN's steps, the crossover moves much further out — which is why the
+#   Transformer trains faster than recurrent models on the sentence lengths of translation.
+# - The quadratic cost is what restricted (windowed) attention, in the last row of the table,
+#   removes; notebook 08 measures it.
+#
+# ## Summary
+#
+# - Self-attention rebuilds each word as a weighted average of the words of its own sentence;
+#   the weights are $\mathrm{softmax}(q_i \cdot k_j / \sqrt{d_k})$ with learned $W_q, W_k, W_v$.
+# - Dividing by $\sqrt{d_k}$ keeps the score variance at 1: without it the softmax saturates and its
+#   gradients vanish as $d_k$ grows (measured above).
+# - Masks (padding, causal) set scores to $-\infty$ before the softmax; `coursekit.attention`
+#   uses boolean masks with True = may attend and returns zeros for fully masked rows.
+# - Multi-head attention = split into heads, attend in parallel, concatenate, $W_O$; ours equals
+#   `F.scaled_dot_product_attention` and `nn.MultiheadAttention`.
+# - Self-attention is permutation-equivariant, so word order must be added as positions (08).
+# - Per layer it costs $O(n^2 d)$ with $O(1)$ sequential steps, versus $O(n d^2)$ and $O(n)$ steps
+#   for an RNN.
+#
+# ## Exercises
+#
+# Each exercise has a check that tells you what is wrong, on which input.
+
+# %%
+# EXERCISE 1: scaled dot-product attention
+def my_attention(q, k, v, mask=None):
+    """softmax(q kᵀ / √d_k) v; ``mask`` bool, True = may attend, broadcastable to (..., T_q, T_k)."""
+    ### BEGIN SOLUTION
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+    ### END SOLUTION
+
+
+check_scaled_dot_product_attention(my_attention)
+
+
+# %%
+# EXERCISE 2: the causal mask
+def my_causal_mask(T):
+    """(T, T) bool tensor, True where query i may attend to key j (j <= i)."""
+    ### BEGIN SOLUTION
+    return torch.tril(torch.ones(T, T, dtype=torch.bool))
+    ### END SOLUTION
+
+
+check_causal_mask(my_causal_mask)
+
+
+# %%
+# EXERCISE 3: split and merge heads
+def my_split_heads(x, n_heads):
+    """(B, T, C) -> (B, H, T, C/H)."""
+    ### BEGIN SOLUTION
+    B, T, C = x.shape
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
+    ### END SOLUTION
+
+
+def my_merge_heads(x):
+    """(B, H, T, D) -> (B, T, H*D)."""
+    ### BEGIN SOLUTION
+    B, H, T, D = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * D)
+    ### END SOLUTION
+
+
+check_split_heads(my_split_heads)
+check_merge_heads(my_merge_heads)
+
+
+# %%
+# EXERCISE 4: multi-head self-attention from its weight matrices
+def my_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):
+    """Self-attention of x (B, T, C) with (C, C) projections applied as x @ W; returns (B, T, C)."""
+    ### BEGIN SOLUTION
+    B, T, C = x.shape
+    q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(C // n_heads), dim=-1)
+    return merge_heads(weights @ v) @ W_o
+    ### END SOLUTION
+
+
+check_multi_head_attention(my_multi_head_attention)
+
+# %% [markdown]
+# **Exercise 5 (written).** The complexity table says a recurrent layer needs $O(n)$ sequential
+# operations and attention $O(1)$. Using the crossover length you measured, explain why the
+# Transformer was still faster to *train* than recurrent models on WMT sentences (average length
+# ≈ 25 tokens) — and what changes for documents of 10,000 tokens.
+#
+# === BEGIN MARK SCHEME ===
+# For n ≈ 25 < d the n²·d term is smaller than n·d², and all positions are computed in parallel (no
+# n-step dependency), so training is faster on GPUs. At n = 10,000 the n² term dominates in time
+# and memory (10⁸ scores per head and layer): one needs restricted/windowed or other efficient attention.
+# === END MARK SCHEME ===

@@ -60,7 +60,7 @@ def pytest_runtest_logreport(report):
     path = report.nodeid.split("::")[0]
     if path.endswith(".ipynb"):
         _durations[path] = _durations.get(path, 0.0) + report.duration
-    elif "test_student_versions.py" in path and "[" in report.nodeid:
+    elif "test_student_version_of_every_notebook[" in report.nodeid:
         key = "student version of " + report.nodeid.split("[", 1)[1].rstrip("]")
         _durations[key] = _durations.get(key, 0.0) + report.duration
 

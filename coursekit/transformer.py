@@ -27,6 +27,7 @@ from torch import nn
 
 from coursekit.attention import KVCache, MultiHeadAttention, padding_mask
 from coursekit.checks import check_positive_int, check_tensor, check_token_ids
+from coursekit.decoding.search import SearchResult, beam_search, greedy_search
 
 __all__ = [
     "ACTIVATIONS",
@@ -410,6 +411,8 @@ class TransformerConfig:
     final_norm: bool = True            # final LayerNorm on each stack (as in torch.nn.Transformer)
     src_pad_id: int = 0
     tgt_pad_id: int = 0
+    bos_id: int = 2                    # target <bos> / <eos> (coursekit.text.Vocab's specials order)
+    eos_id: int = 3
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "n_encoder_layers",
@@ -531,22 +534,42 @@ class Transformer(nn.Module):
         logits, _ = self.decode(tokens[:, None], state.memory, state.src_keep, cache=state.cache)
         return torch.log_softmax(logits[:, -1].float(), dim=-1)  # (B, V)
 
+    def loss(self, batch, *, label_smoothing: float = 0.0) -> torch.Tensor:
+        """Mean cross-entropy per real target token of a ``coursekit.translation.TranslationBatch``
+        (padding ignored), optionally with label smoothing (§5.4 uses ε = 0.1)."""
+        logits = self(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1),
+                               ignore_index=self.config.tgt_pad_id, label_smoothing=label_smoothing)
+
     @torch.no_grad()
-    def greedy(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, *, bos_id: int, eos_id: int,
-               max_len: int = 50) -> list[list[int]]:
-        """Greedy decoding with the KV cache: the arg-max token fed back until ``<eos>`` or ``max_len``."""
-        check_positive_int(max_len, "max_len")
+    def translate(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, *, beam_size: int = 1,
+                  max_len: int = 20, length_penalty: float = 0.0) -> SearchResult:
+        """Greedy (``beam_size=1``) or beam search through :mod:`coursekit.decoding`, one cached step at a time."""
         state = self.start(src, src_keep)
-        tokens = torch.full((src.shape[0],), bos_id, dtype=torch.long, device=src.device)
-        out, done = [], torch.zeros_like(tokens, dtype=torch.bool)
-        for _ in range(min(max_len, self.config.max_len)):
-            tokens = self.step(tokens, state).argmax(-1)
-            out.append(tokens)
-            done |= tokens == eos_id
-            if done.all():
-                break
-        seqs = torch.stack(out, 1).tolist() if out else [[] for _ in range(src.shape[0])]
-        return [s[: s.index(eos_id)] if eos_id in s else s for s in seqs]
+
+        def step(prefix: torch.Tensor, st: TransformerState):
+            return self.step(prefix[:, -1], st), st  # the cache already holds prefix[:, :-1]
+
+        kwargs = dict(batch_size=src.shape[0], bos_id=self.config.bos_id, eos_id=self.config.eos_id,
+                      max_len=min(max_len, self.config.max_len), device=src.device)
+        if beam_size == 1 and length_penalty == 0.0:
+            return greedy_search(step, state, **kwargs)
+        return beam_search(step, state, beam_size=beam_size, length_penalty=length_penalty,
+                           reorder=TransformerState.reordered, **kwargs)
+
+    def translator(self, *, beam_size: int = 1, max_len: int = 20, length_penalty: float = 0.0):
+        """``batch -> list of target id lists``, the callable ``TranslationData.evaluate`` expects."""
+
+        def translate(batch) -> list[list[int]]:
+            was_training = self.training
+            self.eval()
+            try:
+                return self.translate(batch.src, batch.src_mask, beam_size=beam_size, max_len=max_len,
+                                      length_penalty=length_penalty).tokens
+            finally:
+                self.train(was_training)
+
+        return translate
 
     @classmethod
     def from_torch(cls, ref: nn.Transformer, src_vocab_size: int, tgt_vocab_size: int, **config) -> Transformer:
@@ -585,4 +608,9 @@ class TransformerState:
         self.memory = self.memory.index_select(0, index)
         self.src_keep = self.src_keep.index_select(0, index)
         self.cache.reorder(index)
+
+    def reordered(self, index: torch.Tensor) -> TransformerState:
+        """:meth:`reorder` in place and return the state (the ``reorder=`` hook of beam search)."""
+        self.reorder(index)
+        return self
 

@@ -141,7 +141,7 @@ def test_cached_decoding_equals_full_recomputation(norm_first, positions):
 def test_greedy_equals_argmax_of_full_recomputation():
     model = _small_model()
     src = torch.randint(4, 20, (2, 6), generator=torch.Generator().manual_seed(7))
-    out = model.greedy(src, bos_id=2, eos_id=3, max_len=7)
+    out = model.translate(src, max_len=7).tokens
     # reproduce without the cache: re-run the whole prefix each step
     for b in range(2):
         prefix = [2]
@@ -151,6 +151,40 @@ def test_greedy_equals_argmax_of_full_recomputation():
                 break
             prefix.append(nxt)
         assert out[b] == prefix[1:]
+
+
+def test_beam_search_with_cache_equals_uncached_beam_search():
+    from coursekit.decoding import beam_search
+
+    model = _small_model()
+    src = torch.randint(4, 20, (2, 6), generator=torch.Generator().manual_seed(9))
+    got = model.translate(src, beam_size=3, max_len=6)
+
+    def uncached(prefix, src_rows):  # re-run the whole prefix every step
+        return torch.log_softmax(model(src_rows, prefix)[:, -1], -1), src_rows
+
+    with torch.no_grad():
+        want = beam_search(uncached, src, batch_size=2, bos_id=2, eos_id=3, max_len=6, beam_size=3)
+    assert got.tokens == want.tokens
+    assert torch.allclose(got.scores, want.scores, atol=1e-4)
+    assert model.translate(src, beam_size=1, max_len=6).tokens == model.translate(src, max_len=6).tokens
+
+
+def test_loss_ignores_padding_and_supports_label_smoothing():
+    from types import SimpleNamespace
+
+    model = _small_model()
+    src = torch.tensor([[5, 6, 3, 0], [7, 3, 0, 0]])
+    tgt_in = torch.tensor([[2, 8, 9], [2, 10, 0]])
+    tgt_out = torch.tensor([[8, 9, 3], [10, 3, 0]])
+    batch = SimpleNamespace(src=src, src_mask=src != 0, tgt_in=tgt_in, tgt_out=tgt_out, tgt_mask=tgt_in != 0)
+    logits = model(src, tgt_in)
+    real = tgt_out != 0
+    want = torch.nn.functional.cross_entropy(logits[real], tgt_out[real])
+    assert torch.allclose(model.loss(batch), want, atol=1e-6)
+    log_p = torch.log_softmax(logits[real], -1)
+    smoothed = 0.9 * want - 0.1 * log_p.mean(-1).mean()  # (1-ε)·CE + ε·(cross-entropy with the uniform)
+    assert torch.allclose(model.loss(batch, label_smoothing=0.1), smoothed, atol=1e-6)
 
 
 def test_state_reorder_for_beams():

@@ -237,20 +237,22 @@ def _first_exercise(nb) -> int:
     return len(nb.cells)
 
 
-@pytest.fixture(scope="module")
-def student_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("student")
-    if NOTEBOOKS:
-        write_student_versions(NOTEBOOKS, out)
-    return out
+def test_leak_scan_finds_solution_lines():
+    """The scan used below is not vacuous: it sees the solution lines of the sample notebook."""
+    secret = _marked_lines(_sample())
+    assert secret == {2: {"e = (x - x.amax(-1, keepdim=True)).exp()", "return e / e.sum(-1, keepdim=True)"},
+                      3: {"exp overflows."}}
+    student, _ = student_notebook(_sample())
+    assert all(not (lines & set(student.cells[i].source.splitlines())) for i, lines in secret.items())
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_student_version_of_every_notebook(source, student_dir):
+def test_student_version_of_every_notebook(source, tmp_path):
     from nbclient import NotebookClient
 
     original = nbformat.read(source, as_version=4)
-    student = nbformat.read(student_dir / source.name, as_version=4)
+    (written, _), = write_student_versions(source, tmp_path)
+    student = nbformat.read(written, as_version=4)
     nbformat.validate(student)
     assert len(student.cells) == len(original.cells)
 

@@ -15,7 +15,9 @@ from coursekit.attention import (
     merge_heads,
     padding_mask,
     scaled_dot_product_attention,
+    sliding_window_attention,
     split_heads,
+    window_mask,
 )
 
 ATOL = 1e-5
@@ -358,3 +360,33 @@ def test_kv_cache_append_reorder_and_errors():
         c.append(torch.randn(2, 1, 2, 4), torch.randn(2, 1, 1, 5))
     c.reset()
     assert c.length == 0
+
+
+# ---------------------------------------------------------------- windowed attention
+
+def test_window_mask():
+    m = window_mask(5, 1)
+    assert m.sum(1).tolist() == [2, 3, 3, 3, 2]
+    assert torch.equal(window_mask(5, 4), torch.ones(5, 5, dtype=torch.bool))
+    assert torch.equal(window_mask(5, 4, causal=True), causal_mask(5))
+    assert torch.equal(window_mask(4, 0), torch.eye(4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="window"):
+        window_mask(4, -1)
+
+
+@pytest.mark.parametrize("window", [0, 1, 3, 20])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sliding_window_attention_equals_masked_attention(window, causal):
+    q, k, v = _qkv(T_q=9, T_k=9, d_v=5)
+    want, _ = scaled_dot_product_attention(q, k, v, window_mask(9, window, causal=causal))
+    got = sliding_window_attention(q, k, v, window, causal=causal)
+    assert got.shape == want.shape and (got - want).abs().max() < ATOL
+
+
+def test_sliding_window_attention_bad_inputs():
+    q, k, v = _qkv(T_q=4, T_k=6)
+    with pytest.raises(ValueError, match="same"):
+        sliding_window_attention(q, k, v, 2)
+    q, k, v = _qkv(T_q=4, T_k=4)
+    with pytest.raises(ValueError, match="window"):
+        sliding_window_attention(q, k, v, -2)

@@ -33,7 +33,9 @@ __all__ = [
     "merge_heads",
     "padding_mask",
     "scaled_dot_product_attention",
+    "sliding_window_attention",
     "split_heads",
+    "window_mask",
 ]
 
 
@@ -79,6 +81,20 @@ def padding_mask(lengths_or_keep: torch.Tensor, T: int | None = None) -> torch.T
             raise ValueError(f"a length ({longest}) exceeds T={T}")
         keep = torch.arange(T, device=x.device).unsqueeze(0) < x.unsqueeze(1)  # (B, T)
     return keep[:, None, None, :]  # (B, 1, 1, T)
+
+
+def window_mask(T: int, window: int, *, causal: bool = False, device=None) -> torch.Tensor:
+    """Local attention (Longformer's sliding window): ``(T, T)``, True where ``|i - j| <= window``.
+
+    With ``causal=True`` only the ``window`` previous positions (and itself) are visible.
+    """
+    check_positive_int(T, "T")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+        raise ValueError(f"window must be an int >= 0, got {window!r}")
+    i = torch.arange(T, device=device).unsqueeze(1)  # (T, 1)
+    j = torch.arange(T, device=device).unsqueeze(0)  # (1, T)
+    keep = (j - i).abs() <= window
+    return keep & (j <= i) if causal else keep  # (T, T)
 
 
 def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
@@ -175,6 +191,36 @@ def _fused_attention(q, k, v, mask, batch, dropout_p):
     if mask is not None:
         out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     return out
+
+
+def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int, *,
+                             causal: bool = False) -> torch.Tensor:
+    """Scaled dot-product attention restricted to ``|i - j| <= window``, in O(T·window) time and memory.
+
+    Equal to ``scaled_dot_product_attention(q, k, v, window_mask(T, window, causal=causal))`` but each
+    query only ever meets its own ``2·window + 1`` keys (Beltagy et al. 2020, *Longformer*, §3.1):
+    the padded keys are viewed as overlapping windows with ``unfold`` instead of forming the
+    ``T × T`` score matrix. q, k, v ``(..., T, d)`` of one sequence length; returns ``(..., T, d_v)``.
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(t, name, floating=True)
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have shape (..., T, d), got {tuple(t.shape)}")
+    if not (q.shape[:-1] == k.shape[:-1] == v.shape[:-1]) or q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"sliding-window self-attention needs q, k, v with the same (..., T) and q, k the same d; "
+                         f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+        raise ValueError(f"window must be an int >= 0, got {window!r}")
+    T, d_k = q.shape[-2], q.shape[-1]
+    left, right = window, 0 if causal else window
+    W = left + right + 1
+    k_win = F.pad(k, (0, 0, left, right)).unfold(-2, W, 1)      # (..., T, d_k, W): keys t-left … t+right
+    v_win = F.pad(v, (0, 0, left, right)).unfold(-2, W, 1)      # (..., T, d_v, W)
+    scores = torch.einsum("...td,...tdw->...tw", q, k_win) / math.sqrt(d_k)  # (..., T, W)
+    j = torch.arange(T, device=q.device)[:, None] - left + torch.arange(W, device=q.device)[None, :]
+    scores = scores.masked_fill(~((j >= 0) & (j < T)), float("-inf"))  # windows hanging over the ends
+    weights = torch.softmax(scores, dim=-1)
+    return torch.einsum("...tw,...tdw->...td", weights, v_win)  # (..., T, d_v)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -313,18 +313,23 @@ def test_grade_table_passed_failed_not_attempted(graded):
     assert data["exercises"][0]["checks"][0]["check"] == "softmax"
 
 
+# What a check does (see coursekit.exercises.core), without importing torch: these tests use a short
+# per-cell timeout, and importing torch on a loaded machine could exceed it.
+FAKE_CHECK = """import json, os
+
+def check_fake(name, status='passed', message='fine'):
+    with open(os.environ['COURSEKIT_GRADING_LOG'], 'a') as log:
+        log.write(json.dumps(dict(check=name, status=status, message=message)) + '\\n')"""
+
+
 def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
     nb = _notebook(
-        # what a check does (see coursekit.exercises.core), without importing torch: this test has
-        # a short per-cell timeout, and importing torch on a loaded machine could exceed it
-        new_code_cell("import json, os\n\ndef check_four():\n"
-                      "    with open(os.environ['COURSEKIT_GRADING_LOG'], 'a') as log:\n"
-                      "        log.write(json.dumps(dict(check='four', status='passed', message='fine')) + '\\n')"),
+        new_code_cell(FAKE_CHECK),
         new_code_cell("# EXERCISE 1: raises\nraise ValueError('shapes do not match')"),
         new_code_cell("# EXERCISE 2: loops\nimport time\nwhile True:\n    time.sleep(0.1)"),
         new_code_cell("# EXERCISE 3: never checked\nx = 1"),
         new_code_cell("# EXERCISE 4: checked in the next cell\ny = 2"),
-        new_code_cell("check_four()"),
+        new_code_cell("check_fake('four')"),
         new_code_cell("# EXERCISE 5: stub at top level\nraise NotImplementedError('Exercise 5: stub')"),
     )
     path = _write(nb, tmp_path / "sub.ipynb")
@@ -342,3 +347,33 @@ def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
 def test_grade_rejects_bad_arguments(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "missing.ipynb")]) == 2
     assert "no such notebook" in capsys.readouterr().err
+    path = _write(_notebook(new_code_cell("x = 1")), tmp_path / "sub.ipynb")
+    assert main(["grade", str(path), "--kernel", "no-such-kernel"]) == 2
+    assert "no Jupyter kernel named 'no-such-kernel'" in capsys.readouterr().err
+    assert main(["grade", str(path), "--timeout", "0"]) == 2
+    assert "timeout must be a positive" in capsys.readouterr().err
+
+
+def test_grade_against_the_reference_exercise_list(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    reference = _write(_notebook(*[new_code_cell(f"# EXERCISE {n}: {t}\n### BEGIN SOLUTION\npass\n### END SOLUTION")
+                                   for n, t in [(1, "a"), (2, "b"), (3, "c")]]), tmp_path / "ref.ipynb")
+    submission = _write(_notebook(
+        new_code_cell(FAKE_CHECK),
+        new_code_cell("# EXERCISE 1: a\nraise NotImplementedError('Exercise 1: a')"),
+        new_code_cell("# EXERCISE 1: a (my second try)\ncheck_fake('a')"),
+        new_code_cell("# EXERCISE three: renamed by the student\ncheck_fake('c')"),
+        new_code_cell("# EXERCISE 9: not in the reference\ncheck_fake('z')"),
+    ), tmp_path / "sub.ipynb")
+    report = grade(submission, timeout=20, reference=reference)
+    assert [(e.number, e.status) for e in report.exercises] == [
+        ("1", "passed"), ("2", "not attempted"), ("3", "not attempted")]
+    assert "the exercise cell is missing" in report.exercises[1].message
+    notes = " | ".join(report.notes)
+    assert "exercise 1 appears 2 times" in notes and "malformed exercise header" in notes
+    assert "exercise 9 is not in the reference" in notes
+    assert (report.passed, report.total) == (1, 3)
+    unreferenced = grade(submission, timeout=20)  # without a reference: what the notebook has
+    assert [(e.number, e.status) for e in unreferenced.exercises] == [
+        ("1", "not attempted"), ("1", "passed"), ("9", "passed")]

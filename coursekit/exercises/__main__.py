@@ -23,7 +23,8 @@ def _student(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    report = grade(args.notebook, timeout=args.timeout, kernel=args.kernel, save_executed=args.save_executed)
+    report = grade(args.notebook, timeout=args.timeout, kernel=args.kernel, reference=args.reference,
+                   save_executed=args.save_executed)
     print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) if args.json else report.table())
     return 0  # a graded notebook is a success, whatever its score
 
@@ -44,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     grader.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
                         help=f"time limit per cell in seconds (default {DEFAULT_TIMEOUT})")
     grader.add_argument("--json", action="store_true", help="print the result as JSON (for autograders)")
+    grader.add_argument("--reference", metavar="NOTEBOOK",
+                        help="the notebook as handed out: its exercises are the ones graded (a deleted one "
+                             "counts as not attempted)")
     grader.add_argument("--kernel", default="python3", help="Jupyter kernel to run it in (default python3)")
     grader.add_argument("--save-executed", metavar="PATH", help="also write the executed notebook here")
     grader.set_defaults(run=_grade)

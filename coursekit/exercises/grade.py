@@ -35,7 +35,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from coursekit.exercises.core import FAILED, GRADING_LOG_ENV, NOT_ATTEMPTED, PASSED, CheckResult
-from coursekit.exercises.student import Exercise, exercises_of
+from coursekit.exercises.student import Exercise, MarkerError, exercise_header, exercises_of
 
 __all__ = ["DEFAULT_TIMEOUT", "ExerciseGrade", "GradeReport", "grade", "grading_env"]
 
@@ -146,7 +146,8 @@ def _execute(nb, *, cwd: Path, env: dict, timeout: int, kernel: str, log: _LogRe
              notes: list[str]) -> dict[int, CellRun]:
     """Run every code cell of ``nb`` in order (in place); return what each one did, by cell index."""
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, allow_errors=True,
-                            interrupt_on_timeout=True, resources={"metadata": {"path": str(cwd)}})
+                            interrupt_on_timeout=True, resources={"metadata": {"path": str(cwd)}},
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])  # no start-up chatter
     runs: dict[int, CellRun] = {}
     count = 0
     with client.setup_kernel(env=env):
@@ -203,6 +204,43 @@ def _grade_exercise(exercise: Exercise, span: list[int], runs: dict[int, CellRun
     return ExerciseGrade(**row, checks=results, **dict(zip(("status", "message"), _aggregate(results))))
 
 
+def _find_exercises(nb, notes: list[str]) -> list[Exercise]:
+    """The exercise cells of a submission. Lenient: a header the student broke is noted, not fatal."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            header = exercise_header(cell.source, where=f"cell {index + 1}")
+        except MarkerError as exc:
+            notes.append(f"{exc} (not graded as an exercise)")
+            continue
+        if header is not None:
+            found.append(Exercise(*header, cell_index=index))
+    return found
+
+
+_RANK = {PASSED: 0, FAILED: 1, NOT_ATTEMPTED: 2}
+
+
+def _match_reference(rows: list[ExerciseGrade], expected: list[Exercise], notes: list[str]) -> list[ExerciseGrade]:
+    """One row per exercise of the reference notebook, in its order: a missing exercise is not
+    attempted, a duplicated one counts with its best row, one the reference lacks is left out."""
+    by_number: dict[str, list[ExerciseGrade]] = {}
+    for row in rows:
+        by_number.setdefault(row.number, []).append(row)
+    matched = []
+    for e in expected:
+        candidates = sorted(by_number.pop(e.number, []), key=lambda r: _RANK[r.status])
+        if len(candidates) > 1:
+            notes.append(f"exercise {e.number} appears {len(candidates)} times; its best result counts")
+        matched.append(candidates[0] if candidates else ExerciseGrade(
+            e.number, e.title, NOT_ATTEMPTED,
+            f"the exercise cell is missing (its first line must stay '# EXERCISE {e.number}: {e.title}')"))
+    notes += [f"exercise {n} is not in the reference notebook; not counted" for n in by_number]
+    return matched
+
+
 def _spans(exercises: list[Exercise], n_cells: int) -> list[list[int]]:
     """The cell indices each exercise owns: from its cell up to the next exercise cell."""
     starts = [e.cell_index for e in exercises] + [n_cells]
@@ -210,20 +248,28 @@ def _spans(exercises: list[Exercise], n_cells: int) -> list[list[int]]:
 
 
 def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "python3",
-          save_executed: str | Path | None = None) -> GradeReport:
+          reference: str | Path | None = None, save_executed: str | Path | None = None) -> GradeReport:
     """Execute the notebook at ``path`` in a fresh kernel and grade each of its exercises.
 
-    ``timeout`` is the limit per cell in seconds. ``save_executed`` writes the executed notebook
-    (with the student's outputs) there, for the instructor to read.
+    ``timeout`` is the limit per cell in seconds. ``reference`` (the instructor's or the student
+    version of the notebook) fixes the list of exercises, so one whose cell the student deleted or
+    renamed still counts as not attempted. ``save_executed`` writes the executed notebook (with the
+    student's outputs) there, for the instructor to read.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such notebook: {path}")
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    _require_kernel(kernel)
+    expected = None
+    if reference is not None:
+        if not Path(reference).is_file():
+            raise FileNotFoundError(f"no such reference notebook: {reference}")
+        expected = exercises_of(nbformat.read(reference, as_version=4), name=str(reference))
     nb = nbformat.read(path, as_version=4)
-    exercises = exercises_of(nb, name=str(path))
     notes: list[str] = []
+    exercises = _find_exercises(nb, notes)
     with tempfile.TemporaryDirectory(prefix="coursekit-grade-") as tmp:
         log = _LogReader(Path(tmp) / "checks.jsonl")
         env = grading_env(log.path)
@@ -234,4 +280,15 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     if save_executed:
         nbformat.write(nb, save_executed)
     rows = [_grade_exercise(e, span, runs) for e, span in zip(exercises, _spans(exercises, len(nb.cells)))]
+    if expected is not None:
+        rows = _match_reference(rows, expected, notes)
     return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes)
+
+
+def _require_kernel(name: str) -> None:
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    installed = KernelSpecManager().find_kernel_specs()
+    if name not in installed:
+        raise ValueError(f"no Jupyter kernel named {name!r}; installed: {', '.join(sorted(installed)) or 'none'} "
+                         f"(python -m ipykernel install --user installs one)")

@@ -333,8 +333,11 @@ def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
         new_code_cell("# EXERCISE 5: stub at top level\nraise NotImplementedError('Exercise 5: stub')"),
     )
     path = _write(nb, tmp_path / "sub.ipynb")
-    assert main(["grade", str(path), "--timeout", "5", "--json"]) == 0
+    executed = tmp_path / "executed.ipynb"
+    assert main(["grade", str(path), "--timeout", "5", "--json", "--save-executed", str(executed)]) == 0
     report = json.loads(capsys.readouterr().out)
+    outputs = nbformat.read(executed, as_version=4).cells[1].outputs
+    assert [(o.output_type, o.ename) for o in outputs] == [("error", "ValueError")]
     rows = {e["number"]: (e["status"], e["message"]) for e in report["exercises"]}
     assert rows["1"] == ("failed", "your cell raised ValueError: shapes do not match")
     assert rows["2"][0] == "failed" and "did not finish within 5 s" in rows["2"][1]

@@ -175,6 +175,7 @@ def test_unbalanced_mark_scheme(tmp_path):
     ("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", "outside an exercise cell"),
     ("# EXERCISE one: softmax\npass", "malformed exercise header"),
     ("# EXERCISE 2 softmax\npass", "malformed exercise header"),
+    ("# EXERCISE 3: x\ndef f(x):\n### BEGIN SOLUTION\n    return x\n### END SOLUTION\n", "no longer valid Python"),
 ])
 def test_malformed_exercises_are_errors(source, problem):
     with pytest.raises(MarkerError, match=problem):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,7 +150,9 @@ def student_notebook(nb: nbformat.NotebookNode,
             exercise = Exercise(*header, cell_index=index)
             _check_unique(exercise, exercises, name)
             exercises.append(exercise)
-            cell.source, _ = student_source(cell.source, "code", stub=_exercise_stub(*header), where=where)
+            before = cell.source
+            cell.source, _ = student_source(before, "code", stub=_exercise_stub(*header), where=where)
+            _check_still_python(before, cell.source, where)
             _clear_outputs(cell)
         elif cell.cell_type == "code":
             if solution_regions(cell.source.split("\n"), SOLUTION_BEGIN, SOLUTION_END, where=where):
@@ -158,6 +161,22 @@ def student_notebook(nb: nbformat.NotebookNode,
         elif cell.cell_type == "markdown":
             cell.source, _ = student_source(cell.source, "markdown", stub=ANSWER_STUB, where=where)
     return student, exercises
+
+
+def _check_still_python(before: str, after: str, where: str) -> None:
+    """A cell that compiled with its solution must compile with the stub (markers indented wrongly)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. SyntaxWarning for escapes: not ours to report
+        try:
+            compile(before, where, "exec")
+        except SyntaxError:
+            return  # IPython magics or the like: nothing to compare with
+        try:
+            compile(after, where, "exec")
+        except SyntaxError as exc:
+            raise MarkerError(f"{where}: with the stub in place the cell is no longer valid Python "
+                              f"({exc.msg}, line {exc.lineno}); indent the solution markers like the "
+                              f"solution code they enclose") from None
 
 
 def _check_unique(exercise: Exercise, seen: list[Exercise], name: str) -> None:

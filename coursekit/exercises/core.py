@@ -23,8 +23,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import torch
 
@@ -87,10 +88,13 @@ def _close(a: Any, b: Any, atol: float, rtol: float) -> bool:
         if a.shape != b.shape:
             return False
         return torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True)
+    for x in (a, b):  # a multi-element tensor is never equal to a number (and `==` would be ambiguous)
+        if isinstance(x, torch.Tensor) and x.numel() != 1:
+            return False
     try:
         return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
     except (TypeError, ValueError):
-        return a == b
+        return bool(a == b)
 
 
 def expect_close(got: Any, want: Any, *, case: str, atol: float = 1e-5, rtol: float = 1e-4,
@@ -117,7 +121,8 @@ def expect_close(got: Any, want: Any, *, case: str, atol: float = 1e-5, rtol: fl
     if isinstance(want, torch.Tensor):
         err = (got.double() - want.double()).abs()
         where = tuple(int(i) for i in torch.nonzero(err == err.max())[0])
-        detail = (f"largest difference {err.max().item():.3g} at index {where}: "
+        at = f" at index {where}" if where else ""
+        detail = (f"largest difference {err.max().item():.3g}{at}: "
                   f"expected {want[where].item():.6g}, got {got[where].item():.6g}")
     else:
         detail = f"expected {want!r}, got {got!r}"

@@ -152,6 +152,15 @@ def sync_problems(directory: Path = NOTEBOOKS) -> list[str]:
     return problems
 
 
+def _seconds(meta: dict, timed: dict, profile: str) -> str:
+    """Class time from the stored notebook's metadata, the others from timings.json."""
+    if profile == "class" and meta.get("profile") == "class":
+        seconds = meta.get("wall_time_s")
+    else:
+        seconds = timed.get(profile, {}).get("seconds")
+    return f"{seconds:.0f} s" if seconds is not None else "—"
+
+
 def runtime_table() -> str:
     """Markdown table of wall times: class (stored notebook metadata), quick and full (timings.json)."""
     timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
@@ -159,17 +168,12 @@ def runtime_table() -> str:
              "|---|---:|---:|---:|---|"]
     for nb_path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         meta = nbformat.read(str(nb_path), as_version=4).metadata.get("coursekit", {})
-        t = timings.get(nb_path.stem, {})
-
-        def fmt(profile: str) -> str:
-            s = meta.get("wall_time_s") if profile == "class" and meta.get("profile") == "class" else \
-                t.get(profile, {}).get("seconds")
-            return f"{s:.0f} s" if s is not None else "—"
-
+        timed = timings.get(nb_path.stem, {})
+        cells = [_seconds(meta, timed, profile) for profile in ("quick", "class", "full")]
         where = meta.get("device", "—")
         if "torch_threads" in meta:
             where += f", {meta['torch_threads']} torch thread(s), load {meta['load_average_before']}"
-        lines.append(f"| `{nb_path.name}` | {fmt('quick')} | {fmt('class')} | {fmt('full')} | {where} |")
+        lines.append(f"| `{nb_path.name}` | {' | '.join(cells)} | {where} |")
     return "\n".join(lines)
 
 

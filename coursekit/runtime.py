@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import platform
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import torch
 
@@ -43,7 +43,7 @@ class Vocab:
 
     @classmethod
     def build(cls, token_lists: Iterable[Sequence[str]], *, min_freq: int = 1, max_size: int | None = None,
-              specials: Sequence[str] = SPECIALS) -> "Vocab":
+              specials: Sequence[str] = SPECIALS) -> Vocab:
         """Count tokens; keep those seen ``min_freq`` times, most frequent first (ties alphabetical)."""
         if min_freq < 1:
             raise ValueError(f"min_freq must be ≥ 1, got {min_freq}")

@@ -10,7 +10,8 @@ does.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 HEADLESS_ENV = "COURSEKIT_HEADLESS"
 

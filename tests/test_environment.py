@@ -1,10 +1,10 @@
 """environment.yml and pyproject.toml must install the same packages, and the pins must satisfy the ranges."""
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 
@@ -27,7 +27,8 @@ def _conda_pip_requirements() -> dict[str, Requirement]:
 def test_same_packages():
     py, conda = _pyproject_requirements(), _conda_pip_requirements()
     assert set(py) == set(conda), (
-        f"only in pyproject.toml: {sorted(set(py) - set(conda))}; only in environment.yml: {sorted(set(conda) - set(py))}")
+        f"only in pyproject.toml: {sorted(set(py) - set(conda))}; "
+        f"only in environment.yml: {sorted(set(conda) - set(py))}")
 
 
 @pytest.mark.parametrize("name", sorted(_pyproject_requirements()))

@@ -29,8 +29,8 @@ def test_show_table_returns_frame(capsys):
 def test_explorer_static_fallback(monkeypatch, capsys):
     monkeypatch.setenv("COURSEKIT_HEADLESS", "1")
     seen = []
-    assert widgets.explorer(lambda word, k: seen.append((word, k)), [{"word": "king", "k": 3}, {"word": "queen", "k": 5}],
-                            word="king", k=(1, 10)) is None
+    examples = [{"word": "king", "k": 3}, {"word": "queen", "k": 5}]
+    assert widgets.explorer(lambda word, k: seen.append((word, k)), examples, word="king", k=(1, 10)) is None
     assert seen == [("king", 3), ("queen", 5)]
     assert "static view" in capsys.readouterr().out
     with pytest.raises(ValueError, match="not controls"):

@@ -216,7 +216,7 @@ class Decoder(nn.Module):
 
     def forward(self, tgt_in: torch.Tensor, state: dict, *, teacher_forcing: float = 1.0,
                 generator: torch.Generator | None = None, stepwise: bool = False):
-        """Run the decoder over ``tgt_in`` (B, T) (``<bos>`` + target) → ``(logits (B, T, V), weights (B, T, S) or None)``.
+        """Decode ``tgt_in`` (B, T) (``<bos>`` + target) → ``(logits (B, T, V), weights (B, T, S) or None)``.
 
         ``teacher_forcing`` is the probability of reading the gold token at each step (1: teacher
         forcing, 0: free running, in between: scheduled sampling with coins from ``generator``).

@@ -63,18 +63,23 @@ def heatmap(matrix, xlabels: Sequence[str] | None = None, ylabels: Sequence[str]
     return ax
 
 
-def show_table(rows: Sequence[Mapping], title: str | None = None, floatfmt: str = "{:.3f}"):
-    """Display a list of dicts as a table (a pandas DataFrame); returns the DataFrame."""
+def show_table(rows: Sequence[Mapping], title: str | None = None, floatfmt: str = "{:.3f}") -> None:
+    """Display a list of dicts as a table: formatted HTML in a notebook, plain text elsewhere.
+
+    Returns nothing, so a table at the end of a cell is not shown twice; build a
+    ``pandas.DataFrame(rows)`` yourself when you need the data.
+    """
     import pandas as pd
 
     frame = pd.DataFrame(list(rows))
+    if title:
+        print(title)
     try:
+        from IPython import get_ipython
         from IPython.display import display
-
-        if title:
-            print(title)
-        display(frame.style.format({c: floatfmt.format for c in frame.select_dtypes("float").columns})
-                .hide(axis="index"))
-    except ImportError:  # plain Python: print it
+    except ImportError:
+        get_ipython = lambda: None  # noqa: E731
+    if get_ipython() is None:
         print(frame.to_string(index=False))
-    return frame
+        return
+    display(frame.style.format({c: floatfmt.format for c in frame.select_dtypes("float").columns}).hide(axis="index"))

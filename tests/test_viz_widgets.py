@@ -21,9 +21,10 @@ def test_plot_curves_and_heatmap():
         viz.plot_curves({"bad": ([1, 2, 3], [1, 2])})
 
 
-def test_show_table_returns_frame(capsys):
-    frame = viz.show_table([{"model": "a", "acc": 0.5}, {"model": "b", "acc": 0.75}], title="results")
-    assert list(frame.columns) == ["model", "acc"] and len(frame) == 2
+def test_show_table_prints_outside_a_notebook(capsys):
+    assert viz.show_table([{"model": "a", "acc": 0.5}, {"model": "b", "acc": 0.75}], title="results") is None
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "results" and out[1].split() == ["model", "acc"] and out[3].split() == ["b", "0.75"]
 
 
 def test_explorer_static_fallback(monkeypatch, capsys):

@@ -301,12 +301,13 @@ class TranslationData:
 
 
 def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: int | None = 1000,
-                     min_freq: int = 2, test_per_mille: int = 50, seed: int = 0,
+                     min_freq: int = 2, max_vocab: int | None = None, test_per_mille: int = 50, seed: int = 0,
                      release: str = "d2l") -> TranslationData:
     """Read, normalise, filter, split and index the Tatoeba English→French pairs (see the module doc).
 
     ``max_len``: longest sentence kept, in tokens, on both sides. ``n_train`` / ``n_test``: how many
-    training / test pairs to keep (``None`` = all). Keep ``max_len``, ``test_per_mille`` and ``n_test``
+    training / test pairs to keep (``None`` = all). ``max_vocab`` caps each vocabulary (specials
+    included; the most frequent tokens are kept), which bounds the cost of the output softmax. Keep ``max_len``, ``test_per_mille`` and ``n_test``
     equal across notebooks to compare their BLEU.
     """
     from coursekit.data import load_tatoeba
@@ -317,6 +318,8 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
         check_positive_int(n_train, "n_train")
     if n_test is not None:
         check_positive_int(n_test, "n_test")
+    if max_vocab is not None:
+        check_positive_int(max_vocab, "max_vocab")
     if not isinstance(test_per_mille, int) or not 0 < test_per_mille < 1000:
         raise ValueError(f"test_per_mille must be an int in (0, 1000), got {test_per_mille!r}")
 
@@ -339,8 +342,9 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
         train = [train[i] for i in order.tolist()]
     if n_test is not None:
         test = test[:n_test]
-    src_vocab = Vocab.build((e for e, _ in train), min_freq=min_freq)
-    tgt_vocab = Vocab.build((f for _, f in train), min_freq=min_freq)
+    src_vocab = Vocab.build((e for e, _ in train), min_freq=min_freq, max_size=max_vocab)
+    tgt_vocab = Vocab.build((f for _, f in train), min_freq=min_freq, max_size=max_vocab)
     info = {"release": release, "pairs_in_file": n_raw, "train_pool": n_train_pool, "test_pool": n_test_pool,
-            "max_len": max_len, "min_freq": min_freq, "test_per_mille": test_per_mille, "seed": seed}
+            "max_len": max_len, "min_freq": min_freq, "max_vocab": max_vocab, "test_per_mille": test_per_mille,
+            "seed": seed}
     return TranslationData(train, test, src_vocab, tgt_vocab, max_len, info)

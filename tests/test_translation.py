@@ -76,6 +76,11 @@ def test_vocabularies(data):
     assert all(counts[t] >= 2 for t in data.tgt_vocab.itos[4:])  # min_freq=2
 
 
+def test_max_vocab_keeps_the_most_frequent_tokens(data):
+    small = tr.load_translation(max_len=6, n_train=3000, n_test=10, max_vocab=50)
+    assert len(small.tgt_vocab) == 50 and small.tgt_vocab.itos == data.tgt_vocab.itos[:50]
+
+
 def test_batch_layout(data):
     batch = data.make_batch([0, 1, 2])
     eos, bos, pad = data.tgt_vocab.eos_id, data.tgt_vocab.bos_id, data.tgt_vocab.pad_id

@@ -41,6 +41,7 @@ from coursekit.checks import check_positive_int
 from coursekit.text import Vocab, pad_batch
 
 __all__ = [
+    "COURSE_SPLIT",
     "normalize",
     "split_tokens",
     "is_test_sentence",
@@ -52,6 +53,10 @@ __all__ = [
     "bleu_by_length",
     "length_buckets",
 ]
+
+#: The split every translation notebook uses, so their test BLEU is measured on the same sentences:
+#: sentences of at most 10 tokens, the first 1000 held-out English sentences (fewer in ``quick``).
+COURSE_SPLIT = {"max_len": 10, "test_per_mille": 50, "n_test": 1000}
 
 _PUNCT_RE = re.compile(r"(?<! )([,.!?;:])")
 
@@ -307,8 +312,9 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
 
     ``max_len``: longest sentence kept, in tokens, on both sides. ``n_train`` / ``n_test``: how many
     training / test pairs to keep (``None`` = all). ``max_vocab`` caps each vocabulary (specials
-    included; the most frequent tokens are kept), which bounds the cost of the output softmax. Keep ``max_len``, ``test_per_mille`` and ``n_test``
-    equal across notebooks to compare their BLEU.
+    included; the most frequent tokens are kept), which bounds the cost of the output softmax.
+    Keep ``max_len``, ``test_per_mille`` and ``n_test`` equal across notebooks to compare their BLEU
+    (the course uses :data:`COURSE_SPLIT`).
     """
     from coursekit.data import load_tatoeba
 

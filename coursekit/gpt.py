@@ -1,0 +1,477 @@
+"""GPT: a decoder-only Transformer language model in the GPT-2 layout (notebook 10).
+
+Radford et al. (2018), *Improving Language Understanding by Generative Pre-Training* (GPT-1), and
+Radford et al. (2019), *Language Models are Unsupervised Multitask Learners* (GPT-2):
+
+* next-token objective  L(U) = Σ_i log P(u_i | u_{i-k}, …, u_{i-1}; Θ)          (GPT-1, Eq. 1)
+* h_0 = U W_e + W_p;  h_l = block(h_{l-1});  P(u) = softmax(h_n W_eᵀ)           (GPT-1, Eq. 2)
+  — token embeddings W_e plus *learned* positions W_p, and an output layer tied to W_e;
+* GPT-2's changes: LayerNorm moved to the input of each sub-block (pre-LN), a final LayerNorm
+  after the last block, residual projections initialised with std 0.02/√(2·n_layer), GELU (tanh
+  approximation), a 1,024-token context and a 50,257-token byte-level BPE vocabulary.
+
+The blocks are :class:`coursekit.transformer.DecoderLayer` with ``cross_attention=False,
+norm_first=True, activation="gelu_tanh"`` — the same layer as the Transformer decoder of notebook
+08, minus cross-attention. :meth:`GPT.from_hf` imports Hugging Face ``GPT2LMHeadModel`` weights.
+
+The second half of the file is the training recipe of notebook 10 (character-level Tiny
+Shakespeare, nanoGPT's split and evaluation): ``python -m coursekit.gpt train --config cfg.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from coursekit.attention import KVCache
+from coursekit.checks import check_positive_int, check_tensor, check_token_ids
+from coursekit.decoding.sampling import sample_next
+from coursekit.transformer import DecoderLayer, LearnedPositions
+
+__all__ = ["GPTConfig", "GPT", "CharTokenizer", "TrainConfig", "train", "estimate_loss", "get_batch",
+           "char_data", "model_flops_per_token", "matmul_flops"]
+
+
+@dataclass
+class GPTConfig:
+    """Sizes of a GPT. The defaults are GPT-2 small (124M)."""
+
+    vocab_size: int = 50257
+    block_size: int = 1024      # the context: learned positions exist for 0 … block_size-1
+    n_layer: int = 12
+    n_head: int = 12
+    n_embd: int = 768
+    dropout: float = 0.0
+    bias: bool = True           # biases in Linear and LayerNorm (GPT-2 has them)
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            check_positive_int(getattr(self, name), name)
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
+
+
+class GPT(nn.Module):
+    """Token + learned position embeddings → n_layer pre-LN decoder blocks → LayerNorm → tied output layer."""
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        if not isinstance(config, GPTConfig):
+            raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
+        self.config = c = config
+        self.wte = nn.Embedding(c.vocab_size, c.n_embd)          # W_e
+        self.wpe = LearnedPositions(c.block_size, c.n_embd)      # W_p
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(
+            DecoderLayer(c.n_embd, c.n_head, 4 * c.n_embd, dropout=c.dropout, activation="gelu_tanh",
+                         norm_first=True, layer_norm_eps=c.layer_norm_eps, bias=c.bias, cross_attention=False)
+            for _ in range(c.n_layer))
+        self.ln_f = nn.LayerNorm(c.n_embd, eps=c.layer_norm_eps, bias=c.bias)
+        self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
+        self.lm_head.weight = self.wte.weight                     # tied: P(u) = softmax(h W_eᵀ)
+        self.apply(self._init_weights)
+        for name, p in self.named_parameters():                   # GPT-2: scale the residual projections
+            if name.endswith(("out_proj.weight", "ff.linear2.weight")):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layer))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def num_params(self, non_embedding: bool = True) -> int:
+        """Parameter count; by default without the position embeddings (the token embeddings are
+        the output layer too, so they count — the convention of nanoGPT and the GPT-2 paper)."""
+        n = sum(p.numel() for p in self.parameters())
+        return n - self.wpe.embedding.weight.numel() if non_embedding else n
+
+    def new_cache(self) -> list[KVCache]:
+        """One empty :class:`KVCache` per block, for incremental decoding."""
+        return [KVCache() for _ in self.blocks]
+
+    def hidden_states(self, idx: torch.Tensor, cache: list[KVCache] | None = None) -> torch.Tensor:
+        """Final-LayerNorm hidden states h_n (B, T, C) of token ids ``idx`` (B, T).
+
+        With a ``cache``, ``idx`` holds only the new tokens; their positions continue after the cache.
+        """
+        check_tensor(idx, "idx", ndim=2)
+        check_token_ids(idx, "idx", self.config.vocab_size)
+        offset = cache[0].length if cache else 0
+        T = idx.shape[1]
+        if T == 0:
+            raise ValueError("idx must hold at least one token per row, got shape " f"{tuple(idx.shape)}")
+        if offset + T > self.config.block_size:
+            raise ValueError(f"sequence of {offset + T} tokens ({offset} cached + {T} new) is longer than the "
+                             f"model's context block_size={self.config.block_size}; crop it")
+        if cache is not None and len(cache) != len(self.blocks):
+            raise ValueError(f"cache must hold one KVCache per block ({len(self.blocks)}), got {len(cache)}")
+        x = self.drop(self.wte(idx) + self.wpe(T, offset))                      # (B, T, C)
+        for i, block in enumerate(self.blocks):
+            x, _ = block(x, causal=True, self_cache=cache[i] if cache is not None else None)
+        return self.ln_f(x)                                                     # (B, T, C)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
+                cache: list[KVCache] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Return ``(logits (B, T, V), loss or None)``; ``loss`` is the mean next-token cross-entropy
+        when ``targets`` (B, T) is given (ids, -1 to ignore a position)."""
+        logits = self.lm_head(self.hidden_states(idx, cache))                   # (B, T, V)
+        loss = None
+        if targets is not None:
+            check_tensor(targets, "targets", ndim=2)
+            if targets.shape != idx.shape:
+                raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {tuple(targets.shape)}")
+            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+        return logits, loss
+
+    @torch.no_grad()
+    def generate(self, idx: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
+                 top_k: int | None = None, top_p: float | None = None, use_cache: bool = True,
+                 generator: torch.Generator | None = None) -> torch.Tensor:
+        """Append ``max_new_tokens`` tokens to ``idx`` (B, T) and return (B, T + max_new_tokens).
+
+        Each step conditions on the last ``block_size`` tokens and draws from
+        :func:`coursekit.decoding.sample_next` (``temperature=0`` is greedy). With ``use_cache`` the
+        keys/values of earlier positions are kept in a :class:`KVCache` per block, so each step
+        feeds only the newest token; once the sequence outgrows the context the window slides and
+        the cache is rebuilt from the cropped window (the same result as without a cache).
+        """
+        check_tensor(idx, "idx", ndim=2)
+        check_token_ids(idx, "idx", self.config.vocab_size)
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+        if idx.shape[1] > self.config.block_size:
+            raise ValueError(f"the prompt has {idx.shape[1]} tokens but the context is block_size="
+                             f"{self.config.block_size}; crop the prompt to its last {self.config.block_size} tokens")
+        was_training = self.training
+        self.eval()
+        cache = None
+        for _ in range(max_new_tokens):
+            if use_cache and cache is not None and idx.shape[1] <= self.config.block_size:
+                logits, _ = self(idx[:, -1:], cache=cache)                      # only the newest token
+            else:
+                window = idx[:, -self.config.block_size:]
+                cache = self.new_cache() if use_cache else None
+                logits, _ = self(window, cache=cache)                           # the whole (cropped) window
+            next_id = sample_next(logits[:, -1, :], temperature, top_k, top_p, generator)  # (B,)
+            idx = torch.cat([idx, next_id.unsqueeze(1)], dim=1)
+            if cache is not None and idx.shape[1] > self.config.block_size:
+                cache = None                                                    # slide: rebuild next step
+        self.train(was_training)
+        return idx
+
+    # ------------------------------------------------------------------ Hugging Face GPT-2 import
+
+    @classmethod
+    def from_hf(cls, model_or_dir) -> GPT:
+        """A GPT with the weights of a Hugging Face ``GPT2LMHeadModel`` (an object or a local directory).
+
+        HF's GPT-2 stores its projections as ``Conv1D`` with weights of shape (in, out), the transpose
+        of ``nn.Linear``; the fused ``c_attn`` (C, 3C) is split into W^Q, W^K, W^V.
+        """
+        from transformers import GPT2LMHeadModel
+
+        if isinstance(model_or_dir, (str, Path)):
+            if not Path(model_or_dir).is_dir():
+                raise FileNotFoundError(f"no Hugging Face model directory at {model_or_dir}")
+            hf = GPT2LMHeadModel.from_pretrained(str(model_or_dir))
+        elif isinstance(model_or_dir, GPT2LMHeadModel):
+            hf = model_or_dir
+        else:
+            raise TypeError(f"expected a GPT2LMHeadModel or a directory, got {type(model_or_dir).__name__}")
+        hc = hf.config
+        unsupported = {
+            "activation_function": (hc.activation_function, ("gelu_new", "gelu_pytorch_tanh")),
+            "n_inner": (hc.n_inner, (None, 4 * hc.n_embd)),
+            "scale_attn_weights": (hc.scale_attn_weights, (True,)),
+            "scale_attn_by_inverse_layer_idx": (hc.scale_attn_by_inverse_layer_idx, (False,)),
+        }
+        bad = {k: v for k, (v, ok) in unsupported.items() if v not in ok}
+        if bad:
+            raise ValueError(f"this GPT-2 config has settings the course's GPT does not implement: {bad}")
+        config = GPTConfig(vocab_size=hc.vocab_size, block_size=hc.n_positions, n_layer=hc.n_layer,
+                           n_head=hc.n_head, n_embd=hc.n_embd, dropout=0.0, bias=True,
+                           layer_norm_eps=hc.layer_norm_epsilon)
+        ref = hf.lm_head.weight
+        model = cls(config).to(dtype=ref.dtype)
+        model.load_hf_state_dict(hf.state_dict())
+        return model.eval()
+
+    def load_hf_state_dict(self, sd: dict[str, torch.Tensor]) -> None:
+        """Copy a GPT-2 ``state_dict`` (``transformer.*`` / ``lm_head.weight`` names) into this model."""
+        sd = {k.removeprefix("transformer."): v for k, v in sd.items()
+              if not k.endswith((".attn.bias", ".attn.masked_bias"))}          # causal-mask buffers
+        C = self.config.n_embd
+        ours: dict[str, torch.Tensor] = {"wte.weight": sd.pop("wte.weight"),
+                                         "wpe.embedding.weight": sd.pop("wpe.weight"),
+                                         "ln_f.weight": sd.pop("ln_f.weight"), "ln_f.bias": sd.pop("ln_f.bias")}
+        lm_head = sd.pop("lm_head.weight", None)
+        if lm_head is not None and not torch.equal(lm_head, ours["wte.weight"]):
+            raise ValueError("lm_head.weight differs from wte.weight: the course's GPT ties them")
+        for i in range(self.config.n_layer):
+            p = f"h.{i}."
+            if f"{p}attn.c_attn.weight" not in sd:
+                raise ValueError(f"checkpoint has no block {i} ({p}attn.c_attn.weight missing); "
+                                 f"the config asks for n_layer={self.config.n_layer}")
+            wq, wk, wv = sd.pop(f"{p}attn.c_attn.weight").t().split(C, dim=0)   # Conv1D (C, 3C) → 3 × (C, C)
+            bq, bk, bv = sd.pop(f"{p}attn.c_attn.bias").split(C, dim=0)
+            q = f"blocks.{i}."
+            ours.update({
+                f"{q}norm1.weight": sd.pop(f"{p}ln_1.weight"), f"{q}norm1.bias": sd.pop(f"{p}ln_1.bias"),
+                f"{q}self_attn.q_proj.weight": wq, f"{q}self_attn.q_proj.bias": bq,
+                f"{q}self_attn.k_proj.weight": wk, f"{q}self_attn.k_proj.bias": bk,
+                f"{q}self_attn.v_proj.weight": wv, f"{q}self_attn.v_proj.bias": bv,
+                f"{q}self_attn.out_proj.weight": sd.pop(f"{p}attn.c_proj.weight").t(),
+                f"{q}self_attn.out_proj.bias": sd.pop(f"{p}attn.c_proj.bias"),
+                f"{q}norm3.weight": sd.pop(f"{p}ln_2.weight"), f"{q}norm3.bias": sd.pop(f"{p}ln_2.bias"),
+                f"{q}ff.linear1.weight": sd.pop(f"{p}mlp.c_fc.weight").t(),
+                f"{q}ff.linear1.bias": sd.pop(f"{p}mlp.c_fc.bias"),
+                f"{q}ff.linear2.weight": sd.pop(f"{p}mlp.c_proj.weight").t(),
+                f"{q}ff.linear2.bias": sd.pop(f"{p}mlp.c_proj.bias"),
+            })
+        if sd:
+            raise ValueError(f"unexpected weights in the GPT-2 checkpoint (config says n_layer="
+                             f"{self.config.n_layer}): {sorted(sd)[:8]}")
+        mine = self.state_dict()
+        shapes = {k: (tuple(v.shape), tuple(mine[k].shape)) for k, v in ours.items() if v.shape != mine[k].shape}
+        if shapes:
+            raise ValueError(f"weight shapes differ from the config (checkpoint, ours): {shapes}")
+        missing = set(mine) - set(ours) - {"lm_head.weight"}
+        if missing:
+            raise ValueError(f"weights missing from the checkpoint: {sorted(missing)}")
+        with torch.no_grad():
+            for k, v in ours.items():
+                mine[k].copy_(v)
+
+
+# ================================================================================================
+# Training recipe: character-level Tiny Shakespeare, as in nanoGPT's shakespeare_char
+# ================================================================================================
+
+class CharTokenizer:
+    """Characters ↔ ids (the sorted set of characters of a text): nanoGPT's shakespeare_char coding."""
+
+    def __init__(self, chars: str) -> None:
+        if len(set(chars)) != len(chars) or not chars:
+            raise ValueError("chars must be a non-empty string of distinct characters")
+        self.itos = list(chars)
+        self.stoi = {c: i for i, c in enumerate(chars)}
+
+    @classmethod
+    def from_text(cls, text: str) -> CharTokenizer:
+        return cls("".join(sorted(set(text))))
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, s: str) -> list[int]:
+        unknown = sorted(set(s) - set(self.stoi))
+        if unknown:
+            raise ValueError(f"characters not in the vocabulary: {unknown[:10]}")
+        return [self.stoi[c] for c in s]
+
+    def decode(self, ids) -> str:
+        return "".join(self.itos[int(i)] for i in ids)
+
+
+def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, torch.Tensor]:
+    """(tokenizer, train ids, val ids): nanoGPT's split, the first 90% / the last 10% of the characters."""
+    if text is None:
+        from coursekit.data import read_text
+        text = read_text("tinyshakespeare")
+    tok = CharTokenizer.from_text(text)
+    data = torch.tensor(tok.encode(text), dtype=torch.long)
+    n = int(0.9 * len(data))
+    return tok, data[:n], data[n:]
+
+
+def get_batch(data: torch.Tensor, batch_size: int, block_size: int,
+              generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random windows: x = data[i : i+T], y = data[i+1 : i+T+1] (the next characters), each (B, T)."""
+    ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)
+    offsets = torch.arange(block_size)
+    x = data[ix[:, None] + offsets]                                             # (B, T)
+    y = data[ix[:, None] + offsets + 1]                                         # (B, T)
+    return x, y
+
+
+@torch.no_grad()
+def estimate_loss(model: GPT, data: torch.Tensor, *, batch_size: int, iters: int,
+                  generator: torch.Generator | None = None) -> float:
+    """nanoGPT's estimate: the mean loss over ``iters`` random batches (pass a seeded generator
+    for a fixed evaluation subset)."""
+    was_training = model.training
+    model.eval()
+    T = model.config.block_size
+    losses = [model(*get_batch(data, batch_size, T, generator))[1].item() for _ in range(iters)]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+
+
+def model_flops_per_token(config: GPTConfig, n_params: int) -> float:
+    """Training FLOPs per token: 6N for the weights (forward 2N + backward 4N) plus the attention
+    scores and weighted sums, 12·L·C·T (Kaplan et al. 2020, Table 1; nanoGPT's estimate_mfu)."""
+    return 6 * n_params + 12 * config.n_layer * config.n_embd * config.block_size
+
+
+def matmul_flops(n: int = 1024, repeats: int = 10) -> dict[str, float]:
+    """FLOP/s of an fp32 (n × n) @ (n × n) matmul on the CPU, measured now (the "peak" for MFU).
+
+    Returns FLOPs per second of wall time and per second of this process's CPU time; on a machine
+    shared with other jobs only the second is stable (compare it with the model's CPU-time rate).
+    """
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b                                                                       # warm-up
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(repeats):
+        a @ b
+    flops = repeats * 2 * n ** 3
+    return {"wall": flops / (time.perf_counter() - wall), "cpu": flops / (time.process_time() - cpu)}
+
+
+@dataclass
+class TrainConfig:
+    """The recipe. The defaults are the course's fast CPU recipe; ``TrainConfig.nanogpt_cpu()`` is
+    nanoGPT's documented CPU run (4 × 4 × 128, context 64, batch 12, 2,000 iterations → 1.88)."""
+
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+    block_size: int = 64
+    dropout: float = 0.0
+    bias: bool = False
+    batch_size: int = 12
+    max_iters: int = 2000
+    learning_rate: float = 1e-3
+    min_lr_ratio: float = 0.1        # cosine decay to learning_rate × min_lr_ratio at max_iters
+    warmup_iters: int = 100
+    weight_decay: float = 0.1
+    beta2: float = 0.99
+    grad_clip: float = 1.0
+    eval_interval: int = 250
+    eval_iters: int = 20             # batches per loss estimate (nanoGPT's CPU command uses 20)
+    seed: int = 1337
+    threads: int = 2
+
+    @classmethod
+    def nanogpt_cpu(cls) -> TrainConfig:
+        return cls(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, max_iters=2000,
+                   learning_rate=1e-3, warmup_iters=100, eval_interval=250, eval_iters=20, bias=False)
+
+    def model_config(self, vocab_size: int) -> GPTConfig:
+        return GPTConfig(vocab_size=vocab_size, block_size=self.block_size, n_layer=self.n_layer,
+                         n_head=self.n_head, n_embd=self.n_embd, dropout=self.dropout, bias=self.bias)
+
+
+def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = None) -> tuple[GPT, dict]:
+    """Train a character-level GPT with AdamW + warm-up + cosine decay; return ``(model, report)``.
+
+    ``report`` holds the loss curves (``history``), the wall time of each evaluation, the first
+    time the validation estimate reached nanoGPT's 1.886, tokens/s and model-FLOPs utilisation
+    against a large fp32 matmul measured in the same run.
+    """
+    from coursekit.train import fit, warmup_cosine
+
+    torch.set_num_threads(cfg.threads)
+    tok, train_ids, val_ids = char_data(text)
+    torch.manual_seed(cfg.seed)
+    model = GPT(cfg.model_config(len(tok)))
+    decay = [p for p in model.parameters() if p.dim() >= 2]                    # weights and embeddings
+    no_decay = [p for p in model.parameters() if p.dim() < 2]                  # biases and LayerNorm gains
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}],
+                                  lr=cfg.learning_rate, betas=(0.9, cfg.beta2))
+    scheduler = warmup_cosine(optimizer, cfg.warmup_iters, cfg.max_iters, cfg.min_lr_ratio)
+    batch_gen = torch.Generator().manual_seed(cfg.seed)
+    eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
+    peak = matmul_flops()
+    eval_wall = eval_cpu = 0.0
+    start, start_cpu = time.perf_counter(), time.process_time()
+    times: list[tuple[float, float]] = []                                      # (wall, cpu) at each evaluation
+
+    def evaluate(m: GPT) -> dict[str, float]:
+        nonlocal eval_wall, eval_cpu
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = {split: estimate_loss(m, ids, batch_size=cfg.batch_size, iters=cfg.eval_iters, generator=eval_gen)
+               for split, ids in (("train", train_ids), ("val", val_ids))}
+        eval_wall += time.perf_counter() - t0
+        eval_cpu += time.process_time() - c0
+        times.append((time.perf_counter() - start, time.process_time() - start_cpu))
+        return out
+
+    history = fit(model, optimizer, lambda step: get_batch(train_ids, cfg.batch_size, cfg.block_size, batch_gen),
+                  lambda m, batch: m(*batch)[1], steps=cfg.max_iters, clip=cfg.grad_clip, scheduler=scheduler,
+                  eval_fn=evaluate, eval_every=cfg.eval_interval, progress=progress, desc="gpt")
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    tokens = cfg.max_iters * cfg.batch_size * cfg.block_size
+    train_wall, train_cpu = wall - eval_wall, cpu - eval_cpu
+    flops = model_flops_per_token(model.config, model.num_params()) * tokens
+    reached = [(s, t, d["val"]) for (s, d), t in zip(history.evals, times) if d["val"] <= 1.886]
+    report = {
+        "config": dataclasses.asdict(cfg), "model_config": dataclasses.asdict(model.config),
+        "chars": "".join(tok.itos), "n_params": model.num_params(),
+        "history": {"steps": history.steps, "train_loss": history.train_loss,
+                    "evals": [(s, d) for s, d in history.evals], "eval_times_wall_cpu": times},
+        "final": history.evals[-1][1], "wall_seconds": wall, "cpu_seconds": cpu,
+        "eval_wall_seconds": eval_wall, "eval_cpu_seconds": eval_cpu,
+        "tokens_per_second": tokens / train_wall, "tokens_per_cpu_second": tokens / train_cpu,
+        "model_flops_per_second": flops / train_wall, "model_flops_per_cpu_second": flops / train_cpu,
+        "matmul_flops_per_second": peak["wall"], "matmul_flops_per_cpu_second": peak["cpu"],
+        "mfu_wall": flops / train_wall / peak["wall"], "mfu_cpu": flops / train_cpu / peak["cpu"],
+        "reached_1_886": ({"step": reached[0][0], "wall_seconds": reached[0][1][0], "cpu_seconds": reached[0][1][1],
+                           "val": reached[0][2]} if reached else None),
+    }
+    return model, report
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+    import os
+
+    from coursekit.train import save_checkpoint
+
+    parser = argparse.ArgumentParser(prog="python -m coursekit.gpt", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="train a character-level GPT on Tiny Shakespeare")
+    t.add_argument("--config", help="JSON file with TrainConfig fields (missing fields keep their defaults)")
+    t.add_argument("--nanogpt-cpu", action="store_true", help="nanoGPT's CPU recipe instead of the course's")
+    t.add_argument("--out", help="directory for model.safetensors + report.json")
+    args = parser.parse_args(argv)
+
+    cfg = TrainConfig.nanogpt_cpu() if args.nanogpt_cpu else TrainConfig()
+    if args.config:
+        fields = json.loads(Path(args.config).read_text())
+        unknown = set(fields) - {f.name for f in dataclasses.fields(TrainConfig)}
+        if unknown:
+            raise SystemExit(f"unknown TrainConfig fields in {args.config}: {sorted(unknown)}")
+        cfg = dataclasses.replace(cfg, **fields)
+    load = os.getloadavg()
+    model, report = train(cfg, progress=False)
+    report["load_average_before_after"] = [load, os.getloadavg()]
+    r = report
+    print(f"val {r['final']['val']:.4f} train {r['final']['train']:.4f} after {cfg.max_iters} iters; "
+          f"wall {r['wall_seconds']:.1f} s, cpu {r['cpu_seconds']:.1f} s; reached 1.886: {r['reached_1_886']}; "
+          f"{r['tokens_per_second']:.0f} tok/s wall, {r['tokens_per_cpu_second']:.0f} tok/cpu-s; "
+          f"MFU {r['mfu_wall']:.2f} (wall), {r['mfu_cpu']:.2f} (cpu: model "
+          f"{r['model_flops_per_cpu_second'] / 1e9:.1f} vs matmul {r['matmul_flops_per_cpu_second'] / 1e9:.1f} "
+          f"GFLOP/cpu-s); load {load} -> {os.getloadavg()}")
+    if args.out:
+        out = Path(args.out)
+        save_checkpoint(out / "model.safetensors", model, model.config, extra={"chars": report["chars"]})
+        (out / "report.json").write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""coursekit.gpt: parity with Hugging Face GPT-2, KV-cache generation, errors, training recipe."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from coursekit.gpt import GPT, CharTokenizer, GPTConfig, TrainConfig, estimate_loss, get_batch, train
+
+transformers = pytest.importorskip("transformers")
+
+
+def tiny_hf(seed=0, **overrides):
+    torch.manual_seed(seed)
+    kw = dict(vocab_size=97, n_positions=32, n_embd=48, n_layer=3, n_head=4, resid_pdrop=0.0, embd_pdrop=0.0,
+              attn_pdrop=0.0, bos_token_id=None, eos_token_id=None)
+    kw.update(overrides)
+    return transformers.GPT2LMHeadModel(transformers.GPT2Config(**kw)).eval()
+
+
+@pytest.fixture(scope="module")
+def hf_and_ours(tmp_path_factory):
+    hf = tiny_hf()
+    d = tmp_path_factory.mktemp("gpt2")
+    hf.save_pretrained(d)
+    return hf, GPT.from_hf(d)
+
+
+@pytest.mark.parametrize("overrides", [
+    {},
+    dict(n_embd=64, n_layer=2, n_head=8, vocab_size=300, n_positions=40, layer_norm_epsilon=1e-6),
+    dict(n_embd=32, n_layer=1, n_head=1, activation_function="gelu_pytorch_tanh"),
+])
+def test_logits_equal_transformers(tmp_path, overrides):
+    hf = tiny_hf(1, **overrides)
+    hf.save_pretrained(tmp_path)
+    ours = GPT.from_hf(tmp_path)
+    x = torch.randint(0, hf.config.vocab_size, (3, hf.config.n_positions))
+    with torch.no_grad():
+        want = hf(x).logits
+        got, _ = ours(x)
+    assert got.shape == want.shape
+    assert (got - want).abs().max().item() < 1e-5
+
+
+def test_from_model_object_and_loss_equal(hf_and_ours):
+    hf, _ = hf_and_ours
+    ours = GPT.from_hf(hf)
+    x = torch.randint(0, 97, (2, 16))
+    with torch.no_grad():
+        want = hf(x, labels=x).loss                         # HF shifts the labels inside
+        _, got = ours(x[:, :-1], x[:, 1:])
+    assert abs(got.item() - want.item()) < 1e-5
+
+
+def test_greedy_continuation_identical_to_transformers(hf_and_ours):
+    hf, ours = hf_and_ours
+    prompt = torch.randint(0, 97, (2, 6))
+    want = hf.generate(prompt, max_new_tokens=20, do_sample=False, pad_token_id=0,
+                       attention_mask=torch.ones_like(prompt))
+    assert torch.equal(ours.generate(prompt, 20, temperature=0), want)
+    assert torch.equal(ours.generate(prompt, 20, temperature=0, use_cache=False), want)
+
+
+def test_cached_equals_uncached_including_sliding_window(hf_and_ours):
+    _, ours = hf_and_ours
+    prompt = torch.randint(0, 97, (2, 10))
+    for n_new in (5, 40):                                   # 10 + 40 > block_size 32: the window slides
+        a = ours.generate(prompt, n_new, temperature=0, use_cache=True)
+        b = ours.generate(prompt, n_new, temperature=0, use_cache=False)
+        assert a.shape == (2, 10 + n_new) and torch.equal(a, b)
+    # incremental logits equal the full forward pass
+    x = torch.randint(0, 97, (2, 12))
+    full, _ = ours(x)
+    cache = ours.new_cache()
+    steps = [ours(x[:, :5], cache=cache)[0]] + [ours(x[:, t:t + 1], cache=cache)[0] for t in range(5, 12)]
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+    assert cache[0].length == 12
+
+
+def test_seeded_sampling_reproducible(hf_and_ours):
+    _, ours = hf_and_ours
+    prompt = torch.randint(0, 97, (3, 4))
+
+    def run(seed, **kw):
+        return ours.generate(prompt, 25, temperature=0.9, top_k=20, top_p=0.9,
+                             generator=torch.Generator().manual_seed(seed), **kw)
+
+    assert torch.equal(run(3), run(3))
+    assert torch.equal(run(3), run(3, use_cache=False))
+    assert not torch.equal(run(3), run(4))
+
+
+def test_clear_errors(hf_and_ours):
+    _, ours = hf_and_ours
+    with pytest.raises(ValueError, match="context"):
+        ours.generate(torch.zeros(1, 33, dtype=torch.long), 1)
+    with pytest.raises(ValueError, match="context"):
+        ours(torch.zeros(1, 33, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"\[0, 97\)"):
+        ours.generate(torch.tensor([[1, 2, 97]]), 1)
+    with pytest.raises(ValueError, match=r"\[0, 97\)"):
+        ours(torch.tensor([[-1, 2]]))
+    with pytest.raises(TypeError, match="integer"):
+        ours(torch.zeros(1, 3))
+    with pytest.raises(ValueError, match="dimensions"):
+        ours(torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        ours.generate(torch.zeros(1, 3, dtype=torch.long), -1)
+    with pytest.raises(ValueError, match="divisible"):
+        GPTConfig(n_embd=10, n_head=3)
+    with pytest.raises(TypeError):
+        GPT.from_hf(42)
+    with pytest.raises(FileNotFoundError):
+        GPT.from_hf("/nonexistent/gpt2")
+
+
+def test_config_or_key_mismatch_is_clear(hf_and_ours):
+    hf, _ = hf_and_ours
+    with pytest.raises(ValueError, match="activation_function"):
+        GPT.from_hf(tiny_hf(activation_function="relu"))
+    sd = hf.state_dict()
+    too_deep = GPT(GPTConfig(vocab_size=97, block_size=32, n_embd=48, n_layer=4, n_head=4))
+    with pytest.raises(ValueError, match="block 3"):
+        too_deep.load_hf_state_dict(sd)
+    too_shallow = GPT(GPTConfig(vocab_size=97, block_size=32, n_embd=48, n_layer=2, n_head=4))
+    with pytest.raises(ValueError, match="unexpected weights"):
+        too_shallow.load_hf_state_dict(sd)
+    wrong_width = GPT(GPTConfig(vocab_size=97, block_size=32, n_embd=64, n_layer=3, n_head=4))
+    with pytest.raises(ValueError):
+        wrong_width.load_hf_state_dict(sd)
+
+
+def test_tied_embeddings_and_gpt2_init():
+    m = GPT(GPTConfig(vocab_size=50, block_size=16, n_layer=2, n_head=2, n_embd=32))
+    assert m.lm_head.weight is m.wte.weight
+    stds = [m.blocks[0].self_attn.out_proj.weight.std().item(), m.blocks[0].ff.linear1.weight.std().item()]
+    assert stds[0] < stds[1]                                     # residual projections scaled by 1/sqrt(2L)
+    assert m.num_params() == m.num_params(non_embedding=False) - 16 * 32
+
+
+def test_char_tokenizer_and_batches():
+    tok = CharTokenizer.from_text("hello world")
+    assert tok.decode(tok.encode("hold")) == "hold" and len(tok) == 8
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tok.encode("z")
+    data = torch.arange(100)
+    x, y = get_batch(data, 4, 8, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (4, 8) and torch.equal(y, x + 1)
+
+
+def test_train_recipe_learns_on_a_small_text():
+    text = "to be or not to be, that is the question.\n" * 200
+    cfg = dataclasses.replace(TrainConfig(), n_layer=1, n_head=2, n_embd=32, block_size=16, batch_size=8,
+                              max_iters=150, warmup_iters=10, eval_interval=50, eval_iters=2, threads=1,
+                              learning_rate=1e-2)
+    model, report = train(cfg, text, progress=False)
+    first, last = report["history"]["evals"][0][1], report["final"]
+    assert last["val"] < 1.5 < report["history"]["train_loss"][0]
+    assert first["val"] > last["val"]
+    assert report["mfu_cpu"] > 0 and report["tokens_per_second"] > 0
+    val = torch.tensor(CharTokenizer("".join(report["chars"])).encode(text[-200:]))
+    assert estimate_loss(model, val, batch_size=4, iters=2, generator=torch.Generator().manual_seed(0)) < 1.5

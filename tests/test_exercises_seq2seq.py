@@ -1,0 +1,110 @@
+"""Checks of notebook 05: the reference passes, a stub is "not attempted", typical mistakes get their hint."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from coursekit import exercises
+from coursekit.exercises.checks import seq2seq as s2s
+
+
+def _passes(check, fn):
+    result = check(fn, verbose=False)
+    assert result.passed, result
+    return result
+
+
+def _fails_with(check, fn, hint_words):
+    result = check(fn, verbose=False)
+    assert result.status == "failed", result
+    assert hint_words in result.message, result.message
+    return result
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError("exercise")
+
+
+def test_checks_are_exported_and_stubs_not_attempted():
+    for name in s2s.__all__:
+        assert getattr(exercises, name) is getattr(s2s, name)
+        assert getattr(s2s, name)(_stub, verbose=False).status == "not attempted", name
+
+
+# ---------------------------------------------------------------- beam step
+
+def _beam_step(scores, log_probs, beam_size, *, add=True, per_beam=False, swap=False, unsorted=False):
+    k, V = log_probs.shape
+    cand = (scores[:, None] + log_probs) if add else log_probs
+    if per_beam:
+        best, tok = cand.max(-1)
+        order = best.argsort(descending=True)[:beam_size]
+        return best[order], order, tok[order]
+    top, flat = cand.reshape(-1).topk(beam_size)
+    beam, token = flat // V, flat % V
+    if unsorted:
+        perm = torch.arange(beam_size).flip(0)
+        top, beam, token = top[perm], beam[perm], token[perm]
+    return (top, token, beam) if swap else (top, beam, token)
+
+
+def test_beam_step_reference_and_mistakes():
+    _passes(s2s.check_beam_search_step, _beam_step)
+    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, add=False), "running scores")
+    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, per_beam=True), "greedy within")
+    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, swap=True), "swapped")
+    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, unsorted=True), "best first")
+    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: 42, "tuple")
+
+
+# ---------------------------------------------------------------- greedy decoding
+
+def _greedy(step, bos_id, eos_id, max_len, *, keep_eos=False, keep_bos=False, extra=0, no_stop=False):
+    out, token = [], bos_id
+    for _ in range(max_len + extra):
+        token = int(step(token).argmax())
+        if token == eos_id and not no_stop:
+            if keep_eos:
+                out.append(token)
+            break
+        out.append(token)
+    return ([bos_id] if keep_bos else []) + out
+
+
+def test_greedy_reference_and_mistakes():
+    _passes(s2s.check_greedy_decode, _greedy)
+    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, keep_eos=True), "<eos> was kept")
+    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, keep_bos=True), "<bos> was included")
+    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, extra=1), "too many")
+    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, no_stop=True), "did not stop")
+
+    def always_bos(step, bos_id, eos_id, max_len):
+        out = []
+        for _ in range(max_len):
+            token = int(step(bos_id).argmax())
+            if token == eos_id:
+                break
+            out.append(token)
+        return out
+
+    _fails_with(s2s.check_greedy_decode, always_bos, "Feed back")
+
+
+# ---------------------------------------------------------------- masked loss
+
+def test_masked_nll_reference_and_mistakes():
+    def ref(logits, targets, pad_id):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=pad_id)
+
+    def per_token(logits, targets):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                               reduction="none").view(targets.shape)
+
+    _passes(s2s.check_masked_nll, ref)
+    _passes(s2s.check_masked_nll, lambda lg, t, p: ref(lg, t, p).item())  # a float is fine
+    _fails_with(s2s.check_masked_nll, lambda lg, t, p: per_token(lg, t).mean(), "padding positions")
+    _fails_with(s2s.check_masked_nll,
+                lambda lg, t, p: ((per_token(lg, t) * (t != p)).sum(1) / (t != p).sum(1)).mean(), "per sentence")
+    _fails_with(s2s.check_masked_nll, lambda lg, t, p: (per_token(lg, t) * (t != p)).sum(), "summed")
+    _fails_with(s2s.check_masked_nll, lambda lg, t, p: per_token(lg, t), "one number")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -370,3 +371,68 @@ def test_non_tensor_and_wrong_module_are_type_errors():
         rnn.RNN(3, 4, nonlinearity="sigmoid")
     with pytest.raises(ValueError, match="hidden_size must be positive"):
         rnn.LSTM(3, 0)
+
+
+# --------------------------------------------------------------------------------------------
+# character language model helpers (notebooks 03 and 04)
+# --------------------------------------------------------------------------------------------
+TEXT = "to be, or not to be, that is the question:\nwhether 'tis nobler in the mind to suffer\n" * 20
+
+
+def test_char_corpus_split_and_batches():
+    corpus = rnn.CharCorpus(TEXT, val_fraction=0.1)
+    assert corpus.decode(corpus.encode("to be")) == "to be"
+    assert len(corpus.train_ids) + len(corpus.val_ids) == len(TEXT)
+    assert corpus.decode(torch.cat([corpus.train_ids, corpus.val_ids])) == TEXT     # contiguous split
+    x, y = corpus.batch("train", 4, 10, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (4, 10)
+    assert torch.equal(x[:, 1:], y[:, :-1])                                         # y is x shifted by one
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        corpus.encode("Z")
+    with pytest.raises(ValueError, match="longer than the val split"):
+        corpus.batch("val", 2, 10_000)
+    with pytest.raises(TypeError, match="text must be a str"):
+        rnn.CharCorpus(["a"])
+
+
+@pytest.mark.parametrize("cell", ["rnn", "lstm"])
+def test_char_lm_learns_and_evaluates(cell):
+    torch.manual_seed(0)
+    corpus = rnn.CharCorpus(TEXT)
+    lm = rnn.CharLM(corpus.vocab_size, 32, cell=cell)
+    before = rnn.evaluate_nll(lm, corpus.val_ids, seq_len=16, batch_size=4)
+    assert abs(before - torch.log(torch.tensor(float(corpus.vocab_size))).item()) < 0.5   # ≈ uniform at init
+    opt = torch.optim.Adam(lm.parameters(), lr=1e-2)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(60):
+        loss = rnn.char_lm_loss(lm, corpus.batch("train", 16, 32, g))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = rnn.evaluate_nll(lm, corpus.val_ids, seq_len=16, batch_size=4)
+    assert after < 0.6 * before
+    # evaluate_nll with state carried equals one long pass when there is a single stream
+    ids = corpus.val_ids[:41]
+    logits, _ = lm(ids[None, :-1])
+    one_pass = F.cross_entropy(logits[0], ids[1:]).item()
+    assert abs(rnn.evaluate_nll(lm, ids, seq_len=7, batch_size=1) - one_pass) < 1e-5
+    out = rnn.generate(lm, corpus, "to ", 20, temperature=0.5, generator=torch.Generator().manual_seed(0))
+    assert out.startswith("to ") and len(out) == 23
+    again = rnn.generate(lm, corpus, "to ", 20, temperature=0.5, generator=torch.Generator().manual_seed(0))
+    assert out == again
+    twin = rnn.from_torch(lm.rnn)                               # the fused core has a from-scratch twin
+    h, _ = twin(lm.embed(ids[None]))
+    torch.testing.assert_close(lm.head(h), lm(ids[None])[0], atol=1e-5, rtol=0)
+
+
+def test_char_lm_bad_arguments():
+    with pytest.raises(ValueError, match="cell must be"):
+        rnn.CharLM(10, 8, cell="gru")
+    with pytest.raises(ValueError, match="forget_bias only applies"):
+        rnn.CharLM(10, 8, cell="rnn", forget_bias=1.0)
+    lm = rnn.CharLM(10, 8, cell="lstm", forget_bias=1.0)
+    torch.testing.assert_close(lm.rnn.bias_ih_l0[8:16] + lm.rnn.bias_hh_l0[8:16], torch.ones(8))
+    with pytest.raises(ValueError, match="ids must have 2 dimensions"):
+        lm(torch.zeros(5, dtype=torch.long))
+    with pytest.raises(ValueError, match="prompt"):
+        rnn.generate(lm, rnn.CharCorpus(TEXT), "", 5)

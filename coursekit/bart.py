@@ -50,9 +50,10 @@ __all__ = [
     "Bart",
     "BartConfig",
     "BartForSequenceClassification",
-    "DenoisingBatch",
+    "Seq2SeqBatch",
     "denoising_batch",
     "denoising_loss",
+    "seq2seq_batch",
     "shift_tokens_right",
 ]
 
@@ -82,11 +83,11 @@ def shift_tokens_right(ids: torch.Tensor, pad_id: int, decoder_start_id: int) ->
 
 
 @dataclass
-class DenoisingBatch:
-    """One padded batch of the denoising task. Masks are True at real tokens.
+class Seq2SeqBatch:
+    """One padded batch of a sequence-to-sequence task. Masks are True at real tokens.
 
-    ``src`` (B, S): the corrupted documents (encoder input); ``tgt_out`` (B, T): the original documents
-    (what the decoder must produce); ``tgt_in`` (B, T) = ``shift_tokens_right(tgt_out)``.
+    ``src`` (B, S): encoder input (for denoising: the corrupted documents); ``tgt_out`` (B, T): what the
+    decoder must produce (the original documents, or a translation); ``tgt_in`` = ``shift_tokens_right(tgt_out)``.
     """
 
     src: torch.Tensor
@@ -95,27 +96,36 @@ class DenoisingBatch:
     tgt_out: torch.Tensor
     tgt_keep: torch.Tensor
 
-    def to(self, device) -> DenoisingBatch:
-        return DenoisingBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
+    def to(self, device) -> Seq2SeqBatch:
+        return Seq2SeqBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
 
     def __len__(self) -> int:
         return self.src.shape[0]
 
 
+def seq2seq_batch(sources: Sequence[Sequence[int] | torch.Tensor], targets: Sequence[Sequence[int] | torch.Tensor],
+                  *, pad_id: int, decoder_start_id: int) -> Seq2SeqBatch:
+    """Pad (source, target) id sequences and build the teacher-forced decoder inputs."""
+    if len(sources) != len(targets) or len(sources) == 0:
+        raise ValueError(f"need as many sources as targets (at least one), got {len(sources)} and {len(targets)}")
+    src, src_keep, _ = pad_batch([torch.as_tensor(s).tolist() for s in sources], pad_id)
+    tgt_out, tgt_keep, _ = pad_batch([torch.as_tensor(t).tolist() for t in targets], pad_id)
+    return Seq2SeqBatch(src, src_keep, shift_tokens_right(tgt_out, pad_id, decoder_start_id), tgt_out, tgt_keep)
+
+
 def denoising_batch(documents: Sequence[Sequence[int] | torch.Tensor], noise: Callable[..., torch.Tensor], *,
-                    pad_id: int, decoder_start_id: int, generator: torch.Generator | None = None) -> DenoisingBatch:
-    """Corrupt each document with ``noise(ids, generator=...)`` and pad: (corrupted → original) pairs (§2.2)."""
+                    pad_id: int, decoder_start_id: int, generator: torch.Generator | None = None) -> Seq2SeqBatch:
+    """Corrupt each document with ``noise(ids, generator=...)``: (corrupted → original) pairs (§2.2)."""
     if len(documents) == 0:
         raise ValueError("denoising_batch needs at least one document")
     originals = [torch.as_tensor(d, dtype=torch.long) for d in documents]
     corrupted = [noise(d, generator=generator) for d in originals]
-    src, src_keep, _ = pad_batch([c.tolist() for c in corrupted], pad_id)
-    tgt_out, tgt_keep, _ = pad_batch([o.tolist() for o in originals], pad_id)
-    return DenoisingBatch(src, src_keep, shift_tokens_right(tgt_out, pad_id, decoder_start_id), tgt_out, tgt_keep)
+    return seq2seq_batch(corrupted, originals, pad_id=pad_id, decoder_start_id=decoder_start_id)
 
 
-def denoising_loss(model: Bart, batch: DenoisingBatch) -> torch.Tensor:
-    """Mean cross-entropy of the reconstruction −log p(original | corrupted), over real target tokens."""
+def denoising_loss(model: Bart, batch: Seq2SeqBatch) -> torch.Tensor:
+    """Mean cross-entropy −log p(target | source) over the real target tokens (for denoising: the
+    reconstruction loss of the original document from its corrupted copy)."""
     logits = model(batch.src, batch.tgt_in, src_keep=batch.src_keep, tgt_keep=batch.tgt_keep)  # (B, T, V)
     return F.cross_entropy(logits[batch.tgt_keep], batch.tgt_out[batch.tgt_keep])
 
@@ -341,13 +351,8 @@ class Bart(nn.Module):
                       max_len=max_len, device=src.device)
         if beam_size == 1:
             return greedy_search(self.step, state, **common)
-
-        def reorder(s: TransformerState, index: torch.Tensor) -> TransformerState:
-            s.reorder(index)
-            return s
-
         return beam_search(self.step, state, beam_size=beam_size, length_penalty=length_penalty,
-                           reorder=reorder, **common)
+                           reorder=TransformerState.reordered, **common)
 
     # ---- checkpoints
     @classmethod

@@ -45,18 +45,35 @@ from coursekit.checks import (
 from coursekit.transformer import EncoderLayer
 
 __all__ = [
+    "Bert",
+    "BertConfig",
+    "BertEmbeddings",
+    "BertForSequenceClassification",
+    "BertForTokenClassification",
+    "BertOutput",
+    "FEATURE_CHOICES",
     "IGNORE_INDEX",
     "IS_NEXT",
     "KEEP",
+    "MINILM_SHA256",
+    "MaskedLMHead",
     "NOT_NEXT",
     "NOT_SELECTED",
     "REPLACE_MASK",
     "REPLACE_RANDOM",
     "StaticMasking",
     "build_pair",
+    "combine_layers",
+    "encode_batch",
+    "load_minilm",
     "make_nsp_pairs",
     "mask_tokens",
+    "mean_pool",
+    "minilm_path",
     "mlm_actions",
+    "pretraining_loss",
+    "sentence_batches",
+    "sentence_features",
     "split_sentences",
     "wikitext_documents",
 ]
@@ -218,9 +235,11 @@ def wikitext_documents(lines: Iterable[str], *, min_sentences: int = 2) -> list[
     return [d for d in docs if len(d) >= min_sentences]
 
 
-def make_nsp_pairs(documents: Sequence[Sequence[str]], n_pairs: int, *, p_next: float = 0.5,
-                   rng: random.Random | int | None = None) -> list[tuple[str, str, int]]:
+def make_nsp_pairs(documents: Sequence[Sequence], n_pairs: int, *, p_next: float = 0.5,
+                   rng: random.Random | int | None = None) -> list[tuple]:
     """Draw ``n_pairs`` next-sentence-prediction examples ``(A, B, label)`` (BERT §3.1, Task #2).
+
+    ``documents`` is a list of documents, each a list of sentences (strings, or token-id lists).
 
     A is a random sentence (not the last) of a random document. With probability ``p_next`` (50%) B
     is the sentence that follows A and the label is ``IS_NEXT`` (0); otherwise B is a random sentence
@@ -598,22 +617,34 @@ def pretraining_loss(model: Bert, input_ids: torch.Tensor, token_type_ids: torch
 
 
 class BertForSequenceClassification(nn.Module):
-    """Sentence(-pair) classification: a linear layer on the pooled ``[CLS]`` vector (BERT Figure 4a, b)."""
+    """Sentence(-pair) classification (BERT Figure 4a, b): a linear layer on one vector per sequence.
 
-    def __init__(self, bert: Bert, n_classes: int, *, dropout: float | None = None) -> None:
+    ``pooling="cls"`` (BERT) reads the pooled ``[CLS]`` vector tanh(W h_[CLS] + b); ``pooling="mean"``
+    averages the final hidden states over the real tokens, which suits checkpoints trained as sentence
+    encoders with mean pooling (all-MiniLM-L6-v2, Sentence-BERT).
+    """
+
+    def __init__(self, bert: Bert, n_classes: int, *, pooling: str = "cls", dropout: float | None = None) -> None:
         super().__init__()
         check_positive_int(n_classes, "n_classes")
-        if bert.pooler is None:
-            raise ValueError("sequence classification reads the pooled [CLS] vector: the Bert needs a pooler")
-        self.bert = bert
+        if pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        if pooling == "cls" and bert.pooler is None:
+            raise ValueError("pooling='cls' reads the pooled [CLS] vector: the Bert needs a pooler")
+        self.bert, self.pooling = bert, pooling
         self.dropout = nn.Dropout(bert.config.dropout if dropout is None else dropout)
         self.classifier = nn.Linear(bert.config.d_model, n_classes)
         nn.init.normal_(self.classifier.weight, std=0.02)
         nn.init.zeros_(self.classifier.bias)
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None) -> torch.Tensor:
-        pooled = self.bert(input_ids, token_type_ids, attention_mask, heads=False).pooler_output  # (B, C)
-        return self.classifier(self.dropout(pooled))  # (B, n_classes)
+        out = self.bert(input_ids, token_type_ids, attention_mask, heads=False)
+        if self.pooling == "cls":
+            v = out.pooler_output  # (B, C)
+        else:
+            keep = attention_mask if attention_mask is not None else torch.ones_like(input_ids)
+            v = mean_pool(out.last_hidden_state, keep)  # (B, C)
+        return self.classifier(self.dropout(v))  # (B, n_classes)
 
 
 class BertForTokenClassification(nn.Module):
@@ -685,6 +716,55 @@ def encode_batch(tokenizer, texts: Sequence[str], pairs: Sequence[str] | None = 
     segments = torch.tensor([e.type_ids for e in enc], dtype=torch.long)
     mask = torch.tensor([e.attention_mask for e in enc], dtype=torch.long)
     return ids, segments, mask
+
+
+def sentence_batches(tokenizer, sentences: Sequence[str], labels: Sequence[int] | None = None, *,
+                     batch_size: int = 32, max_len: int = 64, shuffle_seed: int | None = None) -> list[tuple]:
+    """Length-bucketed batches ``(input_ids, token_type_ids, attention_mask, labels)`` of sentences.
+
+    Sentences are sorted by length and cut into batches, so that each batch pads only to its own
+    longest sentence (on a CPU this halves the cost on SST-2); ``shuffle_seed`` shuffles the *order*
+    of the batches for training. ``labels=None`` gives ``None`` as the fourth element.
+    """
+    check_positive_int(batch_size, "batch_size")
+    if labels is not None and len(labels) != len(sentences):
+        raise ValueError(f"labels must have one entry per sentence ({len(sentences)}), got {len(labels)}")
+    order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))
+    chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    if shuffle_seed is not None:
+        perm = torch.randperm(len(chunks), generator=torch.Generator().manual_seed(shuffle_seed))
+        chunks = [chunks[i] for i in perm.tolist()]
+    out = []
+    for chunk in chunks:
+        ids, seg, mask = encode_batch(tokenizer, [sentences[i] for i in chunk], max_len=max_len)
+        y = torch.tensor([labels[i] for i in chunk]) if labels is not None else None
+        out.append((ids, seg, mask, y))
+    return out
+
+
+@torch.no_grad()
+def sentence_features(model: Bert, batches: Sequence[tuple], how: Sequence[str] = FEATURE_CHOICES,
+                      *, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+    """Frozen features for the feature-based approach: ``{how: (N, C or 4C)}`` plus ``"labels"``.
+
+    For each choice of :func:`combine_layers`, the token features are averaged over the real tokens
+    (:func:`mean_pool`). One forward pass per batch serves every choice.
+    """
+    model.eval()
+    device = device or next(model.parameters()).device
+    feats: dict[str, list[torch.Tensor]] = {h: [] for h in how}
+    labels = []
+    for ids, seg, mask, y in batches:
+        ids, seg, mask = ids.to(device), seg.to(device), mask.to(device)
+        hs = model(ids, seg, mask, output_hidden_states=True, heads=False).hidden_states
+        for h in how:
+            feats[h].append(mean_pool(combine_layers(hs, h), mask).cpu())
+        if y is not None:
+            labels.append(y)
+    out = {h: torch.cat(v) for h, v in feats.items()}
+    if labels:
+        out["labels"] = torch.cat(labels)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

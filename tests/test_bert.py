@@ -414,3 +414,34 @@ def test_minilm_sha256_and_parity_with_transformers(monkeypatch):
     torch.testing.assert_close(got.pooler_output, want.pooler_output, atol=1e-5, rtol=1e-5)
     with pytest.raises(ValueError, match="sha256"):
         bert.minilm_path(expected_sha256="0" * 64)
+
+
+def test_sentence_batches_and_features():
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d"])}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                       special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    sents = ["a b c d a b", "a", "b c", "d d d", "c"]
+    batches = bert.sentence_batches(tok, sents, [0, 1, 0, 1, 1], batch_size=2)
+    assert [len(y) for *_, y in batches] == [2, 2, 1]
+    assert sorted(int(k.sum()) - 2 for _, _, keep, _ in batches for k in keep) == sorted(len(s.split()) for s in sents)
+    ids, seg, keep = bert.encode_batch(tok, ["a b"], ["c"])
+    assert ids.tolist() == [[2, 5, 6, 3, 7, 3]] and seg.tolist() == [[0, 0, 0, 0, 1, 1]]
+    cfg = bert.BertConfig(vocab_size=9, d_model=8, n_layers=4, n_heads=2, d_ff=16, max_len=16)
+    torch.manual_seed(0)
+    model = bert.Bert(cfg).eval()
+    feats = bert.sentence_features(model, batches)
+    assert feats["concat_last_four"].shape == (5, 32) and feats["last"].shape == (5, 8)
+    assert sorted(feats["labels"].tolist()) == [0, 0, 1, 1, 1]
+    # mean pooling ignores padding: the features of a sentence do not depend on its batch-mates
+    alone = bert.sentence_features(model, bert.sentence_batches(tok, ["b c"], [0]))
+    assert any(torch.allclose(alone["last"][0], row, atol=1e-5) for row in feats["last"])
+    clf = bert.BertForSequenceClassification(model, 2, pooling="mean").eval()
+    assert clf(*batches[0][:3]).shape == (2, 2)
+    with pytest.raises(ValueError, match="pooling"):
+        bert.BertForSequenceClassification(model, 2, pooling="max")
+    with pytest.raises(ValueError, match="labels must have one entry"):
+        bert.sentence_batches(tok, sents, [0])

@@ -1,0 +1,483 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 — Attention
+#
+# In notebook 05 the whole English sentence had to pass through one vector, and BLEU fell as
+# sentences got longer. **Attention** (Bahdanau et al. 2015; Luong et al. 2015) lets the decoder
+# look back at *every* encoder state at every step and take a weighted average of them — a soft,
+# learned lookup. We start from its 1964 ancestor, kernel regression, write the six classic score
+# functions, train a decoder with each on the same translation task as 05, and look at what the
+# model attends to.
+#
+# **Learning goals**
+# - Read Nadaraya–Watson kernel regression as attention: queries, keys, values, softmax weights.
+# - Compute $c_t = \sum_k a_k^{(t)} s_k$ with $a = \mathrm{softmax}(\mathrm{score}(h_t, s_k))$ and the
+#   attentional output $p(y_t) = \mathrm{softmax}(W_s \tanh(W_c[c_t; h_t]))$, with padding masks.
+# - Implement and compare the score functions dot, scaled dot, general (bilinear), additive (MLP),
+#   cosine and location-based.
+# - Train Bahdanau- and Luong-style decoders; compare BLEU and training time with no attention, and
+#   BLEU by source length — the bottleneck of 05 and how attention removes it.
+# - Plot alignments for real sentences; contrast soft with hard and global with local attention.
+# - See attention as a query/key/value lookup: the bridge to self-attention (07).
+
+# %%
+import math
+import time
+
+import matplotlib.pyplot as plt
+import torch
+
+from coursekit import runtime, train, translation, viz, widgets
+from coursekit.attention import (
+    SCORE_FUNCTIONS,
+    AdditiveScore,
+    DotScore,
+    GeneralScore,
+    RecurrentAttention,
+    local_window_mask,
+    make_score,
+    masked_softmax,
+)
+from coursekit.exercises import check_additive_score, check_attention_context, check_general_score
+from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
+
+S = runtime.sizes(
+    quick=dict(n_train=6000, n_test=200, max_vocab=1500, d_emb=64, d_hidden=64, batch=64, steps=60, lr=3e-3,
+               nw_steps=50, expect_gap=False),
+    class_=dict(n_train=40000, n_test=1000, max_vocab=3000, d_emb=128, d_hidden=128, batch=64, steps=700, lr=3e-3,
+                nw_steps=200, expect_gap=True),
+    full=dict(n_train=None, n_test=1000, max_vocab=8000, d_emb=256, d_hidden=512, batch=128, steps=4000, lr=2e-3,
+              nw_steps=500, expect_gap=True),
+)
+device = runtime.device()
+plt.rcParams["figure.dpi"] = 80
+print(S, "on", device)
+
+# %% [markdown]
+# ## 1. The ancestor: Nadaraya–Watson kernel regression (1964)
+#
+# Given pairs $(x_i, y_i)$, predict $y$ at a new $x$ by averaging the $y_i$, weighting each by how
+# close $x_i$ is to $x$:
+#
+# $$f(x) = \sum_i \frac{K(x - x_i)}{\sum_j K(x - x_j)}\, y_i, \qquad K(u) = e^{-u^2/2}
+# \;\Rightarrow\; f(x) = \sum_i \mathrm{softmax}_i\!\left(-\tfrac{1}{2}(x - x_i)^2\right) y_i .$$
+#
+# In today's words: the **query** $x$ is compared with every **key** $x_i$, the scores go through a
+# softmax, and the result is a weighted average of the **values** $y_i$. Plain averaging (every
+# weight $1/n$) is the no-attention baseline.
+
+# %%
+g = runtime.seed_everything(0)
+n = 50
+x_train = torch.sort(torch.rand(n, generator=g) * 5).values                  # keys
+
+
+def f_true(x):
+    return 2 * torch.sin(x) + x ** 0.8
+
+
+y_train = f_true(x_train) + 0.5 * torch.randn(n, generator=g)                # values
+x_test = torch.arange(0, 5, 0.1)                                             # queries
+y_avg = y_train.mean().expand_as(x_test)                                     # average pooling
+nw_weights = torch.softmax(-((x_test[:, None] - x_train[None, :]) ** 2) / 2, dim=1)  # (queries, keys)
+y_nw = nw_weights @ y_train
+# the same thing with the course's masked softmax and a "negative squared distance" score
+assert torch.allclose(masked_softmax(-0.5 * (x_test[:, None] - x_train[None]) ** 2), nw_weights)
+assert torch.allclose(nw_weights.sum(1), torch.ones(len(x_test)))
+
+
+# a learnable bandwidth w: K(u) = exp(-(w u)^2 / 2), fitted by gradient descent (leave-one-out)
+w = torch.ones(1, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.5)
+for _ in range(S.nw_steps):
+    scores = -((w * (x_train[:, None] - x_train[None, :])) ** 2) / 2
+    scores = scores.masked_fill(torch.eye(n, dtype=torch.bool), float("-inf"))   # do not look at yourself
+    loss = ((torch.softmax(scores, 1) @ y_train - y_train) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+w_weights = torch.softmax(-((w.detach() * (x_test[:, None] - x_train[None, :])) ** 2) / 2, dim=1)
+y_param = w_weights @ y_train
+
+mse = {name: ((pred - f_true(x_test)) ** 2).mean().item()
+       for name, pred in {"average": y_avg, "NW, w = 1": y_nw, f"NW, learned w = {w.item():.2f}": y_param}.items()}
+print({k: round(v, 3) for k, v in mse.items()})
+assert mse["NW, w = 1"] < mse["average"]
+
+fig, axes = plt.subplots(1, 3, figsize=(14, 3.2))
+axes[0].plot(x_test, f_true(x_test), "k--", label="truth")
+axes[0].plot(x_train, y_train, "o", alpha=0.4, label="data")
+for name, pred in zip(mse, (y_avg, y_nw, y_param)):
+    axes[0].plot(x_test, pred, label=name)
+axes[0].legend(fontsize=7)
+viz.heatmap(nw_weights, ax=axes[1], title="weights, w = 1 (query × key)")
+viz.heatmap(w_weights, ax=axes[2], title=f"weights, learned w = {w.item():.2f}")
+for ax in axes[1:]:
+    ax.set_xlabel("training input (key) i")
+    ax.set_ylabel("test input (query)")
+    ax.set_xticks([])
+    ax.set_yticks([])
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The learned bandwidth makes the kernel narrower: each query attends to fewer, closer keys.
+#
+# ## 2. Attention in a decoder: $c_t = \sum_k a_k s_k$
+#
+# The encoder leaves one state $s_k$ per source token. At decoder step t, with decoder state
+# $h_t$ (the query), every $s_k$ (key and value) gets a score, the softmax gives the alignment
+# $a^{(t)}$, and the **context vector** is $c_t = \sum_k a_k^{(t)} s_k$. Luong's decoder then predicts
+# from both: $\tilde h_t = \tanh(W_c[c_t; h_t])$, $p(y_t) = \mathrm{softmax}(W_s \tilde h_t)$.
+# Padding positions are masked: their score becomes −∞, their weight 0. A small example with
+# integer vectors, by hand and with `coursekit.attention.RecurrentAttention`:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+s = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [5.0, 5.0]]])   # (B=1, S=4, d=2); the last is padding
+keep = torch.tensor([[True, True, True, False]])
+h = torch.tensor([[2.0, 1.0]])                                          # (B, d) decoder state
+scores = (s @ h[:, :, None])[..., 0]                                    # dot scores (B, S)
+a = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
+c = (a[:, :, None] * s).sum(1)                                          # Σ_k a_k s_k
+context, weights = RecurrentAttention(DotScore())(h, s, mask=keep)
+assert torch.allclose(context, c) and torch.allclose(weights, a)
+print("scores ", scores[0].tolist())
+print("weights", [round(v, 3) for v in a[0].tolist()], "sum =", round(a.sum().item(), 6))
+print("context", [round(v, 3) for v in c[0].tolist()])
+
+# %% [markdown]
+# ## 3. Six score functions
+#
+# | name | score(h, s) | parameters |
+# |---|---|---|
+# | dot | $h^\top s$ | none |
+# | scaled dot | $h^\top s / \sqrt d$ | none |
+# | general (bilinear) | $h^\top W s$ | $W$ |
+# | additive / MLP (Bahdanau) | $v^\top \tanh(W[h; s])$ | $W, v$ |
+# | cosine | $\beta \cos(h, s)$ | key strength $\beta$ |
+# | location (Luong) | $(W_a h)_k$: position only | $W_a$ |
+#
+# Every score module maps `query (B, T_q, d)` and `keys (B, T_k, d)` to `(B, T_q, T_k)`. We check
+# each one against its formula on one query and one key, and that every row of weights is a
+# distribution that ignores padding.
+
+# %%
+torch.manual_seed(0)
+d = 6
+hq, sk = torch.randn(2, 3, d), torch.randn(2, 5, d)
+keep = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+scorers = {name: make_score(name, d, d, d_attn=4, max_len=8) for name in SCORE_FUNCTIONS}
+one_h, one_s = hq[0, 0], sk[0, 0]
+by_formula = {
+    "dot": one_h @ one_s,
+    "scaled_dot": one_h @ one_s / math.sqrt(d),
+    "general": one_h @ scorers["general"].W.weight @ one_s,
+    "additive": scorers["additive"].v.weight[0] @ torch.tanh(
+        torch.cat([scorers["additive"].W_h.weight, scorers["additive"].W_s.weight], 1) @ torch.cat([one_h, one_s])
+        + scorers["additive"].W_s.bias),
+    "cosine": scorers["cosine"].scale * torch.nn.functional.cosine_similarity(one_h, one_s, dim=0),
+    "location": (scorers["location"].W_a.weight @ one_h + scorers["location"].W_a.bias)[0],
+}
+for name, score in scorers.items():
+    out = score(hq, sk)
+    _, wts = RecurrentAttention(score)(hq, sk, mask=keep)
+    assert torch.allclose(out[0, 0, 0], by_formula[name], atol=1e-5), name
+    assert torch.allclose(wts.sum(-1), torch.ones(2, 3), atol=1e-6) and (wts[1, :, 3:] == 0).all()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name, score in scorers.items():
+    print(f"{name:10s} scores {tuple(score(hq, sk).shape)}, parameters "
+          f"{sum(p.numel() for p in score.parameters())}")
+
+# %% [markdown]
+# Scores are not interchangeable. The dot product rewards long keys; a cosine ignores length; an
+# additive score can learn to prefer a key that is *not* the most similar. A hand-made case: key 0
+# is long and parallel to h, key 1 is short and orthogonal; the MLP's $v$ rewards the second coordinate.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+h1 = torch.tensor([[[1.0, 0.0]]])
+s1 = torch.tensor([[[3.0, 0.0], [-1.0, 2.0]]])
+additive = AdditiveScore(2, 2, d_attn=2)
+with torch.no_grad():
+    additive.W_h.weight.copy_(torch.eye(2))
+    additive.W_s.weight.copy_(torch.eye(2))
+    additive.W_s.bias.zero_()
+    additive.v.weight.copy_(torch.tensor([[-1.0, 1.0]]))
+w_dot = masked_softmax(DotScore()(h1, s1))[0, 0]
+w_add = masked_softmax(additive(h1, s1))[0, 0]
+print("dot      weights", [round(v, 3) for v in w_dot.tolist()], "-> key", int(w_dot.argmax()))
+print("additive weights", [round(v, 3) for v in w_add.tolist()], "-> key", int(w_add.argmax()))
+assert int(w_dot.argmax()) != int(w_add.argmax())
+
+# %% [markdown]
+# ## 4. Training: no attention vs every score function
+#
+# Same data, sizes, steps, batches and seed as notebook 05's teacher-forced model, so the
+# "no attention" row *is* 05's model. Each score function gets a **Luong** decoder (the RNN runs
+# first, $h_t$ queries the encoder states, output $\mathrm{softmax}(W_s\tanh(W_c[c_t;h_t]))$); the
+# additive score also gets a **Bahdanau** decoder (the previous state $h_{t-1}$ queries, and
+# $c_t$ is fed into the RNN with $y_{t-1}$, so it must run step by step).
+
+# %%
+t0 = time.perf_counter()
+data = translation.load_translation(max_len=translation.COURSE_SPLIT["max_len"], n_train=S.n_train,
+                                    n_test=S.n_test, max_vocab=S.max_vocab)
+print(f"loaded in {time.perf_counter() - t0:.1f} s: {len(data.train)} train / {len(data.test)} test pairs")
+base = Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab), d_emb=S.d_emb, d_hidden=S.d_hidden,
+                     pad_id=data.tgt_vocab.pad_id, bos_id=data.tgt_vocab.bos_id, eos_id=data.tgt_vocab.eos_id,
+                     max_src_len=data.max_len + 1)
+variants = {"no attention": dict(attention=None)}
+variants.update({f"Luong {name}": dict(attention=name, style="luong") for name in SCORE_FUNCTIONS})
+variants["Bahdanau additive"] = dict(attention="additive", style="bahdanau")
+
+models, histories, results = {}, {}, []
+for name, overrides in variants.items():
+    runtime.seed_everything(0)
+    m = Seq2Seq(Seq2SeqConfig(**{**base.asdict(), **overrides})).to(device)
+    get = data.batch_fn(S.batch, torch.Generator().manual_seed(0), device=device)
+    hist = train.fit(m, torch.optim.Adam(m.parameters(), lr=S.lr), get, lambda m, b: m.loss(b),
+                     steps=S.steps, clip=1.0, desc=name)
+    report = data.evaluate(m.translator(max_len=data.max_len + 2), device=device)
+    test_loss = m.loss(data.make_batch(list(range(len(data.test))), split="test").to(device)).item()
+    models[name], histories[name] = m, hist
+    results.append({"model": name, "params": train.count_parameters(m), "train s": hist.seconds,
+                    "test loss": test_loss, "BLEU": report.bleu, "report": report})
+    print(f"{name:20s} {hist.seconds:6.1f} s  BLEU {report.bleu:5.2f}  test loss {test_loss:.3f}")
+
+# %%
+viz.show_table([{k: v for k, v in r.items() if k != "report"}
+                | {f"BLEU len {row['bucket']}": row["bleu"] for row in r["report"].by_length} for r in results],
+               title=f"{len(data.test)} held-out sentences, greedy decoding, {S.steps} steps each")
+viz.plot_curves({n: h.smoothed_loss(25) for n, h in histories.items()}, ylabel="training loss",
+                title="training loss")
+plt.show()
+
+# %%
+by_name = {r["model"]: r for r in results}
+none = by_name["no attention"]["report"]
+best = max((r for r in results if r["model"] != "no attention"), key=lambda r: r["BLEU"])
+fig, ax = plt.subplots(figsize=(7, 3.8))
+for r in results:
+    rows = r["report"].by_length
+    style = dict(lw=3, color="k") if r["model"] == "no attention" else dict(lw=1.2, alpha=0.8)
+    ax.plot([row["bucket"] for row in rows], [row["bleu"] for row in rows], marker="o", label=r["model"], **style)
+ax.set_xlabel("source length (tokens)")
+ax.set_ylabel("BLEU")
+ax.set_title("BLEU by source length: no attention (05) vs attention")
+ax.legend(fontsize=7, ncol=2)
+ax.grid(alpha=0.3)
+plt.show()
+gap = [(b["bucket"], a["bleu"] - b["bleu"]) for a, b in zip(best["report"].by_length, none.by_length)]
+print(f"best: {best['model']}; BLEU gain over no attention by length:", [(k, round(v, 1)) for k, v in gap])
+# in the class profile attention wins clearly and its lead grows from the shortest to the longest bucket
+assert not S.expect_gap or best["BLEU"] > by_name["no attention"]["BLEU"] + 2
+assert not S.expect_gap or gap[-1][1] > gap[0][1]
+
+# %% [markdown]
+# ## 5. Alignments on real sentences
+#
+# We translate held-out sentences greedily, then run the decoder teacher-forced on its *own*
+# output to read the weights $a^{(t)}_k$: one row per French token, one column per English token.
+
+# %%
+att_model = models["Bahdanau additive"]
+
+
+def translate_with_alignment(model: Seq2Seq, i: int):
+    """Greedy translation of test sentence i and the (target × source) attention weights."""
+    b = data.make_batch([i], split="test").to(device)
+    out = model.translate(b.src, b.src_mask, max_len=data.max_len + 2).tokens[0]
+    tgt_in = torch.tensor([[data.tgt_vocab.bos_id] + out], device=device)
+    with torch.no_grad():
+        _, weights = model(b.src, b.src_mask, tgt_in)
+    src_tokens = data.src_vocab.decode(b.src[0].tolist())
+    tgt_tokens = data.tgt_vocab.decode(out) + ["<eos>"]
+    return src_tokens, tgt_tokens, weights[0].cpu()
+
+
+long_ids = [i for i, (e, _) in enumerate(data.test) if len(e) >= 7][:3]
+fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+for ax, i in zip(axes, long_ids):
+    src_tok, tgt_tok, w = translate_with_alignment(att_model, i)
+    viz.heatmap(w, xlabels=src_tok, ylabels=tgt_tok, ax=ax, cbar=False, vmin=0, vmax=1)
+    assert torch.allclose(w.sum(1), torch.ones(len(tgt_tok)), atol=1e-5)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Read along the rows: most French tokens put their weight on one English token, near the diagonal
+# because English and French word orders are close; adjective–noun inversions and multi-word
+# expressions (*il y a*, *est-ce que*) show up as off-diagonal or spread-out rows.
+#
+# ## 6. Soft vs hard, global vs local
+#
+# **Soft** attention averages all encoder states — differentiable, trained by backpropagation.
+# **Hard** attention (Xu et al. 2015) picks *one* state; the arg-max has zero gradient, so it needs
+# sampling and REINFORCE to train. We swap hard (arg-max) attention into the trained Luong model at
+# test time. **Local** attention (Luong et al. 2015, local-m) only looks at a window $|k - p_t| \le D$
+# around an aligned position $p_t$; with monotonic alignment $p_t = t$ it is just another mask.
+
+# %%
+class HardAttention(torch.nn.Module):
+    """Arg-max attention: the context is the single best-scoring encoder state."""
+
+    def __init__(self, soft: RecurrentAttention):
+        super().__init__()
+        self.soft = soft
+
+    def forward(self, query, keys, values=None, mask=None):
+        context, weights = self.soft(query, keys, values, mask)
+        hard = torch.nn.functional.one_hot(weights.argmax(-1), weights.shape[-1]).to(weights.dtype)
+        values = keys if values is None else values
+        return (hard @ values if hard.dim() == 3 else (hard[:, None] @ values)[:, 0]), hard
+
+
+class LocalAttention(torch.nn.Module):
+    """Global attention restricted to the window |k - t| <= D (teacher-forced, all T queries at once)."""
+
+    def __init__(self, inner: RecurrentAttention, half_width: int):
+        super().__init__()
+        self.inner, self.half_width = inner, half_width
+
+    def forward(self, query, keys, values=None, mask=None):
+        B, T_q, S_k = query.shape[0], query.shape[1], keys.shape[1]
+        window = local_window_mask(torch.arange(T_q).expand(B, T_q), S_k, self.half_width).to(query.device)
+        return self.inner(query, keys, values, window & mask)
+
+
+luong = models["Luong general"]
+soft_attention = luong.decoder.attention
+test_all = data.make_batch(list(range(len(data.test))), split="test").to(device)
+rows = [{"attention": "soft (global)", "BLEU": by_name["Luong general"]["BLEU"],
+         "test loss (teacher-forced)": by_name["Luong general"]["test loss"]}]
+try:
+    luong.decoder.attention = HardAttention(soft_attention)
+    rows.append({"attention": "hard (arg-max), at test time only",
+                 "BLEU": data.evaluate(luong.translator(max_len=data.max_len + 2), device=device).bleu,
+                 "test loss (teacher-forced)": luong.loss(test_all).item()})
+    for D in (0, 1, 2, 4):   # teacher-forced loss only: our window needs the step index t of each query
+        luong.decoder.attention = LocalAttention(soft_attention, D)
+        rows.append({"attention": f"local, window |k - t| <= {D}",
+                     "test loss (teacher-forced)": luong.loss(test_all).item()})
+finally:
+    luong.decoder.attention = soft_attention
+viz.show_table(rows, title="Luong general model, same weights, different attention at test time")
+fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+viz.heatmap(local_window_mask(torch.arange(9), 11, 2).float(), ax=axes[0], cbar=False,
+            title="local window D = 2 (target t × source k)")
+src_tok, tgt_tok, w = translate_with_alignment(luong, long_ids[0])
+viz.heatmap(w, xlabels=src_tok, ylabels=tgt_tok, ax=axes[1], cbar=False, vmin=0, vmax=1,
+            title="global alignment, Luong general")
+plt.tight_layout()
+plt.show()
+local_loss = {r["attention"][-1]: r["test loss (teacher-forced)"] for r in rows[2:]}
+assert not S.expect_gap or local_loss["4"] < local_loss["0"]        # a wider window loses less
+
+# %% [markdown]
+# A window of D = 0 forces a strictly diagonal alignment and hurts; widening it recovers the global
+# model's loss, because short English–French pairs are nearly monotonic. Hard attention at test
+# time throws away the mixture the model was trained to use.
+#
+# ## 7. Queries, keys and values
+#
+# The general score $h^\top W s$ is a dot product between the **query** $q = h$ and a projected
+# **key** $k = W s$; the context is a weighted sum of **values** $v = s$. Self-attention (07) makes
+# all three projections explicit — $q = W_q x$, $k = W_k x$, $v = W_v x$ — and lets a sequence attend to
+# itself instead of a decoder attending to an encoder.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(1)
+general = GeneralScore(4, 4)
+hq, sk = torch.randn(1, 2, 4), torch.randn(1, 5, 4)
+queries, keys = hq, general.W(sk)                      # k = W s
+assert torch.allclose(general(hq, sk), queries @ keys.transpose(1, 2), atol=1e-6)
+ctx, wts = RecurrentAttention(general)(hq, sk)
+assert torch.allclose(ctx, torch.softmax(queries @ keys.transpose(1, 2), -1) @ sk, atol=1e-6)
+print("queries", tuple(queries.shape), "keys", tuple(keys.shape), "values", tuple(sk.shape),
+      "-> context", tuple(ctx.shape), "weights", tuple(wts.shape))
+
+# %% [markdown]
+# ## 8. Explorer
+#
+# Pick a held-out sentence and a model; see its translation and alignment. (In a live notebook
+# this is an ipywidgets control; the stored notebook shows two fixed examples.)
+
+
+# %%
+def show(index: int = 0, model: str = "Bahdanau additive"):
+    src_tok, tgt_tok, w = translate_with_alignment(models[model], index)
+    print(f"EN  {data.source_text(index)}\nREF {' '.join(data.test[index][1])}\nOUT {' '.join(tgt_tok[:-1])}")
+    viz.heatmap(w, xlabels=src_tok, ylabels=tgt_tok, cbar=False, vmin=0, vmax=1, title=model)
+    plt.show()
+
+
+widgets.explorer(show, [{"index": long_ids[1], "model": "Bahdanau additive"},
+                        {"index": long_ids[2], "model": "Luong dot"}],
+                 index=(0, len(data.test) - 1, 1), model=[n for n in models if n != "no attention"])
+
+# %% [markdown]
+# ## Summary
+#
+# - Attention is a differentiable lookup: score a query against keys, softmax, average the values.
+#   Nadaraya–Watson regression did this in 1964 with a fixed Gaussian kernel.
+# - A decoder with attention computes $c_t = \sum_k a_k^{(t)} s_k$ at every step; padding is masked
+#   out. Luong combines it as $\mathrm{softmax}(W_s\tanh(W_c[c_t;h_t]))$; Bahdanau feeds it into the RNN.
+# - Six scores — dot, scaled dot, general, additive, cosine, location — differ in parameters and in
+#   what they can prefer; all of them beat the no-attention model here (see the table above for the
+#   measured BLEU and times), and the gain is largest for the longest sentences: the bottleneck is gone.
+# - Alignments are readable; hard attention is not differentiable; local attention is a window mask.
+# - Query/key/value is the vocabulary of the next notebook: self-attention.
+#
+# ## Exercises
+#
+# 1. Bahdanau's additive score $v^\top \tanh(W_h h + W_s s_k)$.
+# 2. Luong's general (bilinear) score $h^\top W s_k$.
+# 3. Masked attention weights and the context vector.
+
+# %%
+# EXERCISE 1: additive score
+def additive_score(h, s, W_h, W_s, v):
+    """h (B, d_h), s (B, S, d_s), W_h (A, d_h), W_s (A, d_s), v (A,) -> scores (B, S)."""
+    ### BEGIN SOLUTION
+    return torch.tanh((h @ W_h.T)[:, None, :] + s @ W_s.T) @ v
+    ### END SOLUTION
+
+
+check_additive_score(additive_score)
+
+
+# %%
+# EXERCISE 2: general (bilinear) score
+def general_score(h, s, W):
+    """h (B, d_h), s (B, S, d_s), W (d_h, d_s) -> scores (B, S) = h^T W s_k."""
+    ### BEGIN SOLUTION
+    return (s @ W.T @ h[:, :, None])[..., 0]
+    ### END SOLUTION
+
+
+check_general_score(general_score)
+
+
+# %%
+# EXERCISE 3: attention weights and context vector
+def attention_context(scores, values, mask):
+    """scores (B, S), values (B, S, d), mask (B, S) bool -> (context (B, d), weights (B, S))."""
+    ### BEGIN SOLUTION
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    context = (weights[:, :, None] * values).sum(1)
+    return context, weights
+    ### END SOLUTION
+
+
+check_attention_context(attention_context)

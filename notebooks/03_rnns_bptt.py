@@ -141,7 +141,8 @@ def draw_unrolled(T=4):
             ax.annotate("", xy=(t * 2 - 0.35, 1), xytext=(t * 2 - 1.65, 1),
                         arrowprops=dict(arrowstyle="->", color="C3" if t <= T else "k", lw=2))
             ax.text(t * 2 - 1, 1.12, "V", fontsize=10)
-    ax.annotate("", xy=(2 * T, 1.3), xytext=(2 * T, 2.75), arrowprops=dict(arrowstyle="<-", color="C3", lw=2))
+    ax.annotate("", xy=(2 * T + 0.35, 1.2), xytext=(2 * T + 0.35, 2.8),
+                arrowprops=dict(arrowstyle="->", color="C3", lw=2))
     ax.set_xlim(1, 2 * T + 1)
     ax.set_ylim(-0.5, 3.5)
     ax.axis("off")
@@ -197,7 +198,7 @@ for name, p in params.items():
     err = (manual["d" + name] - p.grad).abs().max().item()
     rows.append({"parameter": name, "shape": str(tuple(p.shape)), "max |manual − autograd|": err})
     assert err < 1e-12
-viz.show_table(rows, floatfmt="{:.1e}")
+table = viz.show_table(rows, floatfmt="{:.1e}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -450,7 +451,8 @@ axes[1].set_ylabel("‖g‖ before clipping")
 axes[1].legend()
 plt.tight_layout()
 plt.show()
-print(f"{np.mean(np.array(norms_before_clip) > 1.0):.0%} of the steps were clipped")
+print(f"{np.mean(np.array(norms_before_clip) > 1.0):.0%} of the steps were clipped; "
+      f"largest norm {max(norms_before_clip):.2f}, median {np.median(norms_before_clip):.2f}")
 assert rnn_val_ppl < 0.5 * metrics.perplexity(initial_nll)
 
 # %% [markdown]
@@ -478,14 +480,14 @@ def softmax_with_temperature(z, tau):
 
 
 with torch.no_grad():
-    logits = lm(corpus.encode("ROMEO:\nWhat ligh")[None].to(device))[0][0, -1].cpu()
+    logits = lm(corpus.encode("ROMEO:\nI will ")[None].to(device))[0][0, -1].cpu()
 for tau in (0.5, 1.0, 2.0):
     p = softmax_with_temperature(logits, tau)
     assert torch.allclose(p, torch.softmax(apply_temperature(logits, tau), -1))
     top = p.topk(3)
     entropy = -(p * p.log()).sum().item()
     shown = ", ".join(f"{corpus.itos[i]!r} {v:.2f}" for v, i in zip(top.values.tolist(), top.indices.tolist()))
-    print(f"τ = {tau}: entropy {entropy:.2f} nats; top-3 after 'What ligh': {shown}")
+    print(f"τ = {tau}: entropy {entropy:.2f} nats; top-3 after 'I will ': {shown}")
 
 # %% [markdown]
 # An explorer for the temperature (live: a slider; in the stored notebook: three fixed values).

@@ -1,0 +1,580 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 — LSTM internals
+#
+# Notebook 03 showed that the gradient of an Elman RNN is a product of Jacobians that vanishes over
+# long distances. The Long Short-Term Memory (Hochreiter & Schmidhuber 1997, with the forget gate of
+# Gers et al. 2000) adds a *cell state* c_t that is updated additively and controlled by gates. This
+# notebook opens the cell: the four equations, PyTorch's weight layout, the gates at work on real
+# text, a long-range memory experiment, an interpretable cell found automatically, and ELMo's way of
+# mixing the layers of a stacked (bi)LSTM.
+#
+# **Learning goals**
+# - Write the four LSTM equations and check them against `nn.LSTMCell` / `nn.LSTM` (i, f, g, o layout).
+# - See why the additive update c_t = f ⊙ c_{t−1} + i ⊙ g is a gradient highway, and what a
+#   forget-gate bias of 1 does.
+# - Read the shapes of `nn.LSTM` vs `nn.LSTMCell`: `batch_first`, `num_layers`, `bidirectional`,
+#   output vs (h_n, c_n).
+# - Measure RNN vs LSTM accuracy on a task whose answer is an early token, as a function of distance.
+# - Train a character LSTM, plot its gates over a sentence and find an interpretable cell.
+# - Combine the layers of a frozen LSTM with ELMo's scalar mix γ Σ_j softmax(w)_j h^{(j)}.
+
+# %%
+import copy
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from matplotlib.patches import Rectangle
+from torch import nn
+
+from coursekit import data, metrics, rnn, runtime, viz
+from coursekit.exercises import check_forget_gate_bias, check_lstm_step, check_scalar_mix
+
+S = runtime.sizes(
+    # the character-LM knobs (hidden … val_chars) are the same as notebook 03's, so the
+    # validation perplexities of the RNN (03) and the LSTM (here) are comparable
+    quick=dict(hidden=64, steps=150, batch=32, seq_len=64, lr=3e-3, val_chars=20_000,
+               task_steps=80, distances=(5, 10, 20), probe_chars=3_000, elmo_steps=100),
+    class_=dict(hidden=128, steps=1500, batch=32, seq_len=64, lr=3e-3, val_chars=111_540,
+                task_steps=300, distances=(5, 10, 20, 40), probe_chars=10_000, elmo_steps=300),
+    full=dict(hidden=512, steps=4000, batch=64, seq_len=128, lr=2e-3, val_chars=111_540,
+              task_steps=1000, distances=(5, 10, 20, 40, 80, 160), probe_chars=20_000, elmo_steps=600),
+)
+device = runtime.device()
+print(S, device)
+
+# %% [markdown]
+# ## 1. The four equations
+#
+# With σ the logistic sigmoid and ⊙ the element-wise product, one LSTM step is
+#
+# $$\begin{aligned}
+# i_t &= \sigma(W_i x_t + V_i h_{t-1} + b_i) &&\text{input gate: how much of the candidate to write}\\
+# f_t &= \sigma(W_f x_t + V_f h_{t-1} + b_f) &&\text{forget gate: how much of the old cell to keep}\\
+# g_t &= \tanh(W_g x_t + V_g h_{t-1} + b_g) &&\text{candidate content}\\
+# o_t &= \sigma(W_o x_t + V_o h_{t-1} + b_o) &&\text{output gate: how much of the cell to show}\\
+# c_t &= f_t \odot c_{t-1} + i_t \odot g_t &&\text{additive cell update}\\
+# h_t &= o_t \odot \tanh(c_t)
+# \end{aligned}$$
+#
+# PyTorch stores the four W's stacked in one matrix `weight_ih` of shape (4H, I), in the order
+# **i, f, g, o**, and the four V's in `weight_hh` (4H, H); again two bias vectors that add up.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+B, D_in, H = 3, 4, 5
+cell = nn.LSTMCell(D_in, H)
+print("weight_ih", tuple(cell.weight_ih.shape), " weight_hh", tuple(cell.weight_hh.shape),
+      " bias_ih", tuple(cell.bias_ih.shape), " bias_hh", tuple(cell.bias_hh.shape))
+for k, gate in enumerate(rnn.GATE_ORDER):
+    print(f"  rows {k * H:2d}..{(k + 1) * H - 1:2d} of weight_ih are W_{gate}")
+
+
+# %%
+def lstm_step(x, h, c, W_ih, W_hh, b):
+    """One LSTM step with PyTorch's layout; x (B, I), h and c (B, H) -> (h_t, c_t)."""
+    a_i, a_f, a_g, a_o = (x @ W_ih.T + h @ W_hh.T + b).chunk(4, dim=-1)     # 4 × (B, H)
+    i, f, g, o = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+    c_t = f * c + i * g
+    h_t = o * torch.tanh(c_t)
+    return h_t, c_t
+
+
+x, h0, c0 = torch.randn(B, D_in), torch.randn(B, H), torch.randn(B, H)
+ours = lstm_step(x, h0, c0, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh)
+theirs = cell(x, (h0, c0))
+assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs))
+ck = rnn.LSTMCell.from_torch(cell)(x, (h0, c0))                             # the coursekit version
+assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ck, theirs))
+print("max |ours − nn.LSTMCell|:", max((a - b).abs().max().item() for a, b in zip(ours, theirs)))
+
+# %% [markdown]
+# ### The additive update is a gradient highway
+#
+# Along the cell, one step back is ∂c_t/∂c_{t−1} = diag(f_t) (plus paths through h). No matrix V and
+# no tanh' sit on that path: if the forget gates stay near 1, the gradient survives many steps.
+# A forget-gate bias b_f = 1 (Jozefowicz et al. 2015) starts training with f ≈ σ(1) ≈ 0.73 instead of
+# σ(0) = 0.5. We measure ‖∂L_T/∂c_t‖ for a freshly initialised LSTM (biases 0, 1, 3) next to
+# ‖∂L_T/∂h_t‖ of an Elman RNN of the same size.
+
+# %%
+def gradient_vs_distance(module, T=60, H=32, seed=0):
+    """‖∂(u·c_T)/∂c_t‖ (LSTM) or ‖∂(u·h_T)/∂h_t‖ (RNN) for distances 0..T−1; from-scratch cells."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(T, 1, 16, generator=g)
+    u = torch.randn(1, H, generator=g)
+    cell_ = module.cells[0]
+    state = tuple(torch.zeros(1, H, requires_grad=True) for _ in range(module.n_state))
+    tracked = []
+    for t in range(T):
+        state = cell_(x[t], state) if module.n_state == 2 else (cell_(x[t], state[0]),)
+        carrier = state[-1]                         # c_t for the LSTM, h_t for the RNN
+        carrier.retain_grad()
+        tracked.append(carrier)
+    (tracked[-1] * u).sum().backward()
+    return torch.stack([s.grad.norm() for s in reversed(tracked)])
+
+
+curves = {}
+torch.manual_seed(1)
+curves["Elman RNN, ‖∂L/∂h_t‖"] = gradient_vs_distance(rnn.RNN(16, 32))
+for bias in (0.0, 1.0, 3.0):
+    torch.manual_seed(1)
+    model = rnn.LSTM(16, 32, forget_bias=bias)
+    curves[f"LSTM, b_f = {bias:g}, ‖∂L/∂c_t‖"] = gradient_vs_distance(model)
+fig, ax = plt.subplots(figsize=(7, 3.5), dpi=80)
+viz.plot_curves({k: (np.arange(len(v)), v.clamp_min(1e-30)) for k, v in curves.items()}, ax=ax,
+                xlabel="distance T − t", ylabel="gradient norm", logy=True,
+                title="gradient reaching t steps back (random initialisation)")
+plt.show()
+highway = {k: v[40].item() for k, v in curves.items()}
+print({k: f"{v:.1e}" for k, v in highway.items()})
+assert highway["LSTM, b_f = 3, ‖∂L/∂c_t‖"] > highway["LSTM, b_f = 0, ‖∂L/∂c_t‖"]
+assert highway["LSTM, b_f = 1, ‖∂L/∂c_t‖"] > highway["Elman RNN, ‖∂L/∂h_t‖"]
+
+# %% [markdown]
+# ## 2. `nn.LSTM` vs `nn.LSTMCell`: the shapes
+#
+# `nn.LSTMCell` is one step: (B, I) in, (h, c) each (B, H) out — you write the loop.
+# `nn.LSTM` runs the whole sequence, possibly with several layers (`num_layers`, each reading the
+# previous layer's outputs) and in both directions (`bidirectional`, outputs concatenated). It
+# returns `output` — the top layer's h at *every* step — and `(h_n, c_n)` — *every* layer's and
+# direction's state at the *last* step.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+T, B, D_in, H = 7, 2, 4, 5
+rows = []
+for batch_first in (False, True):
+    for num_layers, bidirectional in ((1, False), (2, False), (1, True), (2, True)):
+        lstm = nn.LSTM(D_in, H, num_layers=num_layers, bidirectional=bidirectional, batch_first=batch_first)
+        inp = torch.randn(B, T, D_in) if batch_first else torch.randn(T, B, D_in)
+        out, (h_n, c_n) = lstm(inp)
+        rows.append({"batch_first": batch_first, "layers": num_layers, "bidir": bidirectional,
+                     "input": str(tuple(inp.shape)), "output": str(tuple(out.shape)),
+                     "h_n = c_n": str(tuple(h_n.shape))})
+rows.append({"batch_first": "—", "layers": "LSTMCell", "bidir": "—", "input": str((B, D_in)),
+             "output": "—", "h_n = c_n": str(tuple(nn.LSTMCell(D_in, H)(torch.randn(B, D_in))[0].shape))})
+for r in rows:
+    print(" | ".join(f"{k} {v}" for k, v in r.items()))
+
+# %% [markdown]
+# How the pieces relate, checked on a 2-layer bidirectional LSTM with the coursekit twin (copied
+# weights): the forward direction's last state is the output at the last step, the backward
+# direction's last state is the output at step 0, and the top layer's output is what the next layer
+# (or a classifier) reads. With `lengths` (a padded batch) the states come from each sequence's true
+# end — the same numbers `nn.LSTM` gives on a `PackedSequence`.
+
+# %%
+torch.manual_seed(2)
+bilstm = nn.LSTM(D_in, H, num_layers=2, bidirectional=True, batch_first=True)
+twin = rnn.from_torch(bilstm)
+inp = torch.randn(B, T, D_in)
+layers, (h_n, c_n) = twin.forward_layers(inp)
+out_ref, (h_ref, c_ref) = bilstm(inp)
+assert torch.allclose(layers[-1], out_ref, atol=1e-5) and torch.allclose(h_n, h_ref, atol=1e-5)
+assert torch.allclose(h_n[-2], layers[-1][:, -1, :H], atol=1e-6)      # top layer, forward: last step
+assert torch.allclose(h_n[-1], layers[-1][:, 0, H:], atol=1e-6)       # top layer, backward: step 0
+lengths = torch.tensor([7, 3])
+packed = nn.utils.rnn.pack_padded_sequence(inp, lengths, batch_first=True, enforce_sorted=False)
+out_packed, (h_packed, _) = bilstm(packed)
+out_padded, _ = nn.utils.rnn.pad_packed_sequence(out_packed, batch_first=True, total_length=T)
+out_ours, (h_ours, _) = twin(inp, lengths=lengths)
+assert torch.allclose(out_ours, out_padded, atol=1e-5) and torch.allclose(h_ours, h_packed, atol=1e-5)
+print("per-layer outputs:", [tuple(t.shape) for t in layers], " (B, T, 2·H) each")
+
+# %% [markdown]
+# ## 3. Long-range dependencies: RNN vs LSTM
+#
+# The task: read a sequence of d + 1 random symbols from {0, 1, 2, 3} and, at the end, output the
+# *first* one. Everything after the first symbol is a distractor of the same kind, so the network
+# must write the first symbol into memory and protect it for d steps. Chance is 25%. For each
+# distance d we train a fresh model (same steps, batch, width, learning rate) and measure accuracy on
+# 1,000 new sequences: an Elman RNN, an LSTM with PyTorch's default initialisation, and an LSTM
+# with forget-gate bias 1.
+
+# %%
+N_SYMBOLS = 4
+
+
+def first_symbol_batch(d, batch_size, generator):
+    """Sequences of d + 1 random symbols (B, d + 1); the label is the first symbol (B,)."""
+    seq = torch.randint(0, N_SYMBOLS, (batch_size, d + 1), generator=generator)
+    return seq, seq[:, 0]
+
+
+class Acceptor(nn.Module):
+    """Embedding → RNN/LSTM → the final state → class logits (an acceptor, notebook 03)."""
+
+    def __init__(self, cell, hidden=32, forget_bias=None):
+        super().__init__()
+        self.embed = nn.Embedding(N_SYMBOLS, 16)
+        self.rnn = (nn.RNN if cell == "rnn" else nn.LSTM)(16, hidden, batch_first=True)
+        if forget_bias is not None:
+            rnn.init_forget_gate_bias(self.rnn, forget_bias)
+        self.out = nn.Linear(hidden, N_SYMBOLS)
+
+    def forward(self, seq):
+        h, _ = self.rnn(self.embed(seq))        # (B, T, H)
+        return self.out(h[:, -1])               # (B, classes)
+
+
+def train_and_test(cell, d, forget_bias=None, seed=0):
+    torch.manual_seed(seed)
+    model = Acceptor(cell, forget_bias=forget_bias).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(S.task_steps):
+        seq, label = (t.to(device) for t in first_symbol_batch(d, 64, gen))
+        loss = F.cross_entropy(model(seq), label)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    with torch.no_grad():
+        seq, label = (t.to(device) for t in first_symbol_batch(d, 1000, torch.Generator().manual_seed(123)))
+        return metrics.accuracy(model(seq), label)
+
+
+variants = {"Elman RNN": ("rnn", None), "LSTM (default init)": ("lstm", None), "LSTM (b_f = 1)": ("lstm", 1.0)}
+accuracy = {name: [train_and_test(cell, d, fb) for d in S.distances] for name, (cell, fb) in variants.items()}
+viz.show_table([{"model": name, **{f"d = {d}": acc for d, acc in zip(S.distances, accs)}}
+                for name, accs in accuracy.items()], title="accuracy (chance = 0.25)", floatfmt="{:.2f}")
+fig, ax = plt.subplots(figsize=(6, 3.3), dpi=80)
+viz.plot_curves({name: (list(S.distances), accs) for name, accs in accuracy.items()}, ax=ax,
+                xlabel="distance d", ylabel="accuracy", title="recall the first symbol after d distractors")
+ax.axhline(1 / N_SYMBOLS, color="gray", ls=":", label="chance")
+ax.set_xscale("log")
+plt.show()
+
+# %% [markdown]
+# The LSTM keeps the symbol over longer distances than the RNN with the same training budget, and the
+# forget-gate bias of 1 extends that further: its gates start half-way to "keep everything", so the
+# gradient from the answer reaches the first step early in training.
+
+# %%
+mean_acc = {name: float(np.mean(accs)) for name, accs in accuracy.items()}
+print({k: round(v, 3) for k, v in mean_acc.items()})
+assert all(0.0 <= a <= 1.0 for accs in accuracy.values() for a in accs)
+assert mean_acc["LSTM (b_f = 1)"] >= mean_acc["Elman RNN"] - 0.05
+
+# %% [markdown]
+# ## 4. A character LSTM on Tiny Shakespeare
+#
+# Same recipe and sizes as the Elman language model of notebook 03 — only the cell changes — so the
+# validation perplexities compare directly.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+text = data.read_text("tinyshakespeare")
+corpus = rnn.CharCorpus(text, val_fraction=0.1)
+print(f"vocabulary {corpus.vocab_size}, train {len(corpus.train_ids):,}, validation {len(corpus.val_ids):,} characters")
+
+# %%
+runtime.seed_everything(0)
+lm = rnn.CharLM(corpus.vocab_size, S.hidden, cell="lstm").to(device)
+optimizer = torch.optim.Adam(lm.parameters(), lr=S.lr)
+batch_gen = torch.Generator().manual_seed(0)
+losses = []
+for _ in range(S.steps):
+    x_batch, y_batch = (t.to(device) for t in corpus.batch("train", S.batch, S.seq_len, batch_gen))
+    loss = rnn.char_lm_loss(lm, (x_batch, y_batch))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(lm.parameters(), 1.0)
+    optimizer.step()
+    losses.append(loss.item())
+lstm_val_nll = rnn.evaluate_nll(lm, corpus.val_ids, max_chars=S.val_chars)
+lstm_val_ppl = metrics.perplexity(lstm_val_nll)
+print(f"LSTM validation perplexity {lstm_val_ppl:.2f} ({lstm_val_nll:.3f} nats/char) after {S.steps} steps")
+smooth = np.convolve(losses, np.ones(20) / 20, mode="valid")
+fig, ax = plt.subplots(figsize=(6, 3), dpi=80)
+viz.plot_curves({"LSTM train loss (running mean of 20)": (np.arange(len(smooth)) + 20, smooth)}, ax=ax,
+                ylabel="cross-entropy (nats/char)")
+plt.show()
+assert lstm_val_ppl < 20
+print(rnn.generate(lm, corpus, "ROMEO:\n", 200, temperature=0.8, generator=torch.Generator().manual_seed(0)))
+
+# %% [markdown]
+# ## 5. Looking inside: gates over a sentence
+#
+# The coursekit twin of the trained `nn.LSTM` exposes the gates (`LSTMCell(..., return_gates=True)`).
+# We run it over a line of the play and show the first 16 units of each gate (rows) per character
+# (columns).
+
+# %%
+lstm_twin = rnn.from_torch(lm.rnn).cpu()
+embed = copy.deepcopy(lm.embed).cpu()
+assert isinstance(lstm_twin, rnn.LSTM)
+
+
+@torch.no_grad()
+def run_cells(segment, twin=lstm_twin, emb=embed):
+    """Run the from-scratch cell over a string; return gates (dict of (T, H)), c (T, H), h (T, H)."""
+    xs = emb(corpus.encode(segment))                        # (T, E)
+    state, gates, cs, hs = None, {k: [] for k in rnn.GATE_ORDER}, [], []
+    for x_t in xs:
+        state, g = twin.cells[0](x_t[None], state, return_gates=True)
+        for k in rnn.GATE_ORDER:
+            gates[k].append(g[k][0])
+        hs.append(state[0][0])
+        cs.append(state[1][0])
+    return {k: torch.stack(v) for k, v in gates.items()}, torch.stack(cs), torch.stack(hs)
+
+
+sentence = "JULIET:\nO Romeo, Romeo! wherefore art thou Romeo?"
+gates, c_seq, h_seq = run_cells(sentence)
+with torch.no_grad():                                       # the twin equals the trained nn.LSTM
+    h_fused = lm.rnn(lm.embed(corpus.encode(sentence)[None].to(device)))[0][0].cpu()
+    assert torch.allclose(h_seq, h_fused, atol=1e-5)
+labels = [repr(ch)[1:-1] for ch in sentence]
+fig, axes = plt.subplots(3, 1, figsize=(12, 7.5), dpi=80)
+for ax, k in zip(axes, ("i", "f", "o")):
+    viz.heatmap(gates[k][:, :16].T, xlabels=labels, ax=ax, vmin=0, vmax=1, cmap="magma",
+                title={"i": "input gate i_t", "f": "forget gate f_t", "o": "output gate o_t"}[k])
+    ax.set_ylabel("unit")
+plt.tight_layout()
+plt.show()
+print("mean gate values over the sentence:", {k: round(v.mean().item(), 2) for k, v in gates.items()})
+
+# %% [markdown]
+# ## 6. An interpretable cell, found automatically
+#
+# Karpathy et al. (2015) found cells in character LSTMs that track quotes, line length or bracket
+# depth. We look for such cells without eyeballing: run the model over held-out text, compute the
+# correlation of every cell c_t[j] with a few properties of the text, and report the best unit per
+# property. Tiny Shakespeare has no quotes or brackets to speak of, but it has *lines* (verse lines,
+# speaker names). The same search on an untrained LSTM of the same shape is the baseline.
+
+# %%
+SPEAKER = re.compile(r"^(?:[A-Z][A-Za-z']*)(?: [A-Z][A-Za-z']*)*:$")
+
+
+def text_properties(segment):
+    """Per character: position in the line, inside a speaker-name line, position in the word."""
+    line_pos, speaker, word_pos = [], [], []
+    for line in segment.split("\n"):
+        is_speaker = bool(SPEAKER.match(line))
+        w = 0
+        for j, ch in enumerate(line + "\n"):
+            line_pos.append(j)
+            speaker.append(float(is_speaker))
+            w = 0 if ch in " \n" else w + 1
+            word_pos.append(w)
+    n = len(segment)
+    return {"line position": np.array(line_pos[:n], float), "speaker-name line": np.array(speaker[:n]),
+            "position in word": np.array(word_pos[:n], float)}
+
+
+def correlations(cells, feature):
+    """Pearson r between every unit (columns of cells (T, H)) and one feature (T,)."""
+    z = (cells - cells.mean(0)) / (cells.std(0) + 1e-8)
+    f = (feature - feature.mean()) / (feature.std() + 1e-8)
+    return (z * f[:, None]).mean(0)
+
+
+probe = corpus.decode(corpus.val_ids[:S.probe_chars])
+props = text_properties(probe)
+_, c_trained, _ = run_cells(probe)
+torch.manual_seed(0)
+untrained = rnn.CharLM(corpus.vocab_size, S.hidden, cell="lstm")            # same shape, random weights
+_, c_untrained, _ = run_cells(probe, twin=rnn.from_torch(untrained.rnn), emb=untrained.embed)
+rows, best = [], {}
+for name, feature in props.items():
+    r_trained = correlations(c_trained.numpy(), feature)
+    r_random = correlations(c_untrained.numpy(), feature)
+    j = int(np.abs(r_trained).argmax())
+    best[name] = (j, float(r_trained[j]))
+    rows.append({"property": name, "best cell": j, "r (trained)": r_trained[j],
+                 "best |r| untrained LSTM": float(np.abs(r_random).max())})
+table = viz.show_table(rows, title=f"cells most correlated with each property ({len(probe):,} validation characters)")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("properties searched:", list(props))
+print("one value per character:", all(len(v) == len(probe) for v in props.values()))
+
+# %% [markdown]
+# The best "line position" cell, coloured over held-out text (blue = its lowest, red = its highest
+# value of c_t[j]): it drifts along each line and resets at the line break.
+
+# %%
+def colour_text(segment, values, first_line=0, n_lines=12, title=""):
+    """Each character of lines first_line.. on a background coloured by its value (min → blue, max → red)."""
+    all_lines = segment.split("\n")
+    k = sum(len(line) + 1 for line in all_lines[:first_line])        # index of the first shown character
+    lines = all_lines[first_line:first_line + n_lines]
+    v = np.asarray(values)
+    lo, hi = v.min(), v.max()
+    cmap = plt.get_cmap("coolwarm")
+    width = max(len(line) for line in lines) + 1
+    fig, ax = plt.subplots(figsize=(0.13 * width + 0.5, 0.28 * len(lines) + 0.6), dpi=80)
+    for row, line in enumerate(lines):
+        for col, ch in enumerate(line + "↵"):
+            ax.add_patch(Rectangle((col, -row - 1), 1, 1, color=cmap((v[k] - lo) / (hi - lo + 1e-8))))
+            ax.text(col + 0.5, -row - 0.5, ch, ha="center", va="center", fontsize=8, family="monospace")
+            k += 1
+    ax.set_xlim(0, width)
+    ax.set_ylim(-len(lines), 0)
+    ax.axis("off")
+    ax.set_title(title)
+    plt.show()
+
+
+unit, r = best["line position"]
+probe_lines = probe.split("\n")
+first = next(i for i, line in enumerate(probe_lines) if i > 3 and SPEAKER.match(line))   # start at a speech
+colour_text(probe, c_trained[:, unit].numpy(), first_line=first,
+            title=f"cell {unit}: r = {r:+.2f} with the position in the line")
+assert abs(r) > 0.3 and abs(r) > rows[0]["best |r| untrained LSTM"]
+
+# %% [markdown]
+# ## 7. Bidirectional and stacked LSTMs, and ELMo's scalar mix
+#
+# A **bidirectional** LSTM runs one LSTM left-to-right and another right-to-left and concatenates
+# their states, so the representation of a token sees both its left and right context (section 2).
+# A **stacked** LSTM feeds each layer's outputs to the next. ELMo (Peters et al. 2018) pre-trains a
+# stacked biLM and lets each downstream task learn its own combination of the layers:
+#
+# $$\mathrm{ELMo}_k = \gamma \sum_{j=0}^{L} s_j\, h_k^{(j)}, \qquad s = \mathrm{softmax}(w)$$
+#
+# with layer 0 the (context-free) token embedding. Only w and γ (and the task model) are trained.
+#
+# Our frozen character LM has two layers to mix: the embedding (layer 0) and the LSTM state
+# (layer 1). Two small probing tasks on its representations show the point of *task-specific*
+# weights: "is this character a vowel?" is a property of the character alone; "is the *next*
+# character a line break?" needs context (how long is the line so far, is it a speaker name).
+
+# %%
+@torch.no_grad()
+def frozen_layers(ids):
+    """The two layers of the frozen LM for a string of ids: (2, T, H)."""
+    e = lm.embed(ids.to(device))[None]                     # (1, T, H)
+    h, _ = lm.rnn(e)
+    return torch.stack([e[0], h[0]]).cpu()
+
+
+n_probe = 2 * S.probe_chars
+probe_ids = corpus.val_ids[:n_probe + 1]
+layers_all = frozen_layers(probe_ids[:-1])                 # (2, T, H)
+chars = corpus.decode(probe_ids)
+tasks = {
+    "vowel?": torch.tensor([ch.lower() in "aeiou" for ch in chars[:-1]]).long(),
+    "next char is a line break?": torch.tensor([ch == "\n" for ch in chars[1:]]).long(),
+}
+split = n_probe // 2                                       # first half trains the probe, second half tests
+
+
+def train_scalar_mix(labels, seed=0):
+    torch.manual_seed(seed)
+    mix, classifier = rnn.ScalarMix(2), nn.Linear(S.hidden, 2)
+    opt = torch.optim.Adam([*mix.parameters(), *classifier.parameters()], lr=3e-2)
+    for _ in range(S.elmo_steps):
+        loss = F.cross_entropy(classifier(mix(layers_all[:, :split])), labels[:split])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        acc = metrics.accuracy(classifier(mix(layers_all[:, split:])), labels[split:])
+        majority = max(labels[split:].float().mean().item(), 1 - labels[split:].float().mean().item())
+    return mix, acc, majority
+
+
+elmo_rows = []
+for task, labels in tasks.items():
+    mix, acc, majority = train_scalar_mix(labels)
+    s = mix.weights.detach()
+    elmo_rows.append({"task": task, "s_0 (embedding)": s[0].item(), "s_1 (LSTM)": s[1].item(),
+                      "γ": mix.gamma.item(), "test accuracy": acc, "majority class": majority})
+    assert abs(s.sum().item() - 1) < 1e-6
+viz.show_table(elmo_rows, title="learned ELMo weights per task (frozen character LM)")
+assert elmo_rows[1]["s_1 (LSTM)"] > elmo_rows[1]["s_0 (embedding)"]   # the context task leans on the LSTM layer
+
+# %% [markdown]
+# For reference, the results that made ELMo famous — adding its mixed biLM layers to strong task
+# models (Peters et al. 2018, Table 1; paper scale: a 2-layer, 4096-unit biLM trained on 1B words):
+#
+# | task | previous state of the art | baseline | ELMo + baseline | increase (absolute / relative) |
+# |---|---|---|---|---|
+# | SQuAD (F1) | 84.4 | 81.1 | 85.8 | 4.7 / 24.9% |
+# | SNLI (acc.) | 88.6 | 88.0 | 88.7 ± 0.17 | 0.7 / 5.8% |
+# | SRL (F1) | 81.7 | 81.4 | 84.6 | 3.2 / 17.2% |
+# | Coref (avg. F1) | 67.2 | 67.2 | 70.4 | 3.2 / 9.8% |
+# | NER (F1) | 91.93 ± 0.19 | 90.15 | 92.22 ± 0.10 | 2.06 / 21% |
+# | SST-5 (acc.) | 53.7 | 51.4 | 54.7 ± 0.5 | 3.3 / 6.8% |
+#
+# Peters et al. also found that the learned weights differ by task — lower layers suit syntactic
+# tasks (POS tagging), higher layers semantic ones (word-sense disambiguation) — the effect our two
+# probes show in miniature.
+
+# %% [markdown]
+# ## Summary
+#
+# * The LSTM step is four gated equations; PyTorch stacks the gate weights i, f, g, o. Our step and
+#   the coursekit `LSTMCell` / `LSTM` equal `nn.LSTMCell` / `nn.LSTM` (also stacked, bidirectional,
+#   packed).
+# * The additive cell update is a gradient highway: ∂c_t/∂c_{t−1} = diag(f_t), no V and no tanh'.
+#   A forget-gate bias of 1 keeps more of the gradient from the start.
+# * On recalling a symbol after d distractors the LSTM beats the Elman RNN at longer distances,
+#   and b_f = 1 helps further (table above).
+# * A character LSTM reaches a lower validation perplexity than the RNN of notebook 03 with the same
+#   recipe; one of its cells tracks the position in the line — found by correlation, not by eye.
+# * Bi-LSTMs concatenate two directions; stacked LSTMs feed layers upwards; ELMo learns per task a
+#   softmax-weighted, γ-scaled mix of the layers.
+#
+# ## Exercises
+
+# %%
+# EXERCISE 1: one LSTM step
+def my_lstm_step(x, h, c, W_ih, W_hh, b):
+    """x (B, I), h and c (B, H), W_ih (4H, I), W_hh (4H, H), b (4H,) in PyTorch's i, f, g, o layout
+    -> (h_t, c_t)."""
+    ### BEGIN SOLUTION
+    a_i, a_f, a_g, a_o = (x @ W_ih.T + h @ W_hh.T + b).chunk(4, dim=-1)
+    c_t = torch.sigmoid(a_f) * c + torch.sigmoid(a_i) * torch.tanh(a_g)
+    return torch.sigmoid(a_o) * torch.tanh(c_t), c_t
+    ### END SOLUTION
+
+
+check_lstm_step(my_lstm_step)
+
+# %%
+# EXERCISE 2: forget-gate bias
+def set_forget_bias(lstm, value):
+    """Set the total forget-gate bias bias_ih[f] + bias_hh[f] of every layer and direction of an
+    nn.LSTM to value; leave every other parameter unchanged."""
+    ### BEGIN SOLUTION
+    H = lstm.hidden_size
+    with torch.no_grad():
+        for name, p in lstm.named_parameters():
+            if name.startswith("bias_ih"):
+                p[H:2 * H] = value
+            elif name.startswith("bias_hh"):
+                p[H:2 * H] = 0.0
+    ### END SOLUTION
+
+
+check_forget_gate_bias(set_forget_bias)
+
+# %%
+# EXERCISE 3: ELMo's scalar mix
+def scalar_mix(layers, w, gamma):
+    """layers (L, B, T, D), w (L,), gamma (scalar) -> gamma * sum_j softmax(w)_j * layers[j], (B, T, D)."""
+    ### BEGIN SOLUTION
+    s = torch.softmax(w, dim=0)
+    return gamma * (s.view(-1, 1, 1, 1) * layers).sum(0)
+    ### END SOLUTION
+
+
+check_scalar_mix(scalar_mix)

@@ -25,6 +25,7 @@ it per layer and head on repeated random token sequences.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
@@ -45,9 +46,9 @@ from coursekit.gpt import GPT, GPTConfig
 __all__ = [
     "PromptFormat", "FORMATS", "build_prompt", "TokenFormat", "build_token_prompt",
     "model_logits", "label_logprobs", "classify_by_likelihood", "greedy_continuation",
-    "ICLTaskFamily", "Task", "sample_tasks", "icl_batch", "training_batch", "ideal_accuracy",
+    "ICLTaskFamily", "Task", "random_task", "sample_tasks", "icl_batch", "training_batch", "ideal_accuracy",
     "ICLTrainConfig", "train_icl", "evaluate_shots", "finetune_on_demonstrations", "evaluate_finetuning",
-    "attention_maps", "induction_scores", "repeated_random_tokens", "load_icl_checkpoint",
+    "attention_maps", "induction_scores", "ablate_heads", "repeated_random_tokens", "load_icl_checkpoint",
     "hf_gpt2_dir", "load_hf_gpt2", "run_slide_prompts", "SLIDE_PROMPTS",
 ]
 
@@ -298,22 +299,30 @@ class Task:
         return int(self.labels[self.mapping[j]])
 
 
+def random_task(input_pool: torch.Tensor, label_pool: torch.Tensor, K: int, L: int,
+                generator: torch.Generator) -> Task:
+    """A fresh task: K distinct inputs and L distinct labels drawn from the pools, each label given
+    to K/L inputs (balanced classes; the remainder spread over the first labels)."""
+    if K > len(input_pool) or L > len(label_pool):
+        raise ValueError(f"need K={K} <= {len(input_pool)} inputs and L={L} <= {len(label_pool)} labels in the pools")
+    inputs = input_pool[torch.randperm(len(input_pool), generator=generator)[:K]]
+    labels = label_pool[torch.randperm(len(label_pool), generator=generator)[:L]]
+    mapping = (torch.arange(K) % L)[torch.randperm(K, generator=generator)]
+    return Task(inputs, labels, mapping)
+
+
 def sample_tasks(family: ICLTaskFamily, n: int, split: str, generator: torch.Generator) -> list[Task]:
     """``n`` random tasks. ``split="train"``: inputs and labels from the same pool half;
     ``"heldout"``: from different halves. Each label is used by K/L inputs (balanced classes)."""
     if split not in ("train", "heldout"):
         raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
     check_positive_int(n, "n")
-    K, L = family.inputs_per_task, family.labels_per_task
     tasks = []
     for _ in range(n):
         h_in = int(torch.randint(2, (1,), generator=generator))
         h_lab = h_in if split == "train" else 1 - h_in
-        pool_x, pool_y = family.input_ids(h_in), family.label_ids(h_lab)
-        inputs = pool_x[torch.randperm(len(pool_x), generator=generator)[:K]]
-        labels = pool_y[torch.randperm(len(pool_y), generator=generator)[:L]]
-        mapping = (torch.arange(K) % L)[torch.randperm(K, generator=generator)]
-        tasks.append(Task(inputs, labels, mapping))
+        tasks.append(random_task(family.input_ids(h_in), family.label_ids(h_lab), family.inputs_per_task,
+                                 family.labels_per_task, generator))
     return tasks
 
 
@@ -323,7 +332,8 @@ def _demo_order(K: int, k: int, generator: torch.Generator) -> torch.Tensor:
     return torch.cat(reps)[:k]
 
 
-def icl_batch(family: ICLTaskFamily, tasks: Sequence[Task], k: int, fmt: str | TokenFormat, generator: torch.Generator,
+def icl_batch(family: ICLTaskFamily | None, tasks: Sequence[Task], k: int, fmt: str | TokenFormat,
+              generator: torch.Generator,
               *, queries: str = "all", label_noise: float = 0.0, noise: str = "random",
               demo_orders: list[torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
     """Prompts for every task: k demonstrations + a query.
@@ -336,7 +346,7 @@ def icl_batch(family: ICLTaskFamily, tasks: Sequence[Task], k: int, fmt: str | T
     label the demonstrations showed for the query input, or -1 if it was not shown), ``task`` (N,)
     (which task) and ``seen`` (N,) bool.
     """
-    fmt = family.formats()[fmt] if isinstance(fmt, str) else fmt
+    fmt = family.formats()[fmt] if isinstance(fmt, str) else fmt        # (family may be None with a TokenFormat)
     if not isinstance(k, int) or k < 0:
         raise ValueError(f"k (the number of shots) must be an int >= 0, got {k!r}")
     if not 0.0 <= label_noise <= 1.0:
@@ -409,7 +419,8 @@ class ICLTrainConfig:
     seed: int = 0
     eval_tasks: int = 64
     eval_every: int = 250
-    formats: tuple[str, ...] = ("bare", "arrow")
+    formats: tuple[str, ...] = ("bare", "arrow")    # training formats, alternating by step
+    eval_format: str = "arrow"
     family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily()))
 
     def task_family(self) -> ICLTaskFamily:
@@ -422,8 +433,8 @@ class ICLTrainConfig:
 
 
 @torch.no_grad()
-def evaluate_shots(model: nn.Module, family: ICLTaskFamily, tasks: Sequence[Task], shots: Sequence[int],
-                   fmt: str = "arrow", seed: int = 0, **batch_kw) -> dict[int, torch.Tensor]:
+def evaluate_shots(model: nn.Module, family: ICLTaskFamily | None, tasks: Sequence[Task], shots: Sequence[int],
+                   fmt: str | TokenFormat = "arrow", seed: int = 0, **batch_kw) -> dict[int, torch.Tensor]:
     """Per-task accuracy (n_tasks,) at each number of shots, labels read by likelihood over the
     task's label set. The prompts are a fixed function of ``seed``."""
     model.eval()
@@ -455,7 +466,7 @@ def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = 
     eval_tasks = sample_tasks(fam, cfg.eval_tasks, "heldout", torch.Generator().manual_seed(12345))
 
     def evaluate(m):
-        acc = evaluate_shots(m, fam, eval_tasks, (8,), seed=1)
+        acc = evaluate_shots(m, fam, eval_tasks, (8,), cfg.eval_format, seed=1)
         m.train()
         if log:
             print(f"  {time.perf_counter() - t0:6.0f} s  held-out accuracy at 8 shots {acc[8].mean():.3f}", flush=True)
@@ -469,10 +480,10 @@ def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = 
                steps=cfg.steps, clip=1.0, scheduler=sched, eval_fn=evaluate, eval_every=cfg.eval_every,
                progress=progress, desc="icl")
     seconds = time.perf_counter() - t0
-    acc = evaluate_shots(model, fam, eval_tasks, eval_shots, seed=2)
+    acc = evaluate_shots(model, fam, eval_tasks, eval_shots, cfg.eval_format, seed=2)
     report = {"config": dataclasses.asdict(cfg), "seconds": seconds, "threads": torch.get_num_threads(),
               "history": {"steps": hist.steps, "train_loss": hist.train_loss, "evals": hist.evals},
-              "eval": {"tasks_seed": 12345, "prompts_seed": 2, "n_tasks": cfg.eval_tasks, "format": "arrow",
+              "eval": {"tasks_seed": 12345, "prompts_seed": 2, "n_tasks": cfg.eval_tasks, "format": cfg.eval_format,
                        "accuracy_mean": {k: v.mean().item() for k, v in acc.items()},
                        "accuracy_std_over_tasks": {k: v.std().item() for k, v in acc.items()}}}
     return model.eval(), report
@@ -580,6 +591,29 @@ def induction_scores(attn: torch.Tensor, period: int) -> torch.Tensor:
     return attn[..., q, q - period + 1].mean(-1)
 
 
+@contextlib.contextmanager
+def ablate_heads(model: GPT, heads: Sequence[tuple[int, int]]):
+    """Inside the ``with`` block, the outputs of the given (layer, head) pairs are zeroed before W^O
+    (a knock-out experiment: does accuracy depend on these heads?)."""
+    hooks = []
+    for layer, head in heads:
+        attn = model.blocks[layer].self_attn
+        if not 0 <= head < attn.n_heads:
+            raise ValueError(f"head must lie in 0…{attn.n_heads - 1}, got {head}")
+        sl = slice(head * attn.d_head, (head + 1) * attn.d_head)
+
+        def zero_head(module, args, sl=sl):
+            x = args[0].clone()                                             # (B, T, H·D): merged heads
+            x[..., sl] = 0.0
+            return (x,)
+        hooks.append(attn.out_proj.register_forward_pre_hook(zero_head))
+    try:
+        yield model
+    finally:
+        for h in hooks:
+            h.remove()
+
+
 # ================================================================================================
 # Real checkpoints: a Hugging Face GPT-2 directory, when one is available locally
 # ================================================================================================
@@ -671,6 +705,7 @@ def main(argv: list[str] | None = None) -> None:
         save_checkpoint(out / "model.safetensors", model, cfg.model_config(),
                         extra={"train_config": dataclasses.asdict(cfg)})
         (out / "report.json").write_text(json.dumps(report, indent=1))
+        (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
 
 
 if __name__ == "__main__":

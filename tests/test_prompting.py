@@ -291,7 +291,7 @@ def test_committed_checkpoint_reproduces_its_recorded_accuracy():
     ev = report["eval"]
     fam = cfg.task_family()
     tasks = P.sample_tasks(fam, ev["n_tasks"], "heldout", torch.Generator().manual_seed(ev["tasks_seed"]))
-    acc = P.evaluate_shots(model, fam, tasks, (0, 8), seed=ev["prompts_seed"])
+    acc = P.evaluate_shots(model, fam, tasks, (0, 8), ev["format"], seed=ev["prompts_seed"])
     assert abs(acc[8].mean().item() - ev["accuracy_mean"]["8"]) < 1.5 / (8 * ev["n_tasks"])   # ≤ one prompt flips
     assert abs(acc[0].mean().item() - ev["accuracy_mean"]["0"]) < 1.5 / (8 * ev["n_tasks"])
     assert acc[8].mean() > 0.8 and abs(acc[0].mean() - 0.25) < 0.1               # it learns in context; 0-shot ≈ chance
@@ -301,3 +301,20 @@ def test_committed_checkpoint_reproduces_its_recorded_accuracy():
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="python -m coursekit.prompting train"):
         P.load_icl_checkpoint(tmp_path)
+
+
+def test_ablating_a_head_zeroes_its_slice_before_the_output_projection():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=1, n_head=2, n_embd=16)).eval()
+    idx = torch.randint(0, 20, (2, 10))
+    seen = {}
+    model.blocks[0].self_attn.out_proj.register_forward_hook(lambda m, a, o: seen.__setitem__("x", a[0]))
+    full = model(idx)[0]
+    with P.ablate_heads(model, [(0, 1)]):
+        ablated = model(idx)[0]
+        assert (seen["x"][..., 8:] == 0).all() and (seen["x"][..., :8] != 0).any()
+    assert not torch.allclose(full, ablated)
+    assert torch.allclose(model(idx)[0], full)                                  # hooks removed afterwards
+    with pytest.raises(ValueError, match="head"):
+        with P.ablate_heads(model, [(0, 2)]):
+            pass

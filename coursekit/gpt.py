@@ -36,8 +36,9 @@ from coursekit.checks import check_positive_int, check_tensor, check_token_ids
 from coursekit.decoding.sampling import sample_next
 from coursekit.transformer import DecoderLayer, LearnedPositions
 
-__all__ = ["GPTConfig", "GPT", "CharTokenizer", "TrainConfig", "train", "estimate_loss", "get_batch",
-           "char_data", "model_flops_per_token", "matmul_flops"]
+__all__ = ["GPTConfig", "GPT", "GPTClassifier", "with_extra_tokens", "CharTokenizer", "TrainConfig", "train",
+           "estimate_loss", "fixed_val_loss", "get_batch", "char_data", "load_char_gpt", "model_flops_per_token",
+           "matmul_flops", "CHECKPOINT_DIR"]
 
 
 @dataclass
@@ -257,6 +258,48 @@ class GPT(nn.Module):
 
 
 # ================================================================================================
+# GPT-1 fine-tuning: input transformations + a linear head on the last token
+# ================================================================================================
+
+def with_extra_tokens(model: GPT, n_new: int) -> GPT:
+    """A copy of ``model`` whose vocabulary has ``n_new`` extra ids at the end (GPT-1's start,
+    delimiter and extract tokens), initialised like the other embeddings (N(0, 0.02))."""
+    check_positive_int(n_new, "n_new")
+    config = dataclasses.replace(model.config, vocab_size=model.config.vocab_size + n_new)
+    new = GPT(config)
+    sd = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    wte = sd.pop("wte.weight")
+    with torch.no_grad():
+        new.wte.weight[: wte.shape[0]].copy_(wte)
+    new.load_state_dict(sd, strict=False)
+    return new.to(wte.device)
+
+
+class GPTClassifier(nn.Module):
+    """GPT-1 §3.2: P(y | x¹…xᵐ) = softmax(h_l^m W_y), h_l^m the final hidden state of the last
+    (``extract``) token; the loss is L₂ + λ·L₁ with the language-model loss L₁ as an auxiliary."""
+
+    def __init__(self, gpt: GPT, n_classes: int, lm_weight: float = 0.5) -> None:
+        super().__init__()
+        self.gpt = gpt
+        self.head = nn.Linear(gpt.config.n_embd, check_positive_int(n_classes, "n_classes"))   # W_y
+        self.lm_weight = lm_weight
+
+    def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """idx (B, T) ending with the extract token → (class logits (B, K), LM logits (B, T, V))."""
+        h = self.gpt.hidden_states(idx)                                          # (B, T, C)
+        return self.head(h[:, -1]), self.gpt.lm_head(h)
+
+    def loss(self, idx: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        class_logits, lm_logits = self(idx)
+        task = F.cross_entropy(class_logits, labels)                             # L₂
+        if not self.lm_weight:
+            return task
+        lm = F.cross_entropy(lm_logits[:, :-1].flatten(0, 1), idx[:, 1:].flatten())   # L₁ on the input
+        return task + self.lm_weight * lm
+
+
+# ================================================================================================
 # Training recipe: character-level Tiny Shakespeare, as in nanoGPT's shakespeare_char
 # ================================================================================================
 
@@ -300,8 +343,8 @@ def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, tor
 def get_batch(data: torch.Tensor, batch_size: int, block_size: int,
               generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Random windows: x = data[i : i+T], y = data[i+1 : i+T+1] (the next characters), each (B, T)."""
-    ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)
-    offsets = torch.arange(block_size)
+    ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator).to(data.device)
+    offsets = torch.arange(block_size, device=data.device)
     x = data[ix[:, None] + offsets]                                             # (B, T)
     y = data[ix[:, None] + offsets + 1]                                         # (B, T)
     return x, y
@@ -318,6 +361,39 @@ def estimate_loss(model: GPT, data: torch.Tensor, *, batch_size: int, iters: int
     losses = [model(*get_batch(data, batch_size, T, generator))[1].item() for _ in range(iters)]
     model.train(was_training)
     return sum(losses) / len(losses)
+
+
+FIXED_EVAL = {"batch_size": 32, "iters": 8, "seed": 0}     # a fixed validation subset: fast and deterministic
+
+
+def fixed_val_loss(model: GPT, val_ids: torch.Tensor) -> float:
+    """Loss on a fixed subset of the validation split (8 seeded batches of 32): what the committed
+    checkpoint's test compares against."""
+    return estimate_loss(model, val_ids, batch_size=FIXED_EVAL["batch_size"], iters=FIXED_EVAL["iters"],
+                         generator=torch.Generator().manual_seed(FIXED_EVAL["seed"]))
+
+
+CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "data" / "gpt"
+
+
+def load_char_gpt(directory: str | Path = CHECKPOINT_DIR) -> tuple[GPT, CharTokenizer, dict]:
+    """The committed character-level Tiny Shakespeare GPT: ``(model, tokenizer, report)``.
+
+    ``directory`` holds ``model.safetensors`` (weights + config) and ``report.json`` (the recipe,
+    loss curves and final losses) written by ``python -m coursekit.gpt train --out DIR``.
+    """
+    from coursekit.train import load_checkpoint, read_checkpoint_metadata
+
+    directory = Path(directory)
+    path = directory / "model.safetensors"
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint at {path}; train one with `python -m coursekit.gpt train --out "
+                                f"{directory}`")
+    config, extra = read_checkpoint_metadata(path)
+    model = GPT(GPTConfig(**config))
+    load_checkpoint(path, model, expected_config=model.config)
+    report = json.loads((directory / "report.json").read_text())
+    return model.eval(), CharTokenizer(extra["chars"]), report
 
 
 def model_flops_per_token(config: GPTConfig, n_params: int) -> float:
@@ -363,7 +439,7 @@ class TrainConfig:
     eval_interval: int = 250
     eval_iters: int = 20             # batches per loss estimate (nanoGPT's CPU command uses 20)
     seed: int = 1337
-    threads: int = 2
+    threads: int = 0                 # torch intra-op threads; 0 keeps the current setting ($OMP_NUM_THREADS)
 
     @classmethod
     def nanogpt_cpu(cls) -> TrainConfig:
@@ -375,7 +451,8 @@ class TrainConfig:
                          n_head=self.n_head, n_embd=self.n_embd, dropout=self.dropout, bias=self.bias)
 
 
-def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = None) -> tuple[GPT, dict]:
+def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = None,
+          device: torch.device | str | None = None) -> tuple[GPT, dict]:
     """Train a character-level GPT with AdamW + warm-up + cosine decay; return ``(model, report)``.
 
     ``report`` holds the loss curves (``history``), the wall time of each evaluation, the first
@@ -384,10 +461,13 @@ def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = 
     """
     from coursekit.train import fit, warmup_cosine
 
-    torch.set_num_threads(cfg.threads)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    device = torch.device(device or "cpu")
     tok, train_ids, val_ids = char_data(text)
+    train_ids, val_ids = train_ids.to(device), val_ids.to(device)
     torch.manual_seed(cfg.seed)
-    model = GPT(cfg.model_config(len(tok)))
+    model = GPT(cfg.model_config(len(tok))).to(device)                          # initialised on the CPU
     decay = [p for p in model.parameters() if p.dim() >= 2]                    # weights and embeddings
     no_decay = [p for p in model.parameters() if p.dim() < 2]                  # biases and LayerNorm gains
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
@@ -421,7 +501,8 @@ def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = 
     reached = [(s, t, d["val"]) for (s, d), t in zip(history.evals, times) if d["val"] <= 1.886]
     report = {
         "config": dataclasses.asdict(cfg), "model_config": dataclasses.asdict(model.config),
-        "chars": "".join(tok.itos), "n_params": model.num_params(),
+        "chars": "".join(tok.itos), "n_params": model.num_params(), "torch_threads": torch.get_num_threads(),
+        "device": str(device),
         "history": {"steps": history.steps, "train_loss": history.train_loss,
                     "evals": [(s, d) for s, d in history.evals], "eval_times_wall_cpu": times},
         "final": history.evals[-1][1], "wall_seconds": wall, "cpu_seconds": cpu,
@@ -460,6 +541,10 @@ def main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()
     model, report = train(cfg, progress=False)
     report["load_average_before_after"] = [load, os.getloadavg()]
+    val_ids = char_data()[2]
+    report["fixed_val_loss"] = fixed_val_loss(model, val_ids)
+    report["val_loss_200_batches"] = estimate_loss(model, val_ids, batch_size=cfg.batch_size, iters=200,
+                                                   generator=torch.Generator().manual_seed(0))
     r = report
     print(f"val {r['final']['val']:.4f} train {r['final']['train']:.4f} after {cfg.max_iters} iters; "
           f"wall {r['wall_seconds']:.1f} s, cpu {r['cpu_seconds']:.1f} s; reached 1.886: {r['reached_1_886']}; "

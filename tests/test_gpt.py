@@ -161,3 +161,34 @@ def test_train_recipe_learns_on_a_small_text():
     assert report["mfu_cpu"] > 0 and report["tokens_per_second"] > 0
     val = torch.tensor(CharTokenizer("".join(report["chars"])).encode(text[-200:]))
     assert estimate_loss(model, val, batch_size=4, iters=2, generator=torch.Generator().manual_seed(0)) < 1.5
+
+
+def test_extra_tokens_keep_the_model_and_classifier_head():
+    from coursekit.gpt import GPTClassifier, with_extra_tokens
+
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=2, n_head=2, n_embd=32)).eval()
+    bigger = with_extra_tokens(m, 2).eval()
+    assert bigger.config.vocab_size == 22 and bigger.lm_head.weight is bigger.wte.weight
+    x = torch.randint(0, 20, (2, 10))
+    with torch.no_grad():
+        assert torch.allclose(bigger(x)[0][..., :20], m(x)[0], atol=1e-6)
+    clf = GPTClassifier(bigger, n_classes=3)
+    idx = torch.cat([x, torch.full((2, 1), 21)], dim=1)            # ... ⟨e⟩
+    class_logits, lm_logits = clf(idx)
+    assert class_logits.shape == (2, 3) and lm_logits.shape == (2, 11, 22)
+    loss = clf.loss(idx, torch.tensor([0, 2]))
+    loss.backward()
+    assert clf.head.weight.grad is not None and torch.isfinite(loss)
+
+
+def test_byte_level_bpe_round_trip_on_the_corpus():
+    from coursekit.data import read_text
+    from coursekit.text import train_bpe
+
+    corpus = read_text("tinyshakespeare")[:100_000]
+    bpe = train_bpe(corpus.splitlines(keepends=True), vocab_size=400)
+    assert bpe.get_vocab_size() == 400
+    for s in [corpus[5000:6000], "naïve café — 東京 🙂\n\ttabs", ""]:
+        assert bpe.decode(bpe.encode(s).ids) == s
+    assert len(bpe.encode(corpus[:5000]).ids) < 0.7 * 5000     # merges shorten the text

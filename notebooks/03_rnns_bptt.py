@@ -128,7 +128,7 @@ print("outputs past the length are zero:", bool((y[1, 2:] == 0).all()))
 # %%
 def draw_unrolled(T=4):
     """The unrolled Elman network: shared weights on every copy; red = the path from L_4 back to h_1."""
-    fig, ax = plt.subplots(figsize=(8, 3.2), dpi=80)
+    fig, ax = plt.subplots(figsize=(8, 3.4), dpi=80)
     for t in range(1, T + 1):
         for y_pos, label in ((0, f"$x_{t}$"), (1, f"$h_{t}$"), (2, f"$y_{t}$"), (3, f"$L_{t}$")):
             ax.text(t * 2, y_pos, label, ha="center", va="center", fontsize=13,
@@ -138,15 +138,17 @@ def draw_unrolled(T=4):
             ax.text(t * 2 + 0.15, y0 + 0.5, name, fontsize=10)
         ax.annotate("", xy=(t * 2, 2.75), xytext=(t * 2, 2.25), arrowprops=dict(arrowstyle="->"))
         if t > 1:
-            ax.annotate("", xy=(t * 2 - 0.35, 1), xytext=(t * 2 - 1.65, 1),
-                        arrowprops=dict(arrowstyle="->", color="C3" if t <= T else "k", lw=2))
-            ax.text(t * 2 - 1, 1.12, "V", fontsize=10)
+            ax.annotate("", xy=(t * 2 - 0.35, 1.08), xytext=(t * 2 - 1.65, 1.08), arrowprops=dict(arrowstyle="->"))
+            ax.text(t * 2 - 1, 1.2, "V", fontsize=10)
+            ax.annotate("", xy=(t * 2 - 1.65, 0.85), xytext=(t * 2 - 0.35, 0.85),       # backward: red
+                        arrowprops=dict(arrowstyle="->", color="C3", lw=2))
     ax.annotate("", xy=(2 * T + 0.35, 1.2), xytext=(2 * T + 0.35, 2.8),
                 arrowprops=dict(arrowstyle="->", color="C3", lw=2))
     ax.set_xlim(1, 2 * T + 1)
     ax.set_ylim(-0.5, 3.5)
     ax.axis("off")
-    ax.set_title("unrolled RNN: W, V, U shared by every step; ∂L₄/∂h₁ flows back along the red path")
+    ax.set_title("unrolled RNN: W, V, U shared by every step (black: forward);\n"
+                 "∂L₄/∂h₁ flows back along the red path")
     plt.show()
 
 

@@ -376,9 +376,10 @@ def test_window_mask():
 
 @pytest.mark.parametrize("window", [0, 1, 3, 20])
 @pytest.mark.parametrize("causal", [False, True])
-def test_sliding_window_attention_equals_masked_attention(window, causal):
-    q, k, v = _qkv(T_q=9, T_k=9, d_v=5)
-    want, _ = scaled_dot_product_attention(q, k, v, window_mask(9, window, causal=causal))
+@pytest.mark.parametrize("T", [9, 10])
+def test_sliding_window_attention_equals_masked_attention(window, causal, T):
+    q, k, v = _qkv(T_q=T, T_k=T, d_v=5)
+    want, _ = scaled_dot_product_attention(q, k, v, window_mask(T, window, causal=causal))
     got = sliding_window_attention(q, k, v, window, causal=causal)
     assert got.shape == want.shape and (got - want).abs().max() < ATOL
 

@@ -197,10 +197,11 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
                              causal: bool = False) -> torch.Tensor:
     """Scaled dot-product attention restricted to ``|i - j| <= window``, in O(T·window) time and memory.
 
-    Equal to ``scaled_dot_product_attention(q, k, v, window_mask(T, window, causal=causal))`` but each
-    query only ever meets its own ``2·window + 1`` keys (Beltagy et al. 2020, *Longformer*, §3.1):
-    the padded keys are viewed as overlapping windows with ``unfold`` instead of forming the
-    ``T × T`` score matrix. q, k, v ``(..., T, d)`` of one sequence length; returns ``(..., T, d_v)``.
+    Equal to ``scaled_dot_product_attention(q, k, v, window_mask(T, window, causal=causal))`` without
+    ever forming the ``T × T`` scores (Beltagy et al. 2020, *Longformer*, §3.1, chunked form): the
+    queries are cut into blocks of ``b = max(window, 1)`` positions; block ``n`` can only see keys in
+    blocks ``n - 1, n, n + 1``, so its scores are a ``b × 3b`` matrix, ``3·T·b`` numbers in all.
+    q, k, v ``(..., T, d)`` of one sequence length; returns ``(..., T, d_v)``.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_tensor(t, name, floating=True)
@@ -211,16 +212,23 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
                          f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
         raise ValueError(f"window must be an int >= 0, got {window!r}")
-    T, d_k = q.shape[-2], q.shape[-1]
-    left, right = window, 0 if causal else window
-    W = left + right + 1
-    k_win = F.pad(k, (0, 0, left, right)).unfold(-2, W, 1)      # (..., T, d_k, W): keys t-left … t+right
-    v_win = F.pad(v, (0, 0, left, right)).unfold(-2, W, 1)      # (..., T, d_v, W)
-    scores = torch.einsum("...td,...tdw->...tw", q, k_win) / math.sqrt(d_k)  # (..., T, W)
-    j = torch.arange(T, device=q.device)[:, None] - left + torch.arange(W, device=q.device)[None, :]
-    scores = scores.masked_fill(~((j >= 0) & (j < T)), float("-inf"))  # windows hanging over the ends
-    weights = torch.softmax(scores, dim=-1)
-    return torch.einsum("...tw,...tdw->...td", weights, v_win)  # (..., T, d_v)
+    T, d_k, lead = q.shape[-2], q.shape[-1], q.shape[:-2]
+    b = max(window, 1)                                       # block size
+    n = -(-T // b)                                           # number of blocks
+    extra = n * b - T                                        # padding at the end
+    q_blocks = F.pad(q, (0, 0, 0, extra)).reshape(*lead, n, b, d_k)                  # (..., n, b, d_k)
+    k_blocks = F.pad(k, (0, 0, b, b + extra)).unfold(-2, 3 * b, b).transpose(-1, -2)  # (..., n, 3b, d_k)
+    v_blocks = F.pad(v, (0, 0, b, b + extra)).unfold(-2, 3 * b, b).transpose(-1, -2)  # (..., n, 3b, d_v)
+    scores = q_blocks @ k_blocks.transpose(-1, -2) / math.sqrt(d_k)                   # (..., n, b, 3b)
+    i = torch.arange(n * b, device=q.device).view(n, b, 1)                            # query positions
+    j = (torch.arange(n, device=q.device) * b - b).view(n, 1, 1) + torch.arange(3 * b, device=q.device)
+    keep = ((j - i).abs() <= window) & (j >= 0) & (j < T)                             # (n, b, 3b)
+    if causal:
+        keep &= j <= i
+    weights = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
+    weights = weights.masked_fill(~keep.any(-1, keepdim=True), 0.0)  # padded query rows past T
+    out = weights @ v_blocks                                                           # (..., n, b, d_v)
+    return out.reshape(*lead, n * b, v.shape[-1])[..., :T, :]                          # (..., T, d_v)
 
 
 # ----------------------------------------------------------------------------------------------

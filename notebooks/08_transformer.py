@@ -1,0 +1,527 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 — The Transformer
+#
+# Notebook 07 built self-attention. The Transformer of Vaswani et al. (2017), *Attention Is All You
+# Need*, stacks it into an encoder–decoder with no recurrence at all: positions enter through
+# positional encodings, each layer adds a position-wise feed-forward network, and residual
+# connections with LayerNorm keep the deep stack trainable. We build it from `coursekit` pieces,
+# check it against `torch.nn.Transformer`, and train it on the English→French task of
+# notebooks 05 and 06 next to a recurrent model with attention.
+#
+# **Learning goals**
+# - Assemble the encoder block (self-attention → add & norm → FFN → add & norm) and know the
+#   difference between the paper's post-LN and the pre-LN order used by GPT-2 and most later models.
+# - Compute the sinusoidal positional encoding, read its heatmap, and see why dot products of
+#   encodings depend on distance; know learned positions as the alternative.
+# - Assemble the decoder block (masked self-attention, cross-attention, FFN) and the full model,
+#   equal to `torch.nn.Transformer` with copied weights.
+# - Train it with label smoothing and warm-up, decode greedily and with beam search (with a KV
+#   cache), and compare BLEU, size and training time with an RNN + attention model.
+# - Read attention maps per layer and head, and see how windowed attention removes the n² cost.
+
+# %%
+import math
+import time
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+from coursekit import runtime, train, viz, widgets
+from coursekit.attention import (
+    MultiHeadAttention,
+    causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+    sliding_window_attention,
+    window_mask,
+)
+from coursekit.exercises import check_noam_schedule, check_positional_encoding, check_residual_sublayer
+from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
+from coursekit.transformer import (
+    EncoderLayer,
+    FeedForward,
+    LearnedPositions,
+    Transformer,
+    TransformerConfig,
+    sinusoidal_positions,
+)
+from coursekit.translation import load_translation
+
+S = runtime.sizes(
+    quick=dict(n_train=4000, n_test=100, d_model=64, n_heads=4, n_layers=2, d_ff=128, batch_size=32,
+               steps=40, lr=2e-3, min_bleu=0.0, windows_T=[128, 256, 512, 1024]),
+    class_=dict(n_train=20000, n_test=1000, d_model=128, n_heads=4, n_layers=2, d_ff=256, batch_size=64,
+                steps=300, lr=1e-3, min_bleu=1.0, windows_T=[128, 256, 512, 1024, 2048, 4096]),
+    full=dict(n_train=None, n_test=1000, d_model=256, n_heads=8, n_layers=3, d_ff=1024, batch_size=256,
+              steps=3000, lr=7e-4, min_bleu=20.0, windows_T=[128, 256, 512, 1024, 2048, 4096, 8192]),
+)
+device = runtime.device()
+plt.rcParams["figure.dpi"] = 80
+print(S, "on", device)
+
+# %% [markdown]
+# ## 1. The encoder block, post-LN and pre-LN
+#
+# Each encoder layer has two sublayers — multi-head self-attention and a position-wise feed-forward
+# network $\mathrm{FFN}(x) = \max(0, xW_1 + b_1)W_2 + b_2$ — and wraps each in a residual connection
+# and a LayerNorm. The paper normalises *after* adding (post-LN):
+# $x \leftarrow \mathrm{LN}(x + \mathrm{Sublayer}(x))$. GPT-2 and most later models normalise the
+# sublayer's *input* instead (pre-LN): $x \leftarrow x + \mathrm{Sublayer}(\mathrm{LN}(x))$, which leaves
+# an un-normalised "residual stream" and trains stably without warm-up (Xiong et al. 2020).
+#
+# We write one layer out by hand from the pieces and check it against `coursekit.EncoderLayer`
+# and PyTorch's `nn.TransformerEncoderLayer` (copied weights).
+
+# %%
+torch.manual_seed(0)
+d_model, n_heads, d_ff = 16, 4, 32
+attn, ffn = MultiHeadAttention(d_model, n_heads), FeedForward(d_model, d_ff, "relu")
+ln1, ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+
+
+def encoder_layer_by_hand(x, mask, norm_first):
+    if norm_first:                                        # pre-LN
+        x = x + attn(ln1(x), mask=mask)[0]
+        return x + ffn(ln2(x))
+    x = ln1(x + attn(x, mask=mask)[0])                    # post-LN (the paper)
+    return ln2(x + ffn(x))
+
+
+x = torch.randn(2, 5, d_model)
+keep = padding_mask(torch.tensor([5, 3]), T=5)
+for norm_first in (False, True):
+    layer = EncoderLayer(d_model, n_heads, d_ff, norm_first=norm_first)
+    layer.self_attn, layer.ff, layer.norm1, layer.norm2 = attn, ffn, ln1, ln2
+    torch_layer = nn.TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0.0, batch_first=True,
+                                             norm_first=norm_first).eval()
+    ours_from_torch = EncoderLayer.from_torch(torch_layer)
+    a = (encoder_layer_by_hand(x, keep, norm_first) - layer(x, keep)[0]).abs().max().item()
+    b = (ours_from_torch(x, keep)[0] - torch_layer(x, src_key_padding_mask=~keep[:, 0, 0]))[:, :3].abs().max().item()
+    print(f"{'pre-LN ' if norm_first else 'post-LN'}: |by hand - coursekit| = {a:.1e}, "
+          f"|coursekit - nn.TransformerEncoderLayer| = {b:.1e}")
+    assert a < 1e-6 and b < 1e-5
+
+# %% [markdown]
+# ## 2. Positional encodings
+#
+# Self-attention is permutation-equivariant (notebook 07), so the model must be told where each
+# token is. The paper adds to each embedding a fixed vector (§3.5)
+#
+# $$PE_{(pos, 2i)} = \sin(pos / 10000^{2i/d}), \qquad PE_{(pos, 2i+1)} = \cos(pos / 10000^{2i/d}):$$
+#
+# each pair of dimensions is a clock hand turning at its own speed, from one turn every $2\pi$
+# positions (i = 0) to one every $2\pi \cdot 10000$ positions. We derive the table and compare it
+# with `coursekit.transformer.sinusoidal_positions`.
+
+# %%
+def positional_encoding(T: int, d: int) -> torch.Tensor:
+    pos = torch.arange(T, dtype=torch.float64)[:, None]              # (T, 1)
+    freq = 1.0 / 10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,) = 1/10000^{2i/d}
+    pe = torch.zeros(T, d, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(pos * freq)
+    pe[:, 1::2] = torch.cos(pos * freq)
+    return pe.float()
+
+
+PE = positional_encoding(20, 512)
+assert torch.allclose(PE, sinusoidal_positions(20, 512), atol=1e-6)
+
+fig, ax = plt.subplots(figsize=(10, 3))
+viz.heatmap(PE, ax=ax, cmap="RdBu", title="sinusoidal positional encoding: 20 positions × 512 dimensions",
+            xlabels=None, ylabels=list(range(20)))
+ax.set_xticks(range(0, 512, 64))
+ax.set_xticklabels(range(0, 512, 64), rotation=0)
+ax.set_xlabel("dimension")
+ax.set_ylabel("position")
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("PE shape:", tuple(PE.shape))
+print("pos 0, dims 0-3:", [round(v, 4) for v in PE[0, :4].tolist()])
+print("pos 1, dims 0-3:", [round(v, 4) for v in PE[1, :4].tolist()], " = sin 1, cos 1, sin 1/10000^(2/512), …")
+print("pos 1, last pair:", [round(v, 4) for v in PE[1, -2:].tolist()], " (the slowest clock has barely moved)")
+
+# %% [markdown]
+# **Distance.** $PE_{pos+k}$ is a rotation of $PE_{pos}$ (each sin/cos pair is rotated by an angle
+# that depends only on $k$), so the dot product $PE_{pos} \cdot PE_{pos+k}$ depends only on the
+# offset $k$ and falls off as it grows: nearby positions look alike.
+
+# %%
+PE_long = sinusoidal_positions(200, 512)
+ks = torch.arange(0, 100)
+fig, ax = plt.subplots(figsize=(7, 3))
+for p in (0, 50, 100):
+    ax.plot(ks, [(PE_long[p] @ PE_long[p + k]).item() for k in ks], label=f"PE({p}) · PE({p}+k)")
+ax.set_xlabel("offset k")
+ax.set_ylabel("dot product")
+ax.legend()
+ax.grid(alpha=0.3)
+plt.show()
+dots = torch.stack([(PE_long[p] * PE_long[p + ks]).sum(-1) for p in (0, 50, 100)])
+assert torch.allclose(dots[0], dots[1], atol=1e-3) and torch.allclose(dots[0], dots[2], atol=1e-3)
+assert dots[0, 0] == dots[0].max() and dots[0, 1] > dots[0, 10] > dots[0, 50]
+
+# %% [markdown]
+# The alternative is to **learn** one vector per position (`LearnedPositions`, used by BERT, GPT-2
+# and BART). It is as good in practice but cannot go beyond the longest position seen in training,
+# while the sinusoids are defined for any position. The model below uses the sinusoids.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+learned = LearnedPositions(max_len=512, d_model=512)
+print("learned positions:", sum(p.numel() for p in learned.parameters()), "parameters; sinusoidal: 0")
+try:
+    learned(513)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# ## 3. The decoder block and the full model
+#
+# A decoder layer has three sublayers: **masked** self-attention over the target prefix (the causal
+# mask of notebook 07), **cross-attention** whose queries come from the decoder and whose keys and
+# values are the encoder's output ("memory"), and the FFN — each with residual + LayerNorm. The
+# full model embeds source and target tokens (× √d_model), adds positions, runs $N$ encoder and $N$
+# decoder layers, and maps the decoder output through a linear layer (sharing the target embedding
+# matrix, §3.4) and a softmax over the target vocabulary.
+#
+# `Transformer.from_torch` copies the stacks of a `torch.nn.Transformer`; with the same embeddings
+# in front, both give the same logits — for the paper's post-LN and for pre-LN (`norm_first=True`).
+
+# %%
+diffs = {}
+for norm_first in (False, True):
+    torch.manual_seed(0)
+    ref = nn.Transformer(d_model, n_heads, 2, 2, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+    model = Transformer.from_torch(ref, src_vocab_size=30, tgt_vocab_size=40, max_len=32).eval()
+    src = torch.randint(4, 30, (2, 7))
+    tgt_in = torch.randint(4, 40, (2, 5))
+    src[1, 5:] = 0                                                   # padding
+    emb = lambda ids, table: table(ids) * math.sqrt(d_model) + sinusoidal_positions(ids.shape[1], d_model)  # noqa: E731
+    with torch.no_grad():
+        want = ref(emb(src, model.src_embed), emb(tgt_in, model.tgt_embed), tgt_mask=~causal_mask(5),
+                   src_key_padding_mask=src == 0, memory_key_padding_mask=src == 0) @ model.tgt_embed.weight.T
+        got = model(src, tgt_in)
+    diffs["pre-LN" if norm_first else "post-LN"] = (got - want).abs().max().item()
+print({k: f"{v:.1e}" for k, v in diffs.items()}, "max |logits - nn.Transformer logits|")
+assert max(diffs.values()) < 1e-5
+
+# %%
+# NBVAL_CHECK_OUTPUT
+maps = model.attention_maps(src, tgt_in)
+print("logits                ", tuple(got.shape), "(B, T, V_tgt)")
+for name, w in maps.items():
+    print(f"{name:<22}", tuple(w.shape), "(layers, B, heads, queries, keys)")
+print("masked self-attention never looks ahead:", bool((maps["decoder_self"][..., ~causal_mask(5)] == 0).all()))
+print("cross-attention ignores source padding: ", bool((maps["cross"][:, 1, :, :, 5:] == 0).all()))
+
+# %% [markdown]
+# **Decoding with a KV cache.** At inference the decoder produces one token at a time. The keys
+# and values of earlier target positions never change (the causal mask hides the future), so each
+# layer keeps them in a `KVCache` and the new token only computes its own; the encoder memory is
+# projected once for cross-attention. Same outputs, much less work:
+
+# %%
+torch.manual_seed(0)
+probe = Transformer(TransformerConfig(30, 40, d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
+                                      d_ff=128, dropout=0.0, max_len=128)).eval()
+src = torch.randint(4, 30, (8, 20))
+tgt = torch.randint(4, 40, (8, 64))
+with torch.no_grad():
+    start = time.perf_counter()
+    no_cache = [torch.log_softmax(probe(src, tgt[:, :t + 1])[:, -1], -1) for t in range(tgt.shape[1])]
+    t_full = time.perf_counter() - start
+    start = time.perf_counter()
+    state = probe.start(src)
+    cached = [probe.step(tgt[:, t], state) for t in range(tgt.shape[1])]
+    t_cache = time.perf_counter() - start
+cache_diff = (torch.stack(cached) - torch.stack(no_cache)).abs().max().item()
+print(f"64 decoding steps: {t_full:.2f} s re-running the prefix, {t_cache:.2f} s with the cache "
+      f"(×{t_full / t_cache:.1f}); max |difference| = {cache_diff:.1e}")
+assert cache_diff < 1e-4
+
+# %% [markdown]
+# ## 4. Training on the translation task of notebooks 05 and 06
+#
+# Same data, same split, same BLEU: `coursekit.translation.load_translation` normalises the
+# Tatoeba English–French pairs, keeps sentences of at most 10 tokens, and holds out a fixed,
+# hash-defined test set. Two training tricks from §5 of the paper:
+#
+# - **label smoothing** (ε = 0.1): the target distribution puts 0.9 on the right token and
+#   spreads 0.1 over the vocabulary — "the model learns to be more unsure, but BLEU improves";
+# - **warm-up**: the learning rate grows linearly for the first steps, then decays. The paper's
+#   schedule is $d^{-0.5} \min(step^{-0.5}, step \cdot warmup^{-1.5})$ (exercise 3); we use linear
+#   warm-up followed by cosine decay (`coursekit.train.warmup_cosine`), which suits a short budget.
+#
+# To compare fairly, the Transformer and an RNN with attention (GRU encoder–decoder with Luong
+# "general" attention from `coursekit.seq2seq`, as in notebook 06) get the **same training budget**:
+# the same number of updates on the same batches of sentence pairs. We record how long each took.
+
+# %%
+data = load_translation(max_len=10, n_train=S.n_train, n_test=S.n_test)
+print(f"{len(data.train)} training pairs, {len(data.test)} test pairs; vocabularies: "
+      f"{len(data.src_vocab)} EN, {len(data.tgt_vocab)} FR")
+print("example:", " ".join(data.train[0][0]), "→", " ".join(data.train[0][1]))
+
+
+def make_transformer() -> Transformer:
+    torch.manual_seed(0)
+    cfg = TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), d_model=S.d_model, n_heads=S.n_heads,
+                            n_encoder_layers=S.n_layers, n_decoder_layers=S.n_layers, d_ff=S.d_ff, dropout=0.1,
+                            max_len=32, src_pad_id=data.src_vocab.pad_id, tgt_pad_id=data.tgt_vocab.pad_id,
+                            bos_id=data.tgt_vocab.bos_id, eos_id=data.tgt_vocab.eos_id)
+    return Transformer(cfg).to(device)
+
+
+def make_rnn() -> Seq2Seq:
+    torch.manual_seed(0)
+    cfg = Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab), d_emb=S.d_model, d_hidden=2 * S.d_model,
+                        cell="gru", attention="general", style="luong", dropout=0.1,
+                        pad_id=data.tgt_vocab.pad_id, bos_id=data.tgt_vocab.bos_id, eos_id=data.tgt_vocab.eos_id)
+    return Seq2Seq(cfg).to(device)
+
+
+recipes = {
+    "Transformer": (make_transformer, lambda m, b: m.loss(b, label_smoothing=0.1), S.lr),
+    "RNN + attention (GRU, Luong)": (make_rnn, lambda m, b: m.loss(b), 2 * S.lr),
+}
+
+
+results, models, histories = [], {}, {}
+for name, (make, loss_fn, lr) in recipes.items():
+    model = make()
+    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
+    hist = train.fit(model, opt, data.batch_fn(S.batch_size, torch.Generator().manual_seed(0), device=device),
+                     loss_fn, steps=S.steps, scheduler=train.warmup_cosine(opt, max(1, S.steps // 10), S.steps),
+                     progress=False, desc=name)
+    models[name], histories[name] = model, hist
+    start = time.perf_counter()
+    greedy = data.evaluate(model.translator(max_len=14), device=device)
+    t_greedy = time.perf_counter() - start
+    beam = data.evaluate(model.translator(max_len=14, beam_size=4, length_penalty=1.0), device=device)
+    results.append({"model": name, "parameters": train.count_parameters(model), "train steps": S.steps,
+                    "train time (s)": round(hist.seconds, 1), "steps/s": round(S.steps / hist.seconds, 2),
+                    "first/last train loss": f"{hist.train_loss[0]:.2f} / {sum(hist.train_loss[-10:]) / 10:.2f}",
+                    "BLEU greedy": round(greedy.bleu, 2), "BLEU beam 4": round(beam.bleu, 2),
+                    "greedy decode time (s)": round(t_greedy, 1)})
+viz.show_table(results, title=f"EN→FR, {len(data.test)} test sentences; {S.steps} updates of {S.batch_size} pairs "
+                              "each (times on a shared CPU are inflated by the other processes)")
+
+# %%
+viz.plot_curves({name: (h.steps, h.train_loss) for name, h in histories.items()}, xlabel="step",
+                ylabel="training loss (Transformer: with label smoothing)", title="training curves")
+plt.show()
+for name, model in models.items():
+    print(name)
+    for ex in data.evaluate(model.translator(max_len=14), limit=5, device=device).examples(5):
+        print(f"  {ex['source']:<32} → {ex['hypothesis']:<36} (ref: {ex['reference']})")
+for name, h in histories.items():  # both models learned: the loss fell by more than one nat
+    assert sum(h.train_loss[-10:]) / 10 < h.train_loss[0] - 1.0, name
+assert results[0]["BLEU beam 4"] >= S.min_bleu
+
+# %% [markdown]
+# Reading the table: the Transformer processes all target positions of a batch in parallel, the
+# RNN step by step; on a CPU with sentences of ≤ 10 tokens that difference is small, on a GPU it
+# is large. A few hundred updates are far from convergence for either model — the class profile
+# shows the trend, the `full` profile (GPU) trains ten times longer. At scale the Transformer won
+# clearly, as the paper reports (Vaswani et al. 2017, Table 2; newstest2014):
+
+# %%
+viz.show_table([
+    {"model": "Transformer (base), paper scale", "EN-DE BLEU": 27.3, "EN-FR BLEU": 38.1, "parameters": "65M",
+     "training": "12 h on 8 P100 GPUs (100k steps)"},
+    {"model": "Transformer (big), paper scale", "EN-DE BLEU": 28.4, "EN-FR BLEU": 41.8, "parameters": "213M",
+     "training": "3.5 days on 8 P100 GPUs (300k steps)"},
+    {"model": f"ours: Transformer, Tatoeba EN→FR ≤ 10 tokens, {S.steps} steps on a CPU", "EN-DE BLEU": None,
+     "EN-FR BLEU": results[0]["BLEU beam 4"], "parameters": f"{results[0]['parameters'] / 1e6:.2f}M",
+     "training": f"{results[0]['train time (s)']} s, {results[0]['train steps']} steps"},
+], title="reference: Vaswani et al. (2017), Table 2 (not comparable test sets: scale only)")
+
+# %% [markdown]
+# ## 5. Attention maps, per layer and head
+#
+# Three kinds of attention in one model: encoder self-attention (source ↔ source), decoder masked
+# self-attention (target prefix) and cross-attention (target → source, the alignment of notebook 06).
+# We feed a test sentence and the model's own greedy translation.
+
+# %%
+transformer = models["Transformer"].eval()
+
+
+def maps_for(i: int):
+    batch = data.make_batch([i], split="test").to(device)
+    hyp = transformer.translate(batch.src, batch.src_mask, max_len=14).tokens[0]
+    tgt_in = torch.tensor([[data.tgt_vocab.bos_id] + hyp], device=device)
+    with torch.no_grad():
+        maps = transformer.attention_maps(batch.src, tgt_in)
+    src_tokens = data.src_vocab.decode(batch.src[0].tolist())
+    tgt_tokens = data.tgt_vocab.decode(tgt_in[0].tolist())
+    return maps, src_tokens, tgt_tokens
+
+
+KINDS = {"encoder": ("encoder self-attention", "src", "src"),
+         "decoder_self": ("decoder masked self-attention", "tgt", "tgt"),
+         "cross": ("cross-attention (decoder → encoder)", "tgt", "src")}
+maps0, src0, tgt0 = maps_for(0)
+for kind, (title, rows, cols) in KINDS.items():
+    L, H = maps0[kind].shape[0], maps0[kind].shape[2]
+    fig, axes = plt.subplots(L, H, figsize=(2.6 * H, 2.4 * L), squeeze=False)
+    for layer in range(L):
+        for head in range(H):
+            labels = {"src": src0, "tgt": tgt0}
+            viz.heatmap(maps0[kind][layer, 0, head], labels[cols], labels[rows], ax=axes[layer, head], cbar=False,
+                        vmin=0, vmax=1, title=f"layer {layer} head {head}")
+    fig.suptitle(title)
+    plt.tight_layout()
+    plt.show()
+assert torch.allclose(maps0["cross"].sum(-1), torch.ones_like(maps0["cross"].sum(-1)), atol=1e-5)
+
+
+# %% [markdown]
+# An explorer over sentences, layers and heads (live: sliders; stored notebook: two examples).
+
+# %%
+def render(sentence=0, kind="cross", layer=0, head=0):
+    maps, src_tokens, tgt_tokens = maps_for(sentence)
+    title, rows, cols = KINDS[kind]
+    labels = {"src": src_tokens, "tgt": tgt_tokens}
+    layer, head = min(layer, maps[kind].shape[0] - 1), min(head, maps[kind].shape[2] - 1)
+    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    viz.heatmap(maps[kind][layer, 0, head], labels[cols], labels[rows], ax=ax, vmin=0, vmax=1,
+                title=f"{title}\nsentence {sentence}, layer {layer}, head {head}")
+    plt.show()
+
+
+widgets.explorer(render, [dict(sentence=1, kind="cross", layer=S.n_layers - 1, head=0),
+                          dict(sentence=2, kind="encoder", layer=0, head=1)],
+                 sentence=(0, 30, 1), kind=list(KINDS), layer=(0, S.n_layers - 1, 1), head=(0, S.n_heads - 1, 1))
+
+# %% [markdown]
+# ## 6. Outlook: restricted (windowed) attention
+#
+# Full self-attention compares every pair of positions: $n^2$ scores per head and layer (notebook
+# 07 measured the quadratic memory). Longformer (Beltagy et al. 2020) lets each token attend only to
+# a window of $w$ neighbours on each side — the "restricted" row of the paper's Table 1,
+# $O(r \cdot n \cdot d)$ — plus a few global tokens; information still travels further through the
+# layers. Reformer (Kitaev et al. 2020) instead hashes queries and keys (LSH) so that only similar
+# ones are compared. We show the window as a mask and measure the cost of a chunked implementation
+# against full attention: `sliding_window_attention` cuts the queries into blocks of $w$ positions;
+# a block can only see its own and the two neighbouring blocks of keys, so it computes a
+# $w \times 3w$ score matrix instead of a $w \times n$ one — $3nw$ scores in all instead of $n^2$.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+w = 2
+local = window_mask(10, w)
+print(f"window mask, T=10, w={w} (True = may attend): {int(local.sum())} of {10 * 10} pairs")
+print(local.int())
+q, k, v = (torch.randn(1, 2, 10, 8, generator=torch.Generator().manual_seed(i)) for i in range(3))
+banded = sliding_window_attention(q, k, v, w)
+masked, _ = scaled_dot_product_attention(q, k, v, local)
+print("banded == masked full attention:", torch.allclose(banded, masked, atol=1e-6))
+
+# %%
+window, d_head = 32, 64
+cost = []
+for T in S.windows_T:
+    q, k, v = (torch.randn(1, 4, T, d_head, generator=torch.Generator().manual_seed(i)) for i in range(3))
+    for name, fn, args in (("full (n × n scores)", scaled_dot_product_attention, (q, k, v)),
+                           (f"sliding window w={window}", sliding_window_attention, (q, k, v, window))):
+        fn(*args)
+        start = time.perf_counter()
+        for _ in range(2):
+            fn(*args)
+        scores = T * T if name.startswith("full") else 3 * T * window  # blocks of w queries × 3w keys
+        cost.append({"T": T, "attention": name, "ms": 1e3 * (time.perf_counter() - start) / 2,
+                     "scores per head": scores})
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+names = list(dict.fromkeys(c["attention"] for c in cost))
+for key, ax in zip(("ms", "scores per head"), axes):
+    viz.plot_curves({n: ([c["T"] for c in cost if c["attention"] == n], [c[key] for c in cost if c["attention"] == n])
+                     for n in names}, ax=ax, xlabel="sequence length T", ylabel=key, logy=True,
+                    title="measured time (4 heads, d=64)" if key == "ms" else "stored scores (memory)")
+    ax.set_xscale("log", base=2)
+plt.tight_layout()
+plt.show()
+full_ms = [c["ms"] for c in cost if c["attention"] == names[0]]
+band_ms = [c["ms"] for c in cost if c["attention"] == names[1]]
+print(f"at T={S.windows_T[-1]}: full {full_ms[-1]:.0f} ms, windowed {band_ms[-1]:.0f} ms "
+      f"(×{full_ms[-1] / band_ms[-1]:.1f} faster); ×{S.windows_T[-1] / (3 * window):.0f} fewer scores computed")
+assert full_ms[-1] > band_ms[-1]
+
+# %% [markdown]
+# ## Summary
+#
+# - A Transformer layer = (masked) multi-head self-attention [+ cross-attention] + FFN, each inside
+#   a residual connection with LayerNorm; post-LN is the paper's order, pre-LN the modern one.
+#   Ours equals `torch.nn.Transformer` with copied weights (both orders).
+# - Sinusoidal encodings give each position a pattern of clock hands; their dot products depend
+#   only on the distance. Learned positions are the alternative.
+# - Decoding runs step by step with a KV cache (same outputs, far less work) and plugs into the
+#   same greedy and beam search as the RNN models.
+# - On the course's EN→FR task the Transformer and an RNN with attention were trained with the same
+#   budget of updates; the table above gives BLEU, size, training time and speed.
+# - Attention maps show heads with different jobs; cross-attention gives soft alignments.
+# - Windowed attention turns the n² cost into n·w.
+#
+# ## Exercises
+
+# %%
+# EXERCISE 1: sinusoidal positional encoding
+def my_positional_encoding(T, d):
+    """(T, d): PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(pos / 10000^(2i/d))."""
+    ### BEGIN SOLUTION
+    pos = torch.arange(T, dtype=torch.float64)[:, None]
+    angle = pos / 10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    pe = torch.zeros(T, d, dtype=torch.float64)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
+    return pe.float()
+    ### END SOLUTION
+
+
+check_positional_encoding(my_positional_encoding)
+
+
+# %%
+# EXERCISE 2: a residual sublayer, post-LN and pre-LN
+def my_sublayer(x, f, norm, norm_first):
+    """post-LN: norm(x + f(x)) (the paper); pre-LN: x + f(norm(x))."""
+    ### BEGIN SOLUTION
+    return x + f(norm(x)) if norm_first else norm(x + f(x))
+    ### END SOLUTION
+
+
+check_residual_sublayer(my_sublayer)
+
+
+# %%
+# EXERCISE 3: the paper's warm-up schedule
+def my_noam_lr(step, d_model, warmup):
+    """lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) (§5.3), for step = 1, 2, …"""
+    ### BEGIN SOLUTION
+    return d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+    ### END SOLUTION
+
+
+check_noam_schedule(my_noam_lr)
+
+# %% [markdown]
+# **Exercise 4 (experiment).** Re-run section 4 with `norm_first=True` in `make_transformer` (and
+# `final_norm` stays on). Does pre-LN reach a lower loss in the same budget? Then remove the
+# warm-up (`warmup=1`) for both orders and compare the first 50 steps of the loss curves.
+#
+# === BEGIN MARK SCHEME ===
+# Expect pre-LN to train at least as well and to tolerate no warm-up, while post-LN without
+# warm-up starts worse or becomes unstable at this learning rate (Xiong et al. 2020).
+# === END MARK SCHEME ===

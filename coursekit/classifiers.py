@@ -195,12 +195,15 @@ class KimCNN(nn.Module):
 # --------------------------------------------------------------------------- construction helpers
 
 
-def init_embeddings(embedding: nn.Embedding, itos: Sequence[str], word_vectors, *, freeze: bool = False) -> float:
+def init_embeddings(embedding: nn.Embedding, itos: Sequence[str], word_vectors, *, freeze: bool = False,
+                    match_scale: bool = True, seed: int = 0) -> float:
     """Copy pretrained vectors into ``embedding`` for every word of ``itos`` that they know.
 
     ``word_vectors`` is a :class:`coursekit.embeddings.WordVectors` (or anything with ``stoi`` and
-    ``vectors``) of the same dimension. Unknown words keep their random initialisation; the padding
-    row stays zero. Returns the coverage: the share of ``itos`` that was found.
+    ``vectors``) of the same dimension. With ``match_scale`` the words they do not know are
+    re-initialised from N(0, σ²), σ the standard deviation of the pretrained vectors — as Kim (2014,
+    §3.1) does — so that random rows (``nn.Embedding``'s N(0, 1)) do not dwarf the pretrained ones
+    in an average. The padding row stays zero. Returns the coverage: the share of ``itos`` found.
     """
     if not isinstance(embedding, nn.Embedding):
         raise TypeError(f"embedding must be an nn.Embedding, got {type(embedding).__name__}")
@@ -217,6 +220,11 @@ def init_embeddings(embedding: nn.Embedding, itos: Sequence[str], word_vectors, 
             rows.append(i)
             src.append(j)
     with torch.no_grad():
+        if match_scale:
+            g = torch.Generator().manual_seed(seed)
+            sigma = vectors.std().item()
+            fresh = torch.randn(embedding.weight.shape, generator=g, dtype=embedding.weight.dtype) * sigma
+            embedding.weight.copy_(fresh.to(embedding.weight.device))
         if rows:
             embedding.weight[torch.tensor(rows)] = vectors[torch.tensor(src)].to(embedding.weight.device)
         if embedding.padding_idx is not None:

@@ -148,12 +148,18 @@ def test_init_embeddings_from_pretrained():
     wv = WordVectors(["bad", "good", "movie"], np.arange(9, dtype=np.float32).reshape(3, 3))
     model = C.CBOW(len(itos), 3, 2)
     before = model.embed.weight[4].clone()
-    cov = C.init_embeddings(model.embed, itos, wv)
+    cov = C.init_embeddings(model.embed, itos, wv, match_scale=False)
     assert cov == pytest.approx(2 / 5)
     torch.testing.assert_close(model.embed.weight[2], torch.tensor([3.0, 4.0, 5.0]))
     torch.testing.assert_close(model.embed.weight[3], torch.tensor([0.0, 1.0, 2.0]))
     torch.testing.assert_close(model.embed.weight[4], before)              # unknown word keeps its init
     assert (model.embed.weight[0] == 0).all()
+    # match_scale: unknown words are redrawn with the spread of the pretrained vectors (Kim 2014)
+    big = WordVectors([f"w{i}" for i in range(500)], np.random.default_rng(0).normal(0, 0.1, (500, 3)))
+    m2 = C.CBOW(1000, 3, 2)
+    C.init_embeddings(m2.embed, ["<pad>"] + [f"w{i}" for i in range(999)], big)
+    assert abs(m2.embed.weight[600:].std().item() - 0.1) < 0.01            # not N(0, 1) any more
+    torch.testing.assert_close(m2.embed.weight[1], torch.as_tensor(big.vectors[0]))
     C.init_embeddings(model.embed, itos, wv, freeze=True)
     assert not model.embed.weight.requires_grad
     with pytest.raises(ValueError, match="embed_dim=3"):

@@ -60,7 +60,7 @@ S = runtime.sizes(
     quick=dict(n_train=4000, n_test=100, d_model=64, n_heads=4, n_layers=2, d_ff=128, batch_size=32,
                steps=40, lr=2e-3, min_bleu=0.0, windows_T=[128, 256, 512, 1024]),
     class_=dict(n_train=20000, n_test=1000, d_model=128, n_heads=4, n_layers=2, d_ff=256, batch_size=64,
-                steps=300, lr=1e-3, min_bleu=1.0, windows_T=[128, 256, 512, 1024, 2048, 4096]),
+                steps=500, lr=2e-3, min_bleu=2.0, windows_T=[128, 256, 512, 1024, 2048, 4096]),
     full=dict(n_train=None, n_test=1000, d_model=256, n_heads=8, n_layers=3, d_ff=1024, batch_size=256,
               steps=3000, lr=7e-4, min_bleu=20.0, windows_T=[128, 256, 512, 1024, 2048, 4096, 8192]),
 )
@@ -293,7 +293,7 @@ def make_rnn() -> Seq2Seq:
 
 recipes = {
     "Transformer": (make_transformer, lambda m, b: m.loss(b, label_smoothing=0.1), S.lr),
-    "RNN + attention (GRU, Luong)": (make_rnn, lambda m, b: m.loss(b), 2 * S.lr),
+    "RNN + attention (GRU, Luong)": (make_rnn, lambda m, b: m.loss(b), S.lr),
 }
 
 

@@ -1,0 +1,413 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 — Neural text classifiers
+#
+# Sentence classification maps a whole sentence to a label — here the sentiment of a movie review
+# sentence (SST-2: positive or negative). We build four classifiers of increasing power on top of
+# word embeddings, train each with random and with pretrained (notebook 01) embeddings, and then
+# try to *break* them with sentences whose sentiment depends on how words combine.
+#
+# **Learning goals**
+# - Build a bag-of-words (BOW) classifier, a continuous bag of words (CBOW: sum/average of
+#   embeddings → linear), a Deep CBOW / Deep Averaging Network (Iyyer et al. 2015) and a 1-D CNN over
+#   words (Kim 2014: filters as n-gram detectors, max-over-time pooling).
+# - Handle padding with masks so that padding never changes a prediction (checked).
+# - See why *combination features* need a non-linearity (negation), on a toy task and on probes.
+# - Compare random vs pretrained embedding initialisation, with accuracy, parameters and training
+#   time, next to the published numbers.
+
+# %%
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from coursekit import classifiers as CL
+from coursekit import data, runtime, text, viz
+from coursekit import embeddings as E
+from coursekit.exercises import check_bow_logits, check_dan_forward, check_max_over_time
+from coursekit.train import count_parameters, fit
+
+S = runtime.sizes(
+    quick=dict(n_train=4000, epochs=1, batch_size=64, embed_dim=100, n_filters=32, evals=1),
+    class_=dict(n_train=25000, epochs=2, batch_size=64, embed_dim=100, n_filters=64, evals=3),
+    full=dict(n_train=None, epochs=4, batch_size=64, embed_dim=100, n_filters=100, evals=8),
+)
+device = runtime.device()
+plt.rcParams["figure.dpi"] = 80
+ROOT = Path.cwd() if (Path.cwd() / "pyproject.toml").exists() else Path.cwd().parent
+VECTORS_PATH = ROOT / "data" / "embeddings" / "wikitext2_sgns"          # written by notebook 01
+print(S, "on", device)
+
+# %% [markdown]
+# ## 1. The task: SST-2
+#
+# The Stanford Sentiment Treebank (Socher et al. 2013) in its binary GLUE form: the training set
+# has 67k phrases and sentences, the development set 872 full sentences. We train on a random
+# subset whose size depends on the profile and always evaluate on the full dev set.
+
+# %%
+sst = data.load_sst2()
+train_all, dev = sst["train"], sst["validation"]
+g = np.random.default_rng(0)
+order = g.permutation(len(train_all))[: S.n_train]
+train_sentences = [text.tokenize(train_all[int(i)]["sentence"]) for i in order]
+train_labels = torch.tensor([train_all[int(i)]["label"] for i in order])
+dev_sentences = [text.tokenize(s) for s in dev["sentence"]]
+dev_labels = torch.tensor(dev["label"])
+vocab = text.Vocab.build(train_sentences, min_freq=2)          # words seen once become <unk>
+print(f"train {len(train_sentences):,} of {len(train_all):,}; vocabulary {len(vocab):,} words")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("dev sentences:", len(dev_sentences), " positive:", int(dev_labels.sum()), " negative:",
+      int((1 - dev_labels).sum()))
+print("example:", dev_sentences[1], "label", int(dev_labels[1]))
+
+
+# %%
+def encode(sentences, max_len=None):
+    """Token lists → padded ids (B, T), mask (B, T) with True at real tokens."""
+    seqs = [vocab.encode(s if s else ["<unk>"])[:max_len] for s in sentences]
+    ids, mask, _ = text.pad_batch(seqs, vocab.pad_id)
+    return ids, mask
+
+
+dev_ids, dev_mask = encode(dev_sentences)
+train_seqs = [vocab.encode(s if s else ["<unk>"]) for s in train_sentences]
+
+
+def train_batch(step):
+    """Mini-batch number ``step``: random training sentences, the same ones for every model."""
+    idx = torch.randint(len(train_seqs), (S.batch_size,), generator=torch.Generator().manual_seed(step))
+    ids, mask, _ = text.pad_batch([train_seqs[i] for i in idx], vocab.pad_id)
+    return ids.to(device), mask.to(device), train_labels[idx].to(device)
+
+
+@torch.no_grad()
+def predict_proba(model, ids, mask, batch_size=512):
+    """P(positive) for every row, evaluated in chunks, in eval mode."""
+    model.eval()
+    out = [torch.softmax(model(ids[i:i + batch_size].to(device), mask[i:i + batch_size].to(device)), -1)[:, 1]
+           for i in range(0, len(ids), batch_size)]
+    return torch.cat(out).cpu()
+
+
+def dev_accuracy(model):
+    return ((predict_proba(model, dev_ids, dev_mask) > 0.5).long() == dev_labels).float().mean().item()
+
+
+# %% [markdown]
+# ## 2. Bag of words
+#
+# The simplest model gives every word one score per class and adds them up:
+# $\text{logits}(x) = \sum_t s(w_t) + b$. *Padding* (the zeros that fill a batch to one length)
+# must contribute nothing: we multiply by the mask. Here is the BOW forward pass by hand, checked
+# against `coursekit.classifiers.BOW`, and the proof that padding does not change the output.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+bow_demo = CL.BOW(len(vocab), 2)
+torch.nn.init.normal_(bow_demo.embed.weight)                       # random scores, for the demo only
+probe_ids, probe_mask = encode([text.tokenize("a great movie"), text.tokenize("boring")])
+by_hand = torch.stack([bow_demo.embed.weight[probe_ids[b][probe_mask[b]]].sum(0) for b in range(2)]) + bow_demo.bias
+padded_ids = F.pad(probe_ids, (0, 5), value=vocab.pad_id)          # five more padding positions
+padded_mask = F.pad(probe_mask, (0, 5), value=False)
+print("ids", tuple(probe_ids.shape), "->", tuple(padded_ids.shape), " mask row 2:", probe_mask[1].int().tolist())
+assert torch.allclose(bow_demo(probe_ids, probe_mask), by_hand)
+assert torch.allclose(bow_demo(probe_ids, probe_mask), bow_demo(padded_ids, padded_mask))
+
+# %% [markdown]
+# ## 3. CBOW, Deep CBOW (DAN) and combination features
+#
+# **CBOW** replaces the per-word scores by d-dimensional embeddings, averages (or sums) them and
+# applies a linear layer: $\text{logits} = W\,\frac{1}{T}\sum_t e(w_t) + b$. It is still *linear*
+# in the words: each word pushes the decision in a fixed direction whatever its neighbours.
+#
+# A **Deep CBOW / Deep Averaging Network** (Iyyer et al. 2015) puts an MLP on the average:
+# $z_0 = \frac{1}{T}\sum_t e(w_t)$, $z_i = \mathrm{ReLU}(W_i z_{i-1} + b_i)$, logits $= W_s z_n + b_s$.
+# Its hidden units can fire for *combinations* of words — *not* together with *bad* — that no sum
+# of per-word scores can express. A toy task makes the point: the label is 1 iff a sentence
+# contains exactly one of *not* and *bad* (an XOR). BOW cannot fit it, the DAN can.
+
+# %%
+toy_gen = torch.Generator().manual_seed(0)
+toy_seqs, toy_y = [], []
+for i in range(400):
+    has_not, has_bad = i % 2, (i // 2) % 2
+    sentence = torch.randint(3, 12, (4,), generator=toy_gen).tolist() + [1] * has_not + [2] * has_bad
+    toy_seqs.append(sentence)
+    toy_y.append(int(has_not != has_bad))
+toy_ids, toy_mask, _ = text.pad_batch(toy_seqs, 0)
+toy_y = torch.tensor(toy_y)
+
+
+def fit_toy(model, steps=300):
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+    fit(model, opt, [(toy_ids, toy_mask, toy_y)], lambda m, b: F.cross_entropy(m(b[0], b[1]), b[2]),
+        steps=steps, progress=False)
+    return (model(toy_ids, toy_mask).argmax(-1) == toy_y).float().mean().item()
+
+
+torch.manual_seed(0)
+toy_acc = {"BOW": fit_toy(CL.BOW(12, 2)), "CBOW": fit_toy(CL.CBOW(12, 8, 2)),
+           "DAN": fit_toy(CL.DAN(12, 8, 2, hidden=16, dropout=0.0, word_dropout=0.0))}
+print({k: round(v, 3) for k, v in toy_acc.items()})
+assert toy_acc["BOW"] <= 0.8 and toy_acc["DAN"] > 0.95         # linear models cap at 3 of the 4 cases
+
+# %% [markdown]
+# ## 4. A 1-D CNN over words (Kim 2014)
+#
+# A filter of width $h$ is a learned n-gram detector: it slides over the sentence and computes
+# $c_i = \mathrm{ReLU}(w \cdot [e_i; \dots; e_{i+h-1}] + b)$. **Max-over-time pooling** keeps the
+# strongest match anywhere in the sentence, $\hat c = \max_i c_i$, so the output has one number per
+# filter whatever the sentence length. With padding the max must skip the padded positions — fill
+# them with $-\infty$, not 0, or a 0 would beat every negative feature.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+feature_maps = torch.tensor([[[-2.0, 1.0], [-1.0, 3.0], [0.0, 0.0]]])     # (B=1, T=3, F=2); t=2 is padding
+mask = torch.tensor([[True, True, False]])
+print("masked max:", CL.masked_max(feature_maps, mask).tolist(), " naive max:", feature_maps.max(1).values.tolist())
+assert torch.equal(CL.masked_max(feature_maps, mask), torch.tensor([[-1.0, 3.0]]))
+
+# %% [markdown]
+# Our `KimCNN` uses filter widths 3, 4, 5 with `n_filters` each, a *wide* convolution (zero padding
+# $h-1$ at both ends, so a one-word sentence still produces features), ReLU, masked max-over-time
+# pooling, dropout 0.5 and a linear layer. All four models are padding-invariant:
+
+# %%
+def build(kind, pretrained=None):
+    """One of the four classifiers; ``pretrained`` word vectors initialise the embedding table."""
+    torch.manual_seed(0)                                          # same random init for every run
+    kwargs = {"n_filters": S.n_filters} if kind == "cnn" else {}
+    model = CL.classifier(kind, len(vocab), embed_dim=S.embed_dim, n_classes=2, pad_id=vocab.pad_id, **kwargs)
+    coverage = None
+    if pretrained is not None:
+        coverage = CL.init_embeddings(model.embed, vocab.itos, pretrained)
+    return model.to(device), coverage
+
+
+for kind in ["bow", "cbow", "dan", "cnn"]:
+    m, _ = build(kind)
+    m.eval()
+    short, long_ = m(probe_ids.to(device), probe_mask.to(device)), m(padded_ids.to(device), padded_mask.to(device))
+    assert torch.allclose(short, long_, atol=1e-5), kind
+print("padding changes no model's output")
+
+# %% [markdown]
+# ## 5. Pretrained embeddings from notebook 01
+#
+# Notebook 01 trained skip-gram vectors on WikiText-2 and saved them. Copying them into the
+# embedding table gives the model a head start: words it never saw with a label already sit near
+# words with similar contexts. Words the vectors do not know are drawn from $N(0, \sigma^2)$ with
+# the spread $\sigma$ of the pretrained vectors (as Kim 2014 does), so that they do not swamp the
+# pretrained ones in an average. If the file is missing (notebook 01 not run), we train a small set
+# here, quickly and with lower quality.
+
+# %%
+try:
+    pretrained = E.WordVectors.load(VECTORS_PATH)
+    print(f"loaded {len(pretrained):,} × {pretrained.dim} SGNS vectors from notebook 01")
+except FileNotFoundError as err:
+    print(f"{err}\n→ training a quick stand-in: 1 epoch of SGNS on WikiText-2 (lower quality than notebook 01's)")
+    wiki = data.load_wikitext2("tokens")
+    wiki_sents = [[t.lower() for t in line.split() if t != "<unk>"] for line in wiki["validation"]["text"]]
+    wiki_sents = [s for s in wiki_sents if len(s) > 2]
+    wiki_vocab, wiki_counts = E.build_vocab(wiki_sents, min_count=5)
+    sgns, _ = E.train_sgns(E.encode_sentences(wiki_sents, wiki_vocab), wiki_counts, dim=S.embed_dim, epochs=1,
+                           lr=0.1, sample=1e-4)
+    pretrained = E.WordVectors(wiki_vocab.itos, sgns.vectors())
+_, cov = build("cbow", pretrained)
+token_cov = np.mean([t in pretrained for s in train_sentences for t in s])
+print(f"{cov:.1%} of the SST-2 vocabulary types and {token_cov:.1%} of the training tokens have a pretrained vector")
+assert pretrained.dim == S.embed_dim
+
+# %% [markdown]
+# ## 6. Training and results
+#
+# Every model: Adam, cross-entropy, mini-batches of 64 random training sentences, the same number
+# of steps (`epochs` passes over the training subset), evaluated on the full dev set. BOW has no
+# embeddings to initialise, so it runs once.
+
+# %%
+steps = S.epochs * len(train_seqs) // S.batch_size
+lrs = {"bow": 0.01, "cbow": 0.005, "dan": 0.003, "cnn": 0.002}
+names = {"bow": "BOW", "cbow": "CBOW (average)", "dan": "Deep CBOW / DAN", "cnn": "CNN (Kim 2014)"}
+runs, models = [], {}
+for kind in ["bow", "cbow", "dan", "cnn"]:
+    for init in (["random"] if kind == "bow" else ["random", "pretrained (01)"]):
+        model, _ = build(kind, pretrained if init != "random" else None)
+        opt = torch.optim.Adam(model.parameters(), lr=lrs[kind])
+        hist = fit(model, opt, train_batch, lambda m, b: F.cross_entropy(m(b[0], b[1]), b[2]), steps=steps,
+                   eval_fn=lambda m: {"dev_acc": dev_accuracy(m)}, eval_every=max(steps // S.evals, 1),
+                   desc=f"{kind} {init}")
+        models[(kind, init)] = model
+        runs.append({"model": names[kind], "embeddings": init, "dev accuracy": hist.evals[-1][1]["dev_acc"],
+                     "parameters": count_parameters(model), "train s": hist.seconds, "source": f"ours, {S.profile}",
+                     "curve": hist.eval_curve("dev_acc")})
+        print(f"{names[kind]:>16} {init:>16}: dev acc {runs[-1]['dev accuracy']:.3f} in {hist.seconds:.0f} s")
+
+# %%
+reference = [
+    {"model": "DAN (Iyyer et al. 2015)", "embeddings": "GloVe 840B", "dev accuracy": 0.863, "parameters": None,
+     "train s": None, "source": "paper, large data (SST test)"},
+    {"model": "CNN-multichannel (Kim 2014)", "embeddings": "word2vec 100B", "dev accuracy": 0.881,
+     "parameters": None, "train s": None, "source": "paper, large data (SST test)"},
+]
+table = [{k: v for k, v in r.items() if k != "curve"} for r in runs] + reference
+viz.show_table(table, title=f"SST-2 sentiment, {len(train_seqs):,} training sentences, {steps} steps "
+               f"({S.profile} profile)")
+best = max(runs, key=lambda r: r["dev accuracy"])
+print(f"best: {best['model']} with {best['embeddings']} embeddings, {best['dev accuracy']:.3f}")
+acc = {(r["model"], r["embeddings"]): r["dev accuracy"] for r in runs}
+gains = {m: acc[(m, "pretrained (01)")] - acc[(m, "random")] for m, e in acc if e != "random"}
+print("pretrained − random, dev accuracy:", {m: f"{g:+.3f}" for m, g in gains.items()})
+assert best["dev accuracy"] > (0.80 if S.profile != "quick" else 0.6)
+
+# %%
+fig, ax = plt.subplots(figsize=(6.5, 3.5))
+for r in runs:
+    xs, ys = r["curve"]
+    ax.plot(xs, ys, marker="o", ls="-" if r["embeddings"] == "random" else "--",
+            label=f"{r['model']} ({r['embeddings'].split()[0]})")
+ax.set_xlabel("training step")
+ax.set_ylabel("dev accuracy")
+ax.legend(fontsize=7)
+ax.grid(alpha=0.3)
+plt.show()
+
+# %% [markdown]
+# The papers trained on all 67k phrases (plus, for the DAN, the phrase-level labels of the whole
+# treebank) with embeddings learned from 100–840 billion words of text. Our pretrained vectors saw
+# under half a million words of Wikipedia and know only part of the SST-2 vocabulary (coverage
+# above), so expect a small gain from them here, or none — the line above measures it. With vectors
+# trained on billions of words, initialisation is where most of the papers' advantage comes from.
+#
+# ### Confusion matrix of the best model
+
+# %%
+best_model = models[next(k for k in models if names[k[0]] == best["model"] and k[1] == best["embeddings"])]
+pred = (predict_proba(best_model, dev_ids, dev_mask) > 0.5).long()
+confusion = torch.zeros(2, 2, dtype=torch.long)
+for t, p in zip(dev_labels.tolist(), pred.tolist()):
+    confusion[t, p] += 1
+viz.heatmap(confusion, xlabels=["pred. negative", "pred. positive"], ylabels=["negative", "positive"],
+            annot=True, fmt=".0f", cmap="Blues", title=f"{best['model']}, dev set")
+plt.show()
+assert confusion.sum() == len(dev_labels) and confusion.trace() / confusion.sum() == (pred == dev_labels).float().mean()
+
+# %% [markdown]
+# ## 7. Build it, break it
+#
+# Ettinger et al. (2017) asked people to write sentences that break sentiment systems. The classic
+# pair is *I don't love this movie* (negative) and *There's nothing I don't love about this movie*
+# (positive): almost the same words, opposite meanings. A bag of words sees nearly the same bag.
+# We write the probes the way SST-2 is tokenised (*do n't*, *there 's*), otherwise *don't* would be
+# an unknown word to every model.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+probes = [
+    ("I do n't love this movie", 0),
+    ("There 's nothing I do n't love about this movie", 1),
+    ("I love this movie", 1),
+    ("This movie is not bad", 1),
+    ("This movie is not good", 0),
+    ("It 's not that I did n't enjoy it", 1),
+    ("The acting was great but the plot was terrible", 0),
+    ("A masterpiece of boredom", 0),
+]
+probe_tokens = [text.tokenize(sentence) for sentence, _ in probes]
+for tokens in probe_tokens[:2]:
+    print(tokens)
+
+# %%
+p_ids, p_mask = encode(probe_tokens)
+labels = torch.tensor([label for _, label in probes])
+rows = [{"sentence": sentence, "expected": "pos" if label else "neg"} for sentence, label in probes]
+n_right = {}
+for (kind, init), model in models.items():
+    column = kind + ("+pre" if init != "random" else "")
+    p_pos = predict_proba(model, p_ids, p_mask)                  # (n_probes,)
+    for row, p in zip(rows, p_pos.tolist()):
+        row[column] = f"{p:.2f}"
+    n_right[column] = int(((p_pos > 0.5).long() == labels).sum())
+viz.show_table(rows, title="P(positive) on the probe sentences")
+print("probes right per model:", n_right, "of", len(probes))
+
+# %% [markdown]
+# What does the BOW model *see*? Its prediction is literally the sum of per-word scores, so we can
+# print each word's contribution (positive minus negative score). *not* and *n't* get a single
+# fixed weight, whatever they negate:
+
+# %%
+bow = models[("bow", "random")]
+weights = (bow.embed.weight[:, 1] - bow.embed.weight[:, 0]).detach().cpu()
+for sentence, _ in probes[:2] + probes[3:4]:
+    toks = text.tokenize(sentence)
+    contrib = [(t, round(weights[vocab.stoi.get(t, vocab.unk_id)].item(), 2)) for t in toks]
+    print(f"{sum(c for _, c in contrib):+.2f}  {contrib}")
+
+# %% [markdown]
+# ## Summary
+#
+# - BOW sums per-word class scores; CBOW averages embeddings and applies a linear layer; both are
+#   linear in the words and cannot represent combinations like *not* + *bad* (the XOR toy task).
+# - A Deep Averaging Network adds an MLP on the average (combination features) and word dropout;
+#   a Kim CNN learns n-gram filters and keeps the strongest match by max-over-time pooling.
+# - Masks make every model padding-invariant: masked mean, masked max with −∞.
+# - Pretrained embeddings (notebook 01) give the models a starting point for words they rarely saw
+#   with a label; the published numbers (DAN 86.3, CNN-MC 88.1) use far more data.
+# - Probes such as *There's nothing I don't love about this movie* still break all of them: word
+#   order and scope of negation need models that read the sentence in order (RNNs, notebook 03).
+#
+# ## Exercises
+
+# %%
+# EXERCISE 1: bag-of-words logits
+def my_bow_logits(ids, mask, scores, bias):
+    """ids (B, T), mask (B, T) bool, scores (V, C), bias (C,) -> (B, C): Σ over real tokens + bias."""
+    ### BEGIN SOLUTION
+    per_token = scores[ids]                                   # (B, T, C)
+    return (per_token * mask.unsqueeze(-1)).sum(1) + bias
+    ### END SOLUTION
+
+
+check_bow_logits(my_bow_logits)
+
+
+# %%
+# EXERCISE 2: the DAN forward pass
+def my_dan_forward(emb, mask, W1, b1, W2, b2):
+    """emb (B, T, d), mask (B, T) -> logits (B, C) = W2 · ReLU(W1 · mean(emb over real tokens) + b1) + b2."""
+    ### BEGIN SOLUTION
+    m = mask.unsqueeze(-1).to(emb.dtype)                      # (B, T, 1)
+    z0 = (emb * m).sum(1) / m.sum(1)                          # (B, d)
+    return torch.relu(z0 @ W1.T + b1) @ W2.T + b2
+    ### END SOLUTION
+
+
+check_dan_forward(my_dan_forward)
+
+
+# %%
+# EXERCISE 3: max-over-time pooling with a mask
+def my_max_over_time(x, mask):
+    """x (B, T, F), mask (B, T) -> (B, F): the maximum over the real positions."""
+    ### BEGIN SOLUTION
+    return x.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(dim=1).values
+    ### END SOLUTION
+
+
+check_max_over_time(my_max_over_time)

@@ -386,9 +386,10 @@ local_loss = {r["attention"][-1]: r["test loss (teacher-forced)"] for r in rows[
 assert not S.expect_gap or local_loss["4"] < local_loss["0"]        # a wider window loses less
 
 # %% [markdown]
-# A window of D = 0 forces a strictly diagonal alignment and hurts; widening it recovers the global
-# model's loss, because short English–French pairs are nearly monotonic. Hard attention at test
-# time throws away the mixture the model was trained to use.
+# A window of D = 0 forces a strictly diagonal alignment and hurts; a window of one or two
+# positions already recovers the global model's loss, because short English–French pairs are
+# nearly monotonic. Swapping in hard attention at test time changes this model's loss and BLEU only
+# a little here, but it could not have been *trained* this way: the arg-max passes no gradient.
 #
 # ## 7. Queries, keys and values
 #
@@ -436,8 +437,11 @@ widgets.explorer(show, [{"index": long_ids[1], "model": "Bahdanau additive"},
 # - A decoder with attention computes $c_t = \sum_k a_k^{(t)} s_k$ at every step; padding is masked
 #   out. Luong combines it as $\mathrm{softmax}(W_s\tanh(W_c[c_t;h_t]))$; Bahdanau feeds it into the RNN.
 # - Six scores — dot, scaled dot, general, additive, cosine, location — differ in parameters and in
-#   what they can prefer; all of them beat the no-attention model here (see the table above for the
-#   measured BLEU and times), and the gain is largest for the longest sentences: the bottleneck is gone.
+#   what they can prefer. In the table above every one beats the no-attention model, the unscaled
+#   dot and general scores only slightly: on 128-d states their scores are large, the softmax
+#   saturates and learns slowly — dividing by √d (scaled dot) already helps, the reason notebook 07
+#   scales. Relative to no attention, the gain is largest on the longest sentences: the bottleneck
+#   of 05 is what attention removes. A Bahdanau decoder must run step by step, so it trains slower.
 # - Alignments are readable; hard attention is not differentiable; local attention is a window mask.
 # - Query/key/value is the vocabulary of the next notebook: self-attention.
 #

@@ -1,0 +1,604 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 10 — GPT: causal language modelling, sampling, the KV cache and GPT-2 checkpoints
+#
+# GPT is the decoder of notebook 08 without cross-attention, trained on one objective: predict
+# the next token. Everything else — classification, question answering, translation — is either
+# fine-tuned on top (GPT-1) or phrased as text to continue (GPT-2/3).
+#
+# **Learning goals**
+# - Build a decoder-only Transformer from the course's layers: causal mask, next-token objective,
+#   learned positions, pre-LN blocks, tied embeddings (GPT-2 layout).
+# - Know GPT-1's *input transformations* for fine-tuning and GPT-2's changes to the architecture.
+# - Train a byte-level BPE tokeniser and check that it round-trips any text.
+# - Pre-train a character-level GPT on Tiny Shakespeare and compare with nanoGPT's published losses.
+# - Decode with greedy search, temperature, top-k and nucleus (top-p) sampling, and *measure* their
+#   effect on diversity and repetition.
+# - Implement and time a KV cache; import a Hugging Face GPT-2 checkpoint with equal logits.
+# - Fine-tune the pre-trained model GPT-1 style for a classification task, against the same model
+#   trained from scratch, and try the zero-shot alternative.
+
+# %%
+import math
+import re
+import tempfile
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from coursekit import decoding, metrics, runtime, text, viz, widgets
+from coursekit.attention import causal_mask
+from coursekit.exercises import check_kv_cache_step, check_temperature, check_top_p_filter
+from coursekit.gpt import (
+    GPT,
+    GPTClassifier,
+    GPTConfig,
+    TrainConfig,
+    char_data,
+    load_char_gpt,
+    train,
+    with_extra_tokens,
+)
+
+S = runtime.sizes(
+    quick=dict(pretrain=False, recipe="course", sample_chars=200, n_samples=3, kv_new=(64, 256),
+               ft_steps=60, ft_train=512, ft_test=256, span=60, bpe_chars=200_000, bpe_vocab=1000),
+    class_=dict(pretrain=True, recipe="course", sample_chars=300, n_samples=6, kv_new=(256, 1024),
+                ft_steps=200, ft_train=2048, ft_test=512, span=60, bpe_chars=1_000_000, bpe_vocab=2000),
+    full=dict(pretrain=True, recipe="nanogpt_gpu", sample_chars=500, n_samples=10, kv_new=(256, 1024),
+              ft_steps=400, ft_train=4096, ft_test=1024, span=60, bpe_chars=1_003_854, bpe_vocab=4000),
+)
+device = runtime.device()
+print(S, "| device:", device)
+
+# %% [markdown]
+# ## 1. Decoder-only: the causal mask and the next-token objective
+#
+# A language model factorises the probability of a text left to right,
+# $P(u_1, \dots, u_n) = \prod_i P(u_i \mid u_{<i})$, and GPT-1 maximises
+# $L_1 = \sum_i \log P(u_i \mid u_{i-k}, \dots, u_{i-1}; \Theta)$ (Radford et al. 2018, Eq. 1).
+# Training on a whole window at once works because of two things:
+#
+# * the **targets are the inputs shifted by one**: position $t$ predicts token $t+1$;
+# * the **causal mask** stops position $t$ from attending to positions $> t$, so each position's
+#   prediction sees only its past — $T$ training examples per window for the price of one pass.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+window = "To be, or not"
+inputs, targets = window[:-1], window[1:]
+for t in range(4):
+    print(f"position {t}: sees {inputs[:t + 1]!r:10} → predicts {targets[t]!r}")
+print(causal_mask(5).int())
+
+# %% [markdown]
+# The mask really makes the model causal: changing a *future* token must leave the logits of
+# every earlier position unchanged. We check it on a small random GPT.
+
+# %%
+torch.manual_seed(0)
+tiny = GPT(GPTConfig(vocab_size=65, block_size=32, n_layer=2, n_head=4, n_embd=64)).eval()
+x = torch.randint(0, 65, (1, 16))
+x_changed = x.clone()
+x_changed[0, 10] = (x[0, 10] + 1) % 65                  # change the token at position 10
+with torch.no_grad():
+    before, _ = tiny(x)
+    after, _ = tiny(x_changed)
+changed = (before - after).abs().amax(dim=-1)[0]         # (T,)
+print("positions whose logits changed:", torch.nonzero(changed > 1e-6).flatten().tolist())
+assert torch.all(changed[:10] < 1e-6) and torch.all(changed[10:] > 1e-6)
+
+# %% [markdown]
+# The next-token loss is a cross-entropy over shifted targets. At initialisation the model knows
+# nothing, so its loss is close to $\ln V$ (a uniform guess over the vocabulary).
+
+# %%
+with torch.no_grad():
+    logits, _ = tiny(x[:, :-1])
+    manual = F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten())
+    _, library = tiny(x[:, :-1], x[:, 1:])
+print(f"loss {manual.item():.3f}  vs ln(65) = {math.log(65):.3f}")
+assert torch.isclose(manual, library) and abs(manual.item() - math.log(65)) < 0.3
+
+# %% [markdown]
+# ## 2. GPT-1's input transformations and GPT-2's changes
+#
+# GPT-1 fine-tunes the *same* network for every task. Structured inputs are turned into one token
+# sequence with new tokens — start `⟨s⟩`, delimiter `$`, extract `⟨e⟩` — and a linear layer reads
+# the final hidden state of `⟨e⟩` (Radford et al. 2018, Figure 1):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def gpt1_transform(task: str, *parts: str) -> list[str]:
+    """GPT-1 §3.3: one or more token sequences for the Transformer (strings here for display)."""
+    if task == "classification":
+        return [f"⟨s⟩ {parts[0]} ⟨e⟩"]
+    if task == "entailment":
+        return [f"⟨s⟩ {parts[0]} $ {parts[1]} ⟨e⟩"]
+    if task == "similarity":                  # no natural order: both orders, representations added
+        return [f"⟨s⟩ {parts[0]} $ {parts[1]} ⟨e⟩", f"⟨s⟩ {parts[1]} $ {parts[0]} ⟨e⟩"]
+    if task == "multiple choice":             # one sequence per answer, softmax over the answers
+        context, *answers = parts
+        return [f"⟨s⟩ {context} $ {a} ⟨e⟩" for a in answers]
+    raise ValueError(task)
+
+
+for task, parts in [("classification", ("a gripping film",)),
+                    ("entailment", ("a man sleeps", "a person rests")),
+                    ("similarity", ("he left", "he went away")),
+                    ("multiple choice", ("the capital of France is", "Paris", "Rome"))]:
+    print(f"{task:16}", " | ".join(gpt1_transform(task, *parts)))
+
+# %% [markdown]
+# GPT-2 (Radford et al. 2019) keeps the decoder but moves LayerNorm to the *input* of each
+# sub-block (pre-LN) and adds one after the last block, scales the residual projections at
+# initialisation by $1/\sqrt{2 \cdot n_{layer}}$, uses a 1,024-token context and a byte-level BPE
+# vocabulary of **50,257** = 256 bytes + 50,000 merges + `<|endoftext|>`. Counting the weights of
+# `GPTConfig()` (GPT-2 small) on the `meta` device (shapes only, no memory):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("vocabulary:", 256 + 50_000 + 1)
+with torch.device("meta"):
+    gpt2_small = GPT(GPTConfig())                         # defaults = GPT-2 small
+print(gpt2_small.blocks[0])
+print(f"parameters: {gpt2_small.num_params(non_embedding=False):,} "
+      f"(the paper's table says 117M; the released checkpoint has these 124M)")
+
+
+# %%
+def gpt_params(n_layer: int, d: int, vocab: int = 50257, context: int = 1024) -> int:
+    """Weights of a GPT-2-layout model: per block 12d² + 13d (attention 4d²+4d, MLP 8d²+5d, two LNs 4d)."""
+    return vocab * d + context * d + n_layer * (12 * d * d + 13 * d) + 2 * d
+
+
+assert gpt_params(12, 768) == gpt2_small.num_params(non_embedding=False)
+
+# %% [markdown]
+# ## 3. A byte-level BPE tokeniser
+#
+# Byte-pair encoding (Sennrich et al. 2016) starts from single symbols and repeatedly merges the
+# most frequent adjacent pair. GPT-2 starts from the 256 *bytes*, so every string — any script,
+# any emoji — has an encoding: there is no unknown token. We train one on Tiny Shakespeare with
+# Hugging Face `tokenizers` (`coursekit.text.train_bpe`).
+
+# %%
+tok_chars, train_ids, val_ids = char_data()
+corpus = tok_chars.decode(train_ids[: S.bpe_chars])
+bpe = text.train_bpe(corpus.splitlines(keepends=True), vocab_size=S.bpe_vocab)
+sample = "ROMEO:\nBut, soft! what light through yonder window breaks?"
+pieces = bpe.encode(sample).tokens
+print(len(pieces), "tokens:", pieces[:14])
+for s in [sample, "naïve café — 東京 🙂", "ZZZ unseen-words 12345"]:
+    assert bpe.decode(bpe.encode(s).ids) == s           # byte level: every string round-trips
+val_text = tok_chars.decode(val_ids[:20_000])
+ratio = len(val_text) / len(bpe.encode(val_text).ids)
+print(f"vocabulary {bpe.get_vocab_size()}; {ratio:.2f} characters per token on the validation text")
+assert ratio > 1.8
+
+# %% [markdown]
+# The same text at character level would need one token per character: BPE shortens sequences
+# (a longer effective context for the same compute) at the price of a bigger softmax. We keep
+# characters for the pre-training below so that our losses are comparable with nanoGPT's.
+#
+# ## 4. Pre-training a small GPT on Tiny Shakespeare
+#
+# nanoGPT's `shakespeare_char` runs use the same data and split (first 90% train, last 10%
+# validation) and report validation loss **1.88** for the CPU recipe (4 layers × 4 heads × 128
+# dims, context 64, batch 12, 2,000 iterations) and **1.47** for the GPU recipe (6 × 6 × 384,
+# context 256, dropout 0.2, 5,000 iterations). The course's recipe (`python -m coursekit.gpt
+# train`) is nanoGPT's CPU model with a higher learning rate and a shorter schedule. In the `quick`
+# profile we load the checkpoint that recipe produced (committed under `data/gpt/`).
+
+# %%
+committed, tok, committed_report = load_char_gpt()
+if S.pretrain:
+    if S.recipe == "nanogpt_gpu":
+        cfg = TrainConfig(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64, max_iters=5000,
+                          learning_rate=1e-3, warmup_iters=100, dropout=0.2, eval_interval=250, eval_iters=200)
+    else:
+        cfg = TrainConfig(**{**committed_report["config"], "threads": 0})
+    model, report = train(cfg, device=device)
+else:
+    model, report = committed.to(device), committed_report
+cfg = TrainConfig(**report["config"])
+steps, evals = zip(*report["history"]["evals"])
+print(f"{report['n_params']:,} parameters; final train {report['final']['train']:.3f}, "
+      f"val {report['final']['val']:.3f} after {cfg.max_iters} iterations")
+if S.pretrain:
+    print(f"trained here in {report['wall_seconds']:.0f} s, {report['tokens_per_second']:.0f} tokens/s, "
+          f"model FLOPs {report['model_flops_per_cpu_second'] / 1e9:.0f} GFLOP per CPU-second = "
+          f"{report['mfu_cpu']:.0%} of a large fp32 matmul (CPU-time based, robust to a shared machine)")
+
+# %%
+train_curve = viz.plot_curves({
+    "train (smoothed)": (report["history"]["steps"],
+                         [sum(report["history"]["train_loss"][max(0, i - 19):i + 1]) / min(i + 1, 20)
+                          for i in range(len(report["history"]["train_loss"]))]),
+    "train estimate": (list(steps), [e["train"] for e in evals]),
+    "validation estimate": (list(steps), [e["val"] for e in evals]),
+}, xlabel="iteration", ylabel="cross-entropy (nats/char)", title="character-level GPT on Tiny Shakespeare")
+ax = plt.gca()
+ax.axhline(1.88, color="grey", ls="--", lw=1)
+ax.text(0, 1.89, "nanoGPT CPU recipe 1.88", fontsize=8)
+ax.axhline(1.47, color="grey", ls=":", lw=1)
+ax.text(0, 1.48, "nanoGPT GPU recipe 1.47", fontsize=8)
+ax.set_ylim(1.2, 3.0)
+plt.show()
+viz.show_table([
+    {"model": "nanoGPT CPU recipe (4×4×128, ctx 64, 2,000 it)", "val loss": 1.88, "source": "nanoGPT README"},
+    {"model": "nanoGPT GPU recipe (6×6×384, ctx 256, 5,000 it)", "val loss": 1.47, "source": "nanoGPT README"},
+    {"model": f"ours ({cfg.n_layer}×{cfg.n_head}×{cfg.n_embd}, ctx {cfg.block_size}, {cfg.max_iters} it)",
+     "val loss": report["final"]["val"], "source": "this run" if S.pretrain else "committed checkpoint"},
+])
+assert report["final"]["val"] < 2.0                     # in every profile (the checkpoint has ≈ 1.88)
+
+# %% [markdown]
+# ## 5. Decoding: greedy, temperature, top-k, nucleus
+#
+# Each step turns the logits $z$ of the last position into one token:
+#
+# * **greedy**: $\arg\max_i z_i$ — deterministic and prone to loops;
+# * **temperature** $T$: sample from $\mathrm{softmax}(z/T)$ — $T<1$ sharpens, $T>1$ flattens;
+# * **top-k** (Fan et al. 2018): sample among the $k$ most likely tokens only;
+# * **nucleus / top-p** (Holtzman et al. 2020): sample among the smallest set whose probability
+#   sums to at least $p$ — the set adapts to how confident the model is.
+#
+# We derive the four filters on one distribution and check them against `coursekit.decoding`.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+z = torch.tensor([[2.0, 1.0, 0.5, 0.0, -1.0]])
+p = torch.softmax(z, -1)
+print("p          ", [round(v, 3) for v in p[0].tolist()])
+print("T = 0.5    ", [round(v, 3) for v in torch.softmax(z / 0.5, -1)[0].tolist()])
+kth = z.topk(2).values[:, -1:]
+mine_topk = z.masked_fill(z < kth, float("-inf"))
+sorted_p, order = p.sort(descending=True)
+before = sorted_p.cumsum(-1) - sorted_p                  # mass of the tokens ranked above
+mine_topp = z.masked_fill(torch.zeros_like(z, dtype=torch.bool).scatter(-1, order, before >= 0.8),
+                          float("-inf"))
+print("top-k=2    ", torch.isfinite(mine_topk)[0].int().tolist())
+print("top-p=0.8  ", torch.isfinite(mine_topp)[0].int().tolist())
+assert torch.equal(mine_topk, decoding.top_k_filter(z, 2))
+assert torch.equal(mine_topp, decoding.top_p_filter(z, 0.8))
+
+# %% [markdown]
+# Now samples from the pre-trained model, and two measures over `S.n_samples` continuations of the
+# same prompt: **distinct-2** (unique word bigrams / all bigrams, Li et al. 2016; higher = more
+# diverse) and **repetition** (the share of word 3-grams inside a sample that already occurred
+# earlier in it; higher = loopier).
+
+# %%
+model = model.to(device).eval()
+prompt_text = "ROMEO:\n"
+prompt = torch.tensor([tok.encode(prompt_text)] * S.n_samples, device=device)
+
+
+def repetition(sample: str, n: int = 3) -> float:
+    words = sample.split()
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return 1 - len(set(grams)) / max(1, len(grams))
+
+
+def decode_setting(name: str, **kw) -> dict:
+    out = model.generate(prompt, S.sample_chars, generator=torch.Generator().manual_seed(0), **kw)
+    samples = [tok.decode(row[len(prompt_text):].tolist()) for row in out.cpu()]
+    return {"setting": name, "distinct-2": metrics.distinct_n([s.split() for s in samples], 2),
+            "repetition": sum(map(repetition, samples)) / len(samples), "first sample": samples[0][:70]}
+
+
+settings = [("greedy", dict(temperature=0)), ("T=0.5", dict(temperature=0.5)), ("T=0.8", dict(temperature=0.8)),
+            ("T=1.0", dict(temperature=1.0)), ("T=1.5", dict(temperature=1.5)),
+            ("top-k=5", dict(temperature=1.0, top_k=5)), ("top-p=0.9", dict(temperature=1.0, top_p=0.9)),
+            ("T=0.8, top-p=0.95", dict(temperature=0.8, top_p=0.95))]
+rows = [decode_setting(name, **kw) for name, kw in settings]
+viz.show_table(rows, title=f"{S.n_samples} continuations of {prompt_text!r}, {S.sample_chars} characters each")
+by_name = {r["setting"]: r for r in rows}
+assert by_name["greedy"]["distinct-2"] < by_name["T=1.0"]["distinct-2"]      # all greedy samples are identical
+assert by_name["greedy"]["repetition"] > by_name["T=1.0"]["repetition"]
+
+# %%
+print(tok.decode(model.generate(prompt[:1], 2 * S.sample_chars, temperature=0.8, top_p=0.95,
+                                generator=torch.Generator().manual_seed(1))[0].tolist()))
+
+# %% [markdown]
+# Greedy decoding repeats itself: it is the single most likely path, and once a phrase appears the
+# model finds it likely again. Raising the temperature trades repetition for diversity — and, past
+# $T \approx 1$, for spelling mistakes and invented words. Top-k and nucleus sampling cut off the
+# unreliable tail instead of flattening everything.
+#
+# The explorer below lets you try the knobs (live in Jupyter; a static rendering elsewhere).
+
+# %%
+def render(temperature=0.8, top_k=0, top_p=1.0, seed=0):
+    out = model.generate(prompt[:1], 120, temperature=temperature, top_k=top_k or None,
+                         top_p=top_p if top_p < 1 else None, generator=torch.Generator().manual_seed(seed))
+    print(f"--- T={temperature}, top_k={top_k or 'off'}, top_p={top_p}")
+    print(tok.decode(out[0].tolist()))
+
+
+widgets.explorer(render, [dict(temperature=0.5), dict(temperature=1.3, top_p=0.9)],
+                 temperature=(0.1, 2.0, 0.1), top_k=(0, 65, 1), top_p=(0.05, 1.0, 0.05), seed=(0, 9, 1))
+
+# %% [markdown]
+# ## 6. The KV cache
+#
+# Generating token $t+1$ needs the keys and values of positions $1..t$ in every layer — and those
+# never change. A **KV cache** keeps them: each step feeds only the newest token, computes its
+# query, key and value, appends the key/value to the cache and attends to everything cached. The
+# work per step drops from a pass over the whole prefix to a pass over one token.
+#
+# We derive one cached step by hand on the first block of a random model and check it against the
+# full computation.
+
+# %%
+torch.manual_seed(0)
+block = tiny.blocks[0].self_attn
+h = torch.randn(1, 6, 64)                                 # hidden states of 6 positions
+full, _ = block(h, causal=True)                           # all positions at once
+H, D = block.n_heads, block.d_head
+
+
+def heads(t):
+    return t.view(1, -1, H, D).transpose(1, 2)            # (B, T, C) -> (B, H, T, D)
+
+
+k_cache, v_cache = heads(block.k_proj(h[:, :5])), heads(block.v_proj(h[:, :5]))     # positions 0..4
+q_new, k_new, v_new = (heads(proj(h[:, 5:])) for proj in (block.q_proj, block.k_proj, block.v_proj))
+k_all, v_all = torch.cat([k_cache, k_new], dim=2), torch.cat([v_cache, v_new], dim=2)
+weights = torch.softmax(q_new @ k_all.transpose(-2, -1) / math.sqrt(D), dim=-1)      # (1, H, 1, 6): no mask needed
+step = block.out_proj((weights @ v_all).transpose(1, 2).reshape(1, 1, H * D))
+assert torch.allclose(step, full[:, 5:], atol=1e-6)
+print("cached step equals the full computation at position 5")
+
+# %% [markdown]
+# `GPT.generate(use_cache=True)` does this in every block. Both paths give the same tokens; the
+# timing below uses a model with our shape but a context long enough for 1,024 new tokens (speed
+# does not depend on the weights).
+
+# %%
+torch.manual_seed(0)
+long_ctx = GPT(GPTConfig(vocab_size=65, block_size=1 + max(S.kv_new), n_layer=cfg.n_layer, n_head=cfg.n_head,
+                         n_embd=cfg.n_embd)).to(device).eval()
+start_tok = torch.zeros(1, 1, dtype=torch.long, device=device)
+kv_rows = []
+for n_new in S.kv_new:
+    seconds, outputs = {}, {}
+    for use_cache in (False, True):
+        t0 = time.perf_counter()
+        outputs[use_cache] = long_ctx.generate(start_tok, n_new, temperature=0, use_cache=use_cache)
+        seconds[use_cache] = time.perf_counter() - t0
+    assert torch.equal(outputs[False], outputs[True])
+    kv_rows.append({"new tokens": n_new, "no cache (s)": seconds[False], "KV cache (s)": seconds[True],
+                    "speed-up": seconds[False] / seconds[True]})
+viz.show_table(kv_rows, title="greedy generation with and without the KV cache")
+assert kv_rows[-1]["speed-up"] > 1.5
+
+# %% [markdown]
+# Without a cache, step $t$ reprocesses $t$ tokens, so generating $n$ tokens costs
+# $O(n^2)$ token-passes (and $O(n^3)$ attention work); with the cache it is $O(n)$ token-passes.
+# The speed-up therefore grows with the length. The price is memory: $2 \cdot n_{layer} \cdot n
+# \cdot d$ numbers per sequence — for GPT-2 small at 1,024 tokens, 2 × 12 × 1,024 × 768 ≈ 18.9 M
+# floats (75 MB in fp32) per sequence.
+#
+# ## 7. Loading a GPT-2 checkpoint in Hugging Face format
+#
+# No GPT-2 weights ship with the course (no internet needed), so we save a randomly initialised
+# `transformers.GPT2LMHeadModel` to a temporary directory — the same files `save_pretrained`
+# writes for the real `gpt2` — and import it with `GPT.from_hf`. Hugging Face's GPT-2 stores its
+# projections as `Conv1D` (weight of shape (in, out), the transpose of `nn.Linear`) and fuses
+# $W^Q, W^K, W^V$ into one `c_attn`; the importer transposes and splits.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
+
+torch.manual_seed(0)
+hf = GPT2LMHeadModel(GPT2Config(vocab_size=300, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+                                bos_token_id=None, eos_token_id=None)).eval()
+print("c_attn:", tuple(hf.transformer.h[0].attn.c_attn.weight.shape), "→ q/k/v_proj:",
+      tuple(torch.nn.Linear(64, 64).weight.shape), "each")
+with tempfile.TemporaryDirectory() as directory:
+    hf.save_pretrained(directory)
+    ours = GPT.from_hf(directory)
+ids = torch.randint(0, 300, (2, 64))
+with torch.no_grad():
+    err = (ours(ids)[0] - hf(ids).logits).abs().max().item()
+greedy_hf = hf.generate(ids[:, :8], max_new_tokens=24, do_sample=False, attention_mask=torch.ones_like(ids[:, :8]),
+                        pad_token_id=0)
+same = torch.equal(ours.generate(ids[:, :8], 24, temperature=0), greedy_hf)
+print("logits equal to 1e-5:", err < 1e-5, "| greedy continuations identical:", same)
+assert err < 1e-5 and same
+
+# %% [markdown]
+# With internet access, `GPT.from_hf(GPT2LMHeadModel.from_pretrained("gpt2"))` loads the real
+# 124M model the same way (notebook 12 uses it when it is present locally).
+#
+# ## 8. GPT-1 style fine-tuning: does pre-training help?
+#
+# A task built from the corpus: given a span of Shakespeare, is it **original** or has every word
+# of four or more letters had its inner letters **scrambled** ("Cmabrigde" style: *thuoght*)?
+# Answering needs knowledge of spelling — exactly what the character-level language model
+# learned. Following GPT-1, each input becomes `⟨s⟩ span ⟨e⟩` with two new tokens, and a linear
+# head on the final hidden state of `⟨e⟩` predicts the class; the loss adds the language-model
+# loss with weight λ = 0.5. The same model is trained from a random initialisation for comparison.
+# Training spans come from the training split, test spans from the validation split.
+
+# %%
+def scramble(span: str, g: torch.Generator) -> str:
+    """Shuffle the inner letters of every run of ≥ 4 letters; punctuation and line breaks stay."""
+    def one(match: re.Match) -> str:
+        word = match.group()
+        return word[0] + "".join(word[1:-1][i] for i in torch.randperm(len(word) - 2, generator=g)) + word[-1]
+    return re.sub(r"[A-Za-z]{4,}", one, span)
+
+
+def span_task(ids: torch.Tensor, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """n spans of S.span characters, half of them scrambled; label 1 = original."""
+    g = torch.Generator().manual_seed(seed)
+    starts = torch.randint(len(ids) - S.span, (n,), generator=g)
+    labels = torch.arange(n) % 2
+    rows = []
+    for start, label in zip(starts.tolist(), labels.tolist()):
+        span = tok.decode(ids[start:start + S.span].tolist())
+        if label == 0:
+            span = scramble(span, g)
+        rows.append(tok.encode(span))
+    return torch.tensor(rows), labels
+
+
+START, EXTRACT = len(tok), len(tok) + 1                   # two new token ids
+
+
+def transform(spans: torch.Tensor) -> torch.Tensor:       # ⟨s⟩ span ⟨e⟩
+    n = spans.shape[0]
+    return torch.cat([torch.full((n, 1), START), spans, torch.full((n, 1), EXTRACT)], dim=1)
+
+
+x_train, y_train = span_task(train_ids, S.ft_train, seed=1)
+x_test, y_test = span_task(val_ids, S.ft_test, seed=2)
+print("original: ", repr(tok.decode(x_test[1].tolist())), "\nscrambled:", repr(tok.decode(x_test[0].tolist())))
+
+
+def fine_tune(start_from: GPT, steps: int, lr: float, seed: int = 0) -> float:
+    torch.manual_seed(seed)
+    clf = GPTClassifier(with_extra_tokens(start_from, 2), n_classes=2).to(device)
+    opt = torch.optim.AdamW(clf.parameters(), lr=lr, weight_decay=0.01)
+    g = torch.Generator().manual_seed(seed)
+    clf.train()
+    for _ in range(steps):
+        batch = torch.randint(len(x_train), (32,), generator=g)
+        loss = clf.loss(transform(x_train[batch]).to(device), y_train[batch].to(device))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    clf.eval()
+    with torch.no_grad():
+        pred = clf(transform(x_test).to(device))[0].argmax(-1).cpu()
+    return metrics.accuracy(pred, y_test)
+
+
+torch.manual_seed(0)
+scratch = GPT(model.config).to(device)                    # same architecture, random weights
+ft_rows = [{"model": "pre-trained, then fine-tuned", "test accuracy": fine_tune(model, S.ft_steps, lr=1e-3)},
+           {"model": "same architecture from scratch", "test accuracy": fine_tune(scratch, S.ft_steps, lr=1e-3)}]
+
+# %% [markdown]
+# **Zero-shot instead of fine-tuning** (the GPT-2 idea): no new weights, no gradient steps — the
+# language model itself scores each span, and a span is called "original" when its mean
+# log-likelihood per character beats the median of the test spans.
+
+# %%
+with torch.no_grad():
+    lm_logits, _ = model(x_test[:, :-1].to(device))
+    nll = F.cross_entropy(lm_logits.transpose(1, 2), x_test[:, 1:].to(device), reduction="none").mean(1).cpu()
+zero_shot = metrics.accuracy((nll < nll.median()).long(), y_test)
+ft_rows.append({"model": "pre-trained, zero-shot (LM likelihood)", "test accuracy": zero_shot})
+viz.show_table(ft_rows, title=f"original vs scrambled spans, {S.ft_steps} fine-tuning steps of 32")
+assert ft_rows[0]["test accuracy"] > ft_rows[1]["test accuracy"] and zero_shot > 0.6
+
+# %% [markdown]
+# ## 9. Reference: GPT-2 and GPT-3 sizes
+#
+# What "small" means here: our model has under a million weights. The published families (paper
+# scale, not trained here); the parameter column is computed with `gpt_params` from Section 2.
+
+# %%
+sizes_table = [
+    {"model": "GPT-1", "layers": 12, "d_model": 768, "heads": 12, "context": 512, "vocab": 40478, "published": "117M"},
+    {"model": "GPT-2 small", "layers": 12, "d_model": 768, "heads": 12, "context": 1024, "vocab": 50257,
+     "published": "117M (124M)"},
+    {"model": "GPT-2 medium", "layers": 24, "d_model": 1024, "heads": 16, "context": 1024, "vocab": 50257,
+     "published": "345M"},
+    {"model": "GPT-2 large", "layers": 36, "d_model": 1280, "heads": 20, "context": 1024, "vocab": 50257,
+     "published": "762M"},
+    {"model": "GPT-2 XL", "layers": 48, "d_model": 1600, "heads": 25, "context": 1024, "vocab": 50257,
+     "published": "1542M"},
+    {"model": "GPT-3 Small", "layers": 12, "d_model": 768, "heads": 12, "context": 2048, "vocab": 50257,
+     "published": "125M"},
+    {"model": "GPT-3 XL", "layers": 24, "d_model": 2048, "heads": 24, "context": 2048, "vocab": 50257,
+     "published": "1.3B"},
+    {"model": "GPT-3 13B", "layers": 40, "d_model": 5140, "heads": 40, "context": 2048, "vocab": 50257,
+     "published": "13B"},
+    {"model": "GPT-3 175B", "layers": 96, "d_model": 12288, "heads": 96, "context": 2048, "vocab": 50257,
+     "published": "175B"},
+]
+for row in sizes_table:
+    row["computed"] = f"{gpt_params(row['layers'], row['d_model'], row['vocab'], row['context']) / 1e6:,.0f}M"
+viz.show_table(sizes_table, title="GPT family (Radford et al. 2018, 2019; Brown et al. 2020, Table 2.1)")
+
+# %% [markdown]
+# ## Summary
+#
+# - GPT is a stack of decoder blocks without cross-attention; the causal mask plus shifted targets
+#   turn every window into $T$ next-token training examples.
+# - GPT-1 fine-tunes the whole network with task-specific *input transformations* and a linear head;
+#   GPT-2 moved LayerNorm before each sub-block, enlarged the context and used byte-level BPE, and
+#   showed that a language model can do tasks zero-shot.
+# - Byte-level BPE has no unknown tokens and shortens sequences by a factor of ~3 on Shakespeare.
+# - A 0.8M-parameter character GPT reaches nanoGPT's CPU loss (≈ 1.88) in a few minutes on a CPU.
+# - Greedy decoding loops; temperature, top-k and nucleus sampling trade repetition for diversity.
+# - A KV cache makes generation linear in the length instead of quadratic: the speed-up grows with
+#   the number of new tokens.
+# - Hugging Face GPT-2 checkpoints load into the course's GPT with equal logits.
+#
+# ## Exercises
+
+# %%
+# EXERCISE 1: softmax with temperature
+def softmax_with_temperature(logits, T):
+    ### BEGIN SOLUTION
+    return torch.softmax(logits / T, dim=-1)
+    ### END SOLUTION
+
+
+check_temperature(softmax_with_temperature)
+
+# %%
+# EXERCISE 2: nucleus (top-p) filtering
+def top_p_probs(logits, p):
+    """Return the nucleus distribution (B, V): renormalised over the smallest set with mass ≥ p."""
+    ### BEGIN SOLUTION
+    probs = torch.softmax(logits, dim=-1)
+    sorted_probs, order = probs.sort(dim=-1, descending=True)
+    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs
+    drop = torch.zeros_like(probs, dtype=torch.bool).scatter(-1, order, mass_before >= p)
+    kept = probs.masked_fill(drop, 0.0)
+    return kept / kept.sum(dim=-1, keepdim=True)
+    ### END SOLUTION
+
+
+check_top_p_filter(top_p_probs)
+
+# %%
+# EXERCISE 3: one KV-cache step
+def kv_cache_step(q, k_new, v_new, k_past, v_past):
+    """q, k_new, v_new (B, H, 1, D); k_past, v_past (B, H, t, D) → (out (B, H, 1, D), k_all, v_all)."""
+    ### BEGIN SOLUTION
+    k_all = torch.cat([k_past, k_new], dim=-2)
+    v_all = torch.cat([v_past, v_new], dim=-2)
+    weights = torch.softmax(q @ k_all.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return weights @ v_all, k_all, v_all
+    ### END SOLUTION
+
+
+check_kv_cache_step(kv_cache_step)
+
+# %% [markdown]
+# **Exercise 4 (written).** Why does the KV cache not help during *training*?
+#
+# === BEGIN MARK SCHEME ===
+# In training the whole window is processed in one parallel pass: every key and value is computed
+# exactly once already, and the causal mask gives each position its past. The cache only avoids
+# recomputation across the *sequential* steps of generation.
+# === END MARK SCHEME ===

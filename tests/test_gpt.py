@@ -192,3 +192,18 @@ def test_byte_level_bpe_round_trip_on_the_corpus():
     for s in [corpus[5000:6000], "naïve café — 東京 🙂\n\ttabs", ""]:
         assert bpe.decode(bpe.encode(s).ids) == s
     assert len(bpe.encode(corpus[:5000]).ids) < 0.7 * 5000     # merges shorten the text
+
+
+def test_committed_checkpoint_loads_and_matches_its_recorded_val_loss():
+    from coursekit.gpt import CHECKPOINT_DIR, char_data, fixed_val_loss, load_char_gpt
+    from coursekit.train import load_checkpoint
+
+    model, tok, report = load_char_gpt()
+    assert "".join(tok.itos) == report["chars"] and model.config.vocab_size == len(tok) == 65
+    _, _, val_ids = char_data()
+    loss = fixed_val_loss(model, val_ids)                          # 8 seeded batches of 32: fast, deterministic
+    assert abs(loss - report["fixed_val_loss"]) < 1e-4
+    assert report["val_loss_200_batches"] <= 1.886 and report["reached_1_886"] is not None   # the speed target
+    other = GPT(dataclasses.replace(model.config, n_layer=model.config.n_layer + 1))
+    with pytest.raises(ValueError):
+        load_checkpoint(CHECKPOINT_DIR / "model.safetensors", other, expected_config=other.config)

@@ -26,6 +26,7 @@
 #   trained from scratch, and try the zero-shot alternative.
 
 # %%
+import json
 import math
 import re
 import tempfile
@@ -39,6 +40,7 @@ from coursekit import decoding, metrics, runtime, text, viz, widgets
 from coursekit.attention import causal_mask
 from coursekit.exercises import check_kv_cache_step, check_temperature, check_top_p_filter
 from coursekit.gpt import (
+    CHECKPOINT_DIR,
     GPT,
     GPTClassifier,
     GPTConfig,
@@ -196,7 +198,9 @@ assert ratio > 1.8
 # validation) and report validation loss **1.88** for the CPU recipe (4 layers × 4 heads × 128
 # dims, context 64, batch 12, 2,000 iterations) and **1.47** for the GPU recipe (6 × 6 × 384,
 # context 256, dropout 0.2, 5,000 iterations). The course's recipe (`python -m coursekit.gpt
-# train`) is nanoGPT's CPU model with a higher learning rate and a shorter schedule. In the `quick`
+# train`) is nanoGPT's CPU model with a 5× higher learning rate (5e-3, warm-up 100, cosine decay)
+# and 1,300 instead of 2,000 iterations: on this machine it reaches 1.886 after 1,200 iterations,
+# with about 60% of the compute nanoGPT's configuration needs for its 2,000. In the `quick`
 # profile we load the checkpoint that recipe produced (committed under `data/gpt/`).
 
 # %%
@@ -212,6 +216,7 @@ else:
     model, report = committed.to(device), committed_report
 cfg = TrainConfig(**report["config"])
 steps, evals = zip(*report["history"]["evals"])
+baseline = json.loads((CHECKPOINT_DIR / "nanogpt_cpu_baseline.json").read_text())   # nanoGPT's config, our code
 print(f"{report['n_params']:,} parameters; final train {report['final']['train']:.3f}, "
       f"val {report['final']['val']:.3f} after {cfg.max_iters} iterations")
 if S.pretrain:
@@ -226,6 +231,7 @@ train_curve = viz.plot_curves({
                           for i in range(len(report["history"]["train_loss"]))]),
     "train estimate": (list(steps), [e["train"] for e in evals]),
     "validation estimate": (list(steps), [e["val"] for e in evals]),
+    "validation, nanoGPT's CPU config": ([s for s, _ in baseline["evals"]], [e["val"] for _, e in baseline["evals"]]),
 }, xlabel="iteration", ylabel="cross-entropy (nats/char)", title="character-level GPT on Tiny Shakespeare")
 ax = plt.gca()
 ax.axhline(1.88, color="grey", ls="--", lw=1)
@@ -237,8 +243,12 @@ plt.show()
 viz.show_table([
     {"model": "nanoGPT CPU recipe (4×4×128, ctx 64, 2,000 it)", "val loss": 1.88, "source": "nanoGPT README"},
     {"model": "nanoGPT GPU recipe (6×6×384, ctx 256, 5,000 it)", "val loss": 1.47, "source": "nanoGPT README"},
-    {"model": f"ours ({cfg.n_layer}×{cfg.n_head}×{cfg.n_embd}, ctx {cfg.block_size}, {cfg.max_iters} it)",
-     "val loss": report["final"]["val"], "source": "this run" if S.pretrain else "committed checkpoint"},
+    {"model": "nanoGPT's CPU configuration with coursekit.gpt (lr 1e-3, 2,000 it)",
+     "val loss": baseline["final"]["val"], "source": f"recorded: {baseline['cpu_seconds']:.0f} CPU-s, 1 thread"},
+    {"model": f"ours ({cfg.n_layer}×{cfg.n_head}×{cfg.n_embd}, ctx {cfg.block_size}, lr {cfg.learning_rate:g}, "
+              f"{cfg.max_iters} it)",
+     "val loss": report["final"]["val"],
+     "source": f"this run: {report['cpu_seconds']:.0f} CPU-s" if S.pretrain else "committed checkpoint"},
 ])
 assert report["final"]["val"] < 2.0                     # in every profile (the checkpoint has ≈ 1.88)
 

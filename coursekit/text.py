@@ -16,7 +16,9 @@ import torch
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
 
-_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]", re.UNICODE)
+# a word is a run of letters/digits (any script: "clichés", "naïve") with an optional apostrophe
+# suffix ("don't", "it's"); every other non-space character is a token of its own
+_TOKEN_RE = re.compile(r"[^\W_]+(?:'[^\W\d_]+)?|[^\w\s]|_")
 
 
 def tokenize(text: str) -> list[str]:
@@ -24,6 +26,8 @@ def tokenize(text: str) -> list[str]:
 
     >>> tokenize("I don't love this movie!")
     ['i', "don't", 'love', 'this', 'movie', '!']
+    >>> tokenize("Clichés, naïvely.")
+    ['clichés', ',', 'naïvely', '.']
     """
     if not isinstance(text, str):
         raise TypeError(f"tokenize expects a str, got {type(text).__name__}")

@@ -9,6 +9,8 @@ from coursekit import text
 def test_tokenize():
     assert text.tokenize("I don't love this movie!") == ["i", "don't", "love", "this", "movie", "!"]
     assert text.tokenize("  ") == []
+    assert text.tokenize("Clichés from a résumé, naïve!") == ["clichés", "from", "a", "résumé", ",", "naïve", "!"]
+    assert text.tokenize("l'été 2024 -- ok_go") == ["l'été", "2024", "-", "-", "ok", "_", "go"]
     with pytest.raises(TypeError, match="expects a str"):
         text.tokenize(["a"])
 

@@ -49,7 +49,8 @@ __all__ = [
     "model_logits", "label_logprobs", "classify_by_likelihood", "greedy_continuation",
     "ICLTaskFamily", "Task", "random_task", "sample_tasks", "icl_batch", "training_batch", "ideal_accuracy",
     "ICLTrainConfig", "train_icl", "evaluate_shots", "finetune_on_demonstrations", "evaluate_finetuning",
-    "attention_maps", "induction_scores", "ablate_heads", "repeated_random_tokens", "load_icl_checkpoint",
+    "attention_maps", "induction_scores", "ablate_heads", "save_icl_checkpoint", "repeated_random_tokens",
+    "load_icl_checkpoint",
     "hf_gpt2_dir", "load_hf_gpt2", "run_slide_prompts", "SLIDE_PROMPTS",
 ]
 
@@ -422,6 +423,7 @@ class ICLTrainConfig:
     eval_every: int = 250
     formats: tuple[str, ...] = ("bare", "arrow")    # training formats, alternating by step
     eval_format: str = "arrow"
+    stop_at: int | None = None     # stop after this many steps of the `steps`-step schedule
     position_init: float = 0.1     # W_p starts as this × the sinusoidal table (0: GPT's random N(0, 0.02))
     family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily()))
 
@@ -451,7 +453,7 @@ def evaluate_shots(model: nn.Module, family: ICLTaskFamily | None, tasks: Sequen
 
 
 def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = False,
-              eval_shots: Sequence[int] = (0, 1, 2, 4, 8, 16)):
+              eval_shots: Sequence[int] = (0, 1, 2, 4, 8, 16), snapshot_dir: str | Path | None = None):
     """Train a GPT on the task family; return ``(model, report)`` with the loss curve, held-out
     accuracy during training and the final accuracy vs shots on ``cfg.eval_tasks`` held-out tasks."""
     from coursekit.train import fit, warmup_cosine
@@ -474,28 +476,60 @@ def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = 
     gen = torch.Generator().manual_seed(cfg.seed)
     eval_tasks = sample_tasks(fam, cfg.eval_tasks, "heldout", torch.Generator().manual_seed(12345))
 
-    def evaluate(m):
-        acc = evaluate_shots(m, fam, eval_tasks, (8,), cfg.eval_format, seed=1)
-        m.train()
-        if log:
-            print(f"  {time.perf_counter() - t0:6.0f} s  held-out accuracy at 8 shots {acc[8].mean():.3f}", flush=True)
-        return {"heldout_acc_8shot": acc[8].mean().item()}
+    losses: list[float] = []
+    evals: list[tuple[int, dict]] = []
+    probe = training_batch(fam, 64, torch.Generator().manual_seed(999), cfg.eval_format)
 
-    t0 = time.perf_counter()
+    def report_at(m: GPT, steps_done: int) -> dict:
+        m.eval()
+        acc = evaluate_shots(m, fam, eval_tasks, eval_shots, cfg.eval_format, seed=2)
+        m.train()
+        return {"config": dataclasses.asdict(dataclasses.replace(cfg, stop_at=steps_done)),
+                "seconds": time.perf_counter() - t0, "threads": torch.get_num_threads(),
+                "history": {"steps": list(range(1, len(losses) + 1)), "train_loss": list(losses), "evals": list(evals)},
+                "eval": {"tasks_seed": 12345, "prompts_seed": 2, "n_tasks": cfg.eval_tasks, "format": cfg.eval_format,
+                         "accuracy_mean": {k: v.mean().item() for k, v in acc.items()},
+                         "accuracy_std_over_tasks": {k: v.std().item() for k, v in acc.items()}}}
+
+    def evaluate(m):
+        acc8 = evaluate_shots(m, fam, eval_tasks, (8,), cfg.eval_format, seed=1)[8].mean().item()
+        with torch.no_grad():
+            probe_loss = m(*probe)[1].item()
+        m.train()
+        evals.append((len(losses), {"heldout_acc_8shot": acc8, "probe_loss": probe_loss}))
+        if snapshot_dir is not None:       # a snapshot after s steps equals the recipe run with stop_at=s
+            rep = report_at(m, len(losses))
+            save_icl_checkpoint(snapshot_dir, m, ICLTrainConfig(**rep["config"]), rep)
+        if log:
+            print(f"  {time.perf_counter() - t0:6.0f} s  step {len(losses)}: loss on a fixed training batch "
+                  f"{probe_loss:.3f}, held-out accuracy at 8 shots {acc8:.3f}", flush=True)
+        return evals[-1][1]
+
     def batch(step):                                                        # formats alternate by step
         return training_batch(fam, cfg.batch_size, gen, cfg.formats[step % len(cfg.formats)])
 
-    hist = fit(model, opt, batch, lambda m, b: m(*b)[1],
-               steps=cfg.steps, clip=1.0, scheduler=sched, eval_fn=evaluate, eval_every=cfg.eval_every,
-               progress=progress, desc="icl")
-    seconds = time.perf_counter() - t0
-    acc = evaluate_shots(model, fam, eval_tasks, eval_shots, cfg.eval_format, seed=2)
-    report = {"config": dataclasses.asdict(cfg), "seconds": seconds, "threads": torch.get_num_threads(),
-              "history": {"steps": hist.steps, "train_loss": hist.train_loss, "evals": hist.evals},
-              "eval": {"tasks_seed": 12345, "prompts_seed": 2, "n_tasks": cfg.eval_tasks, "format": cfg.eval_format,
-                       "accuracy_mean": {k: v.mean().item() for k, v in acc.items()},
-                       "accuracy_std_over_tasks": {k: v.std().item() for k, v in acc.items()}}}
+    def loss_fn(m, b):
+        loss = m(*b)[1]
+        losses.append(loss.item())
+        return loss
+
+    t0 = time.perf_counter()
+    fit(model, opt, batch, loss_fn, steps=cfg.stop_at or cfg.steps, clip=1.0, scheduler=sched, eval_fn=evaluate,
+        eval_every=cfg.eval_every, progress=progress, desc="icl")
+    report = report_at(model, len(losses))
     return model.eval(), report
+
+
+def save_icl_checkpoint(directory: str | Path, model: GPT, cfg: ICLTrainConfig, report: dict) -> Path:
+    """model.safetensors (weights + model config + the recipe's config), report.json and config.json."""
+    from coursekit.train import save_checkpoint
+
+    out = Path(directory)
+    save_checkpoint(out / "model.safetensors", model, cfg.model_config(),
+                    extra={"train_config": dataclasses.asdict(cfg)})
+    (out / "report.json").write_text(json.dumps(report, indent=1))
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
+    return out
 
 
 def load_icl_checkpoint(directory: str | Path = "data/icl") -> tuple[GPT, ICLTrainConfig, dict]:
@@ -690,13 +724,12 @@ def run_slide_prompts(model: Callable, tokenizer, *, max_new_tokens: int = 8,
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
-    from coursekit.train import save_checkpoint
-
     parser = argparse.ArgumentParser(prog="python -m coursekit.prompting", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train the in-context learner on the synthetic task family")
     t.add_argument("--config", help="JSON file with ICLTrainConfig fields (missing ones keep their defaults)")
     t.add_argument("--steps", type=int)
+    t.add_argument("--stop-at", type=int, help="stop after this many steps of the --steps schedule")
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--out", help="directory for model.safetensors + report.json")
     args = parser.parse_args(argv)
@@ -706,15 +739,13 @@ def main(argv: list[str] | None = None) -> None:
         cfg = dataclasses.replace(cfg, **json.loads(Path(args.config).read_text()))
     if args.steps:
         cfg = dataclasses.replace(cfg, steps=args.steps)
-    model, report = train_icl(cfg, progress=False, log=True)
-    print(f"{cfg.steps} steps in {report['seconds']:.0f} s; held-out accuracy vs shots: "
+    if args.stop_at:
+        cfg = dataclasses.replace(cfg, stop_at=args.stop_at)
+    model, report = train_icl(cfg, progress=False, log=True, snapshot_dir=args.out)
+    print(f"{len(report['history']['train_loss'])} steps in {report['seconds']:.0f} s; held-out accuracy vs shots: "
           + ", ".join(f"{k}: {v:.3f}" for k, v in report["eval"]["accuracy_mean"].items()))
     if args.out:
-        out = Path(args.out)
-        save_checkpoint(out / "model.safetensors", model, cfg.model_config(),
-                        extra={"train_config": dataclasses.asdict(cfg)})
-        (out / "report.json").write_text(json.dumps(report, indent=1))
-        (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
+        save_icl_checkpoint(args.out, model, cfg, report)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ __all__ = [
 #: sentences of at most 10 tokens, the first 1000 held-out English sentences (fewer in ``quick``).
 COURSE_SPLIT = {"max_len": 10, "test_per_mille": 50, "n_test": 1000}
 
-_PUNCT_RE = re.compile(r"(?<! )([,.!?;:])")
+_PUNCT_RE = re.compile(r"(?<! )(?=[,.!?;:])")  # the empty position before a mark not preceded by a space
 
 
 def normalize(text: str) -> str:
@@ -74,7 +74,7 @@ def normalize(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
     text = text.lower()
-    text = _PUNCT_RE.sub(r" \1", text)
+    text = _PUNCT_RE.sub(" ", text)
     return " ".join(text.split())
 
 

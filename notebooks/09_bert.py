@@ -243,10 +243,11 @@ print([minilm_tok.id_to_token(i) for i in demo_ids], demo_seg)
 #
 # The paper pre-trains BERT-base for 1M steps of 256 sequences of 512 tokens on 3.3B words (four days
 # on 16 TPU chips). We have WikiText-2's validation and test splits (~0.5M words) and a CPU, so we
-# train a BERT with 4 layers for a few hundred steps — enough to see both losses fall and the model
-# learn something about English. Each step draws fresh NSP pairs (one sentence per segment) and a
-# fresh mask (dynamic masking); the loss is MLM cross-entropy + NSP cross-entropy. The last 12
-# articles are held out to measure both losses on text the model never saw.
+# train a BERT with 4 layers for a few hundred steps. Expect modest results: at this budget the MLM loss
+# falls far below a uniform guess — the model first learns which pieces are frequent, then a little
+# context — while NSP hardly gets off the ground (its loss stays near ln 2). Each step draws fresh NSP
+# pairs (one sentence per segment) and a fresh mask (dynamic masking); the loss is MLM cross-entropy +
+# NSP cross-entropy. The last 12 articles are held out to measure both losses on text the model never saw.
 
 # %%
 wp_ids = {t: wp.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")}
@@ -502,7 +503,10 @@ for word, (s_same, s_diff) in final.items():
 # four layers — the shape of the paper's NER Table 7) and train only a classifier on them. The
 # **no pre-training** row fine-tunes the same architecture from a random initialisation with the same
 # recipe. We run both families: our small BERT (WikiText-2 WordPiece) and MiniLM (bert-base-uncased
-# vocabulary; its fine-tuning head averages the final states, the pooling it was trained with).
+# vocabulary). Both fine-tune with a head on the *mean* of the final states rather than on `[CLS]`:
+# MiniLM was trained as a sentence encoder with mean pooling, and our small BERT's `[CLS]` vector is
+# trained only by NSP, which it did not learn in a few minutes (section 5) — so `[CLS]` carries no
+# summary yet. (In the class profile's first run, a `[CLS]` head on our small BERT stayed at chance.)
 # Sentences are batched by length to avoid padding; SST-2 train is a random subset (CPU budget).
 
 # %%
@@ -577,9 +581,9 @@ def add_rows(model_name, ft, scratch, feats, n_ft, n_feat, head):
 
 # %%
 small_feats = feature_based(small, wp, S.feat_train)
-small_ft = finetune(small, wp, S.small_train, lr=S.small_lr, epochs=S.small_epochs)
-small_scratch = finetune(new_small_bert(0), wp, S.small_train, lr=S.small_lr, epochs=S.small_epochs)
-add_rows("our small BERT", small_ft, small_scratch, small_feats, S.small_train, S.feat_train, "[CLS] head")
+small_ft = finetune(small, wp, S.small_train, lr=S.small_lr, epochs=S.small_epochs, pooling="mean")
+small_scratch = finetune(new_small_bert(0), wp, S.small_train, lr=S.small_lr, epochs=S.small_epochs, pooling="mean")
+add_rows("our small BERT", small_ft, small_scratch, small_feats, S.small_train, S.feat_train, "mean-pooled head")
 print(f"small BERT: fine-tuned {small_ft[0]:.3f} vs no pre-training {small_scratch[0]:.3f}")
 
 # %%
@@ -654,9 +658,10 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 # - Masked LM: 15% of the tokens are prediction targets; 80/10/10 `[MASK]`/random/unchanged; the loss
 #   ignores the other 85% (label −100). Dynamic masking shows the model many more targets per sentence.
 # - NSP: 50/50 pairs from a document-structured corpus, predicted from `[CLS]`.
-# - Pre-training on unlabelled text helps a downstream task (compare the fine-tuned and the
-#   no-pre-training rows); fine-tuning all weights beats frozen features, and which frozen layer you
-#   take matters.
+# - Pre-training at scale is what makes BERT work: MiniLM fine-tuned vs the same architecture from a
+#   random start. A few minutes of pre-training on half a million words buys a small BERT little —
+#   compare its rows. With good pre-trained weights, fine-tuning all of them beats frozen features,
+#   and which frozen layer you take matters.
 # - The course's `Bert` loads a real checkpoint and matches `transformers` to float precision; its
 #   contextual vectors separate the senses of *bank* and *green* more and more with depth.
 # - BERT cannot generate: its representations look to the right, and it never learned p(next | left).

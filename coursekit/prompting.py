@@ -425,6 +425,8 @@ class ICLTrainConfig:
     eval_format: str = "arrow"
     stop_at: int | None = None     # stop after this many steps of the `steps`-step schedule
     position_init: float = 0.1     # W_p starts as this × the sinusoidal table (0: GPT's random N(0, 0.02))
+    qk_init_std: float = 0.0       # W_Q, W_K start as N(0, this²) (0: GPT's N(0, 0.02²))
+    prev_token_init: float = 0.0   # > 0: layer-0 head 0 starts as a previous-token head of this gain
     family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily()))
 
     def task_family(self) -> ICLTaskFamily:
@@ -452,6 +454,31 @@ def evaluate_shots(model: nn.Module, family: ICLTaskFamily | None, tasks: Sequen
     return out
 
 
+@torch.no_grad()
+def init_previous_token_head(model: GPT, gain: float, layer: int = 0, head: int = 0) -> None:
+    """Set W_Q, W_K of one head so that position i attends to i - 1 through sinusoidal positions.
+
+    With W_p ∝ PE, each frequency ω contributes a pair (sin ωp, cos ωp); keys keep the pair of the
+    d_head/2 highest frequencies and queries rotate it by -ω, so q_i·k_j ∝ Σ_ω cos(ω(i - 1 - j)),
+    largest at j = i - 1. Only the *matching* is set; W_V, W_O (what the head writes) are learned.
+    """
+    attn = model.blocks[layer].self_attn
+    C, D = model.config.n_embd, attn.d_head
+    rows = slice(head * D, (head + 1) * D)
+    n_pairs = D // 2
+    omega = 1.0 / 10000 ** (torch.arange(n_pairs, dtype=torch.float64) * 2 / C)   # the highest frequencies
+    Wk = torch.zeros(D, C, dtype=torch.float64)
+    Wq = torch.zeros(D, C, dtype=torch.float64)
+    for f in range(n_pairs):
+        s, c = 2 * f, 2 * f + 1                                             # PE columns sin(ω_f p), cos(ω_f p)
+        Wk[s, s] = Wk[c, c] = 1.0
+        cos, sin = math.cos(omega[f]), math.sin(omega[f])                   # rotate by -ω: p → p - 1
+        Wq[s, s], Wq[s, c] = cos, -sin
+        Wq[c, s], Wq[c, c] = sin, cos
+    attn.q_proj.weight[rows] = (gain * Wq).float()
+    attn.k_proj.weight[rows] = (gain * Wk).float()
+
+
 def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = False,
               eval_shots: Sequence[int] = (0, 1, 2, 4, 8, 16), snapshot_dir: str | Path | None = None):
     """Train a GPT on the task family; return ``(model, report)`` with the loss curve, held-out
@@ -468,6 +495,14 @@ def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = 
         with torch.no_grad():
             table = sinusoidal_positions(model.config.block_size, model.config.n_embd)
             model.wpe.embedding.weight.copy_(cfg.position_init * table)
+    if cfg.qk_init_std:
+        # With tiny W_Q, W_K every attention row is uniform and the gradient of q·k is itself tiny
+        # (it is bilinear in W_Q and W_K): a saddle. Larger query/key weights leave it sooner.
+        for block in model.blocks:
+            for proj in (block.self_attn.q_proj, block.self_attn.k_proj):
+                torch.nn.init.normal_(proj.weight, std=cfg.qk_init_std, generator=None)
+    if cfg.prev_token_init:
+        init_previous_token_head(model, cfg.prev_token_init)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},

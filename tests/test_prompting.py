@@ -335,3 +335,19 @@ def test_recipe_runs_and_reports(tmp_path):
 def _write(path, cfg):
     path.write_text(json.dumps({k: v for k, v in dataclasses.asdict(cfg).items() if k != "steps"}))
     return path
+
+
+def test_previous_token_head_initialisation_attends_to_the_previous_position():
+    from coursekit.transformer import sinusoidal_positions
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=FAM.vocab_size, block_size=68, n_layer=2, n_head=4, n_embd=64))
+    with torch.no_grad():
+        model.wpe.embedding.weight.copy_(0.1 * sinusoidal_positions(68, 64))
+    idx = torch.randint(0, FAM.vocab_size, (4, 40))
+    before = P.attention_maps(model, idx)[0, :, 0]
+    P.init_previous_token_head(model, 3.0)
+    after = P.attention_maps(model, idx)[0, :, 0]                                  # (B, T, T)
+    prev = lambda a: a[:, torch.arange(1, 40), torch.arange(0, 39)]                # noqa: E731
+    assert prev(before).mean() < 0.2 < 0.5 < prev(after).mean()
+    assert (after[:, 1:].argmax(-1) == torch.arange(0, 39)).float().mean() > 0.6

@@ -49,7 +49,7 @@ from coursekit.exercises import check_additive_score, check_attention_context, c
 from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
 
 S = runtime.sizes(
-    quick=dict(n_train=6000, n_test=200, max_vocab=1500, d_emb=64, d_hidden=64, batch=64, steps=60, lr=3e-3,
+    quick=dict(n_train=4000, n_test=200, max_vocab=1000, d_emb=64, d_hidden=64, batch=64, steps=40, lr=3e-3,
                nw_steps=50, expect_gap=False),
     class_=dict(n_train=40000, n_test=1000, max_vocab=3000, d_emb=128, d_hidden=128, batch=64, steps=700, lr=3e-3,
                 nw_steps=200, expect_gap=True),

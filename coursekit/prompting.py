@@ -378,21 +378,27 @@ def icl_batch(family: ICLTaskFamily | None, tasks: Sequence[Task], k: int, fmt: 
 
 def training_batch(family: ICLTaskFamily, batch_size: int, generator: torch.Generator,
                    fmt: str = "arrow") -> tuple[torch.Tensor, torch.Tensor]:
-    """(idx, targets), each (B, n_pairs · pair length): sequences of ``n_pairs`` i.i.d. demonstrations
-    of fresh training tasks in format ``fmt``; targets are the next tokens at the positions that
-    precede a label and -1 (ignored) elsewhere — the model is only asked to predict labels."""
+    """(idx, targets), each (B, n_pairs · pair length - 1): sequences of ``n_pairs`` i.i.d.
+    demonstrations of fresh training tasks (as :func:`sample_tasks` with ``split="train"``, drawn in
+    one go) in format ``fmt``; targets are the next tokens at the positions that precede a label
+    and -1 (ignored) elsewhere — the model is only asked to predict labels."""
     tf = family.formats()[fmt] if isinstance(fmt, str) else fmt
-    idx, is_label = [], []
-    for task in sample_tasks(family, batch_size, "train", generator):
-        js = torch.randint(len(task.inputs), (family.n_pairs,), generator=generator)
-        demos = [(int(task.inputs[j]), task.label_of(j)) for j in js.tolist()]
-        ids = build_token_prompt(demos[:-1], demos[-1][0], tf) + [demos[-1][1], *tf.after_y]
-        idx.append(ids)
-        pos = len(tf.before_x) + 1 + len(tf.between)                        # where y sits within a pair
-        is_label.append([i % tf.pair_length() == pos for i in range(len(ids))])
-    idx, is_label = torch.tensor(idx), torch.tensor(is_label)               # (B, T + 1)
-    targets = torch.where(is_label, idx, torch.full_like(idx, -1))
-    return idx[:, :-1], targets[:, 1:]                                      # predict token t+1 from tokens ≤ t
+    B, K, L, n = batch_size, family.inputs_per_task, family.labels_per_task, family.n_pairs
+    half = torch.randint(2, (B, 1), generator=generator)                     # a task's pool half
+    n_in, n_lab = family.n_input_tokens // 2, family.n_label_tokens // 2
+    inputs = 4 + half * n_in + torch.rand(B, n_in, generator=generator).argsort(1)[:, :K]             # (B, K)
+    labels = 4 + family.n_input_tokens + half * n_lab + torch.rand(B, n_lab, generator=generator).argsort(1)[:, :L]
+    mapping = (torch.arange(K) % L)[torch.rand(B, K, generator=generator).argsort(1)]                 # (B, K)
+    js = torch.randint(K, (B, n), generator=generator)                       # which input each pair shows
+    x = inputs.gather(1, js)                                                 # (B, n)
+    y = labels.gather(1, mapping.gather(1, js))                              # (B, n)
+    const = lambda ids: torch.tensor(ids, dtype=torch.long).expand(B, n, len(ids))   # noqa: E731
+    pieces = [const(tf.before_x), x[..., None], const(tf.between), y[..., None], const(tf.after_y)]
+    seq = torch.cat(pieces, dim=2).reshape(B, -1)                            # (B, n · pair length)
+    pos = len(tf.before_x) + 1 + len(tf.between)                            # where y sits within a pair
+    is_label = (torch.arange(seq.shape[1]) % tf.pair_length() == pos).expand(B, -1)
+    targets = torch.where(is_label, seq, torch.full_like(seq, -1))
+    return seq[:, :-1], targets[:, 1:]                                       # predict token t+1 from tokens ≤ t
 
 
 def ideal_accuracy(k: int, K: int, L: int) -> float:

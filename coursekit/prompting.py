@@ -414,26 +414,27 @@ def ideal_accuracy(k: int, K: int, L: int) -> float:
 
 @dataclass
 class ICLTrainConfig:
-    """The recipe of ``data/icl``: a 2-layer GPT trained on fresh random tasks."""
+    """The recipe of ``data/icl``: a 2-layer GPT trained on fresh random tasks (K = 4 inputs →
+    L = 4 labels, bare format). Its held-out accuracy sits at chance for ~10k steps, then jumps."""
 
     n_layer: int = 2
-    n_head: int = 4
-    n_embd: int = 64
-    steps: int = 3000
-    batch_size: int = 64
-    learning_rate: float = 2e-3
+    n_head: int = 2
+    n_embd: int = 32
+    steps: int = 20000
+    batch_size: int = 32
+    learning_rate: float = 3e-3
     warmup: int = 100
     weight_decay: float = 0.01
     seed: int = 0
     eval_tasks: int = 64
-    eval_every: int = 250
-    formats: tuple[str, ...] = ("bare", "arrow")    # training formats, alternating by step
-    eval_format: str = "arrow"
+    eval_every: int = 1000
+    formats: tuple[str, ...] = ("bare",)          # training formats, alternating by step
+    eval_format: str = "bare"
     stop_at: int | None = None     # stop after this many steps of the `steps`-step schedule
     position_init: float = 0.1     # W_p starts as this × the sinusoidal table (0: GPT's random N(0, 0.02))
     qk_init_std: float = 0.0       # W_Q, W_K start as N(0, this²) (0: GPT's N(0, 0.02²))
     prev_token_init: float = 0.0   # > 0: layer-0 head 0 starts as a previous-token head of this gain
-    family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily()))
+    family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily(inputs_per_task=4)))
 
     def task_family(self) -> ICLTaskFamily:
         return ICLTaskFamily(**self.family)

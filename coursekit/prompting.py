@@ -526,7 +526,8 @@ def train_icl(cfg: ICLTrainConfig, *, progress: bool | None = None, log: bool = 
         m.eval()
         acc = evaluate_shots(m, fam, eval_tasks, eval_shots, cfg.eval_format, seed=2)
         m.train()
-        return {"config": dataclasses.asdict(dataclasses.replace(cfg, stop_at=steps_done)),
+        stop_at = steps_done if steps_done < cfg.steps else cfg.stop_at
+        return {"config": dataclasses.asdict(dataclasses.replace(cfg, stop_at=stop_at)),
                 "seconds": time.perf_counter() - t0, "threads": torch.get_num_threads(),
                 "history": {"steps": list(range(1, len(losses) + 1)), "train_loss": list(losses), "evals": list(evals)},
                 "eval": {"tasks_seed": 12345, "prompts_seed": 2, "n_tasks": cfg.eval_tasks, "format": cfg.eval_format,

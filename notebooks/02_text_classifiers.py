@@ -39,7 +39,7 @@ from coursekit.train import count_parameters, fit
 
 S = runtime.sizes(
     quick=dict(n_train=4000, epochs=1, batch_size=64, embed_dim=100, n_filters=32, evals=1),
-    class_=dict(n_train=25000, epochs=2, batch_size=64, embed_dim=100, n_filters=64, evals=3),
+    class_=dict(n_train=40000, epochs=2, batch_size=64, embed_dim=100, n_filters=64, evals=3),
     full=dict(n_train=None, epochs=4, batch_size=64, embed_dim=100, n_filters=100, evals=8),
 )
 device = runtime.device()

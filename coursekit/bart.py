@@ -29,11 +29,9 @@ Read top to bottom:
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -42,6 +40,7 @@ from torch import nn
 from coursekit.attention import padding_mask
 from coursekit.checks import check_positive_int, check_probability, check_tensor, check_token_ids
 from coursekit.decoding import SearchResult, beam_search, greedy_search
+from coursekit.hf import read_checkpoint
 from coursekit.text import pad_batch
 from coursekit.transformer import ACTIVATIONS, Decoder, Encoder, LearnedPositions, TransformerState
 
@@ -358,7 +357,7 @@ class Bart(nn.Module):
     @classmethod
     def from_hf(cls, source, *, dtype: torch.dtype | None = None) -> Bart:
         """Load a ``transformers`` ``BartForConditionalGeneration`` / ``BartModel`` (object or local directory)."""
-        hf_config, state = _read_hf(source)
+        hf_config, state = read_checkpoint(source)
         model = cls(BartConfig.from_hf_config(hf_config))
         state = _strip_prefix(state)
         model._load_hf(state, model.hf_key_map(), allowed_extra=set())
@@ -437,26 +436,6 @@ def _strip_prefix(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {k.removeprefix("model."): v for k, v in state.items()}
 
 
-def _read_hf(source) -> tuple[dict, dict[str, torch.Tensor]]:
-    """(config dict, state dict) of a ``transformers`` model object or a local checkpoint directory."""
-    if isinstance(source, nn.Module) and hasattr(source, "config"):
-        return source.config.to_dict(), {k: v.detach() for k, v in source.state_dict().items()}
-    if not isinstance(source, (str, Path)):
-        raise TypeError(f"source must be a transformers model or a checkpoint directory, got {type(source).__name__}")
-    folder = Path(source)
-    if not (folder / "config.json").is_file():
-        raise ValueError(f"{folder} is not a Hugging Face checkpoint directory: no config.json there")
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    if (folder / "model.safetensors").is_file():
-        from safetensors.torch import load_file
-        state = load_file(str(folder / "model.safetensors"))
-    elif (folder / "pytorch_model.bin").is_file():
-        state = torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
-    else:
-        raise ValueError(f"{folder} has config.json but neither model.safetensors nor pytorch_model.bin")
-    return config, state
-
-
 # ---------------------------------------------------------------------------------------------
 # 3. Sequence classification (§3.1)
 # ---------------------------------------------------------------------------------------------
@@ -501,7 +480,7 @@ class BartForSequenceClassification(nn.Module):
     @classmethod
     def from_hf(cls, source, *, dtype: torch.dtype | None = None) -> BartForSequenceClassification:
         """Load a ``transformers.BartForSequenceClassification`` (object or local directory)."""
-        hf_config, state = _read_hf(source)
+        hf_config, state = read_checkpoint(source)
         config = BartConfig.from_hf_config(hf_config)
         n_classes = len(hf_config.get("id2label") or {}) or hf_config.get("num_labels") or 2
         model = cls(Bart(config), n_classes)

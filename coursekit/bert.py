@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -42,6 +41,7 @@ from coursekit.checks import (
     check_tensor,
     check_token_ids,
 )
+from coursekit.hf import read_checkpoint
 from coursekit.transformer import EncoderLayer
 
 __all__ = [
@@ -495,7 +495,7 @@ class Bert(nn.Module):
         (or ``pytorch_model.bin``). The pooler / MLM / NSP heads are created when the checkpoint has
         them. An unsupported config or a key that does not map is a ``ValueError`` listing the keys.
         """
-        hf_config, state = _read_hf(source)
+        hf_config, state = read_checkpoint(source)
         config = BertConfig.from_hf_config(hf_config)
         state = {k.removeprefix("bert."): v for k, v in state.items()}
         has = {prefix: any(k.startswith(prefix) for k in state)
@@ -569,26 +569,6 @@ _HF_LAYER_KEYS = {
     "output.dense": "ff.linear2",                     # d_ff → d_model
     "output.LayerNorm": "norm2",                      # LN(x + FFN(x))
 }
-
-
-def _read_hf(source) -> tuple[dict, dict[str, torch.Tensor]]:
-    """(config dict, state dict) of a ``transformers`` model object or a local checkpoint directory."""
-    if isinstance(source, nn.Module) and hasattr(source, "config"):
-        return source.config.to_dict(), {k: v.detach() for k, v in source.state_dict().items()}
-    if not isinstance(source, (str, Path)):
-        raise TypeError(f"source must be a transformers model or a checkpoint directory, got {type(source).__name__}")
-    folder = Path(source)
-    if not (folder / "config.json").is_file():
-        raise ValueError(f"{folder} is not a Hugging Face checkpoint directory: no config.json there")
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    if (folder / "model.safetensors").is_file():
-        from safetensors.torch import load_file
-        state = load_file(str(folder / "model.safetensors"))
-    elif (folder / "pytorch_model.bin").is_file():
-        state = torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
-    else:
-        raise ValueError(f"{folder} has config.json but neither model.safetensors nor pytorch_model.bin")
-    return config, state
 
 
 # ---------------------------------------------------------------------------------------------

@@ -152,27 +152,28 @@ def sync_problems(directory: Path = NOTEBOOKS) -> list[str]:
     return problems
 
 
-def _seconds(meta: dict, timed: dict, profile: str) -> str:
-    """Class time from the stored notebook's metadata, the others from timings.json."""
-    if profile == "class" and meta.get("profile") == "class":
-        seconds = meta.get("wall_time_s")
-    else:
-        seconds = timed.get(profile, {}).get("seconds")
+def _seconds(seconds: float | None) -> str:
     return f"{seconds:.0f} s" if seconds is not None else "—"
 
 
 def runtime_table() -> str:
-    """Markdown table of wall times: class (stored notebook metadata), quick and full (timings.json)."""
+    """Markdown table of wall times per notebook.
+
+    ``class (stored run)`` comes from the stored notebook's metadata; the other columns from
+    ``timings.json`` (the latest timed run of each profile, e.g. a re-timing on a quiet machine).
+    """
     timings = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
-    lines = ["| notebook | quick | class | full | class run on (load average before the run) |",
-             "|---|---:|---:|---:|---|"]
+    lines = ["| notebook | quick | class (stored run) | class (latest timing) | full | stored class run on |",
+             "|---|---:|---:|---:|---:|---|"]
     for nb_path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         meta = nbformat.read(str(nb_path), as_version=4).metadata.get("coursekit", {})
         timed = timings.get(nb_path.stem, {})
-        cells = [_seconds(meta, timed, profile) for profile in ("quick", "class", "full")]
+        stored = meta.get("wall_time_s") if meta.get("profile") == "class" else None
+        latest = [timed.get(p, {}).get("seconds") for p in ("quick", "class", "full")]
         where = meta.get("device", "—")
         if "torch_threads" in meta:
             where += f", {meta['torch_threads']} torch thread(s), load {meta['load_average_before']}"
+        cells = [_seconds(latest[0]), _seconds(stored), _seconds(latest[1]), _seconds(latest[2])]
         lines.append(f"| `{nb_path.name}` | {' | '.join(cells)} | {where} |")
     return "\n".join(lines)
 

@@ -5,27 +5,11 @@ from __future__ import annotations
 import math
 
 import torch
+from exercise_helpers import fails_with, passes, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import attention as att
 from coursekit.exercises.checks import transformer as tr
-
-
-def _passes(check, fn):
-    result = check(fn, verbose=False)
-    assert result.passed, result
-    return result
-
-
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == "failed", result
-    assert hint_words in result.message, result.message
-    return result
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("exercise")
 
 
 def test_checks_are_exported():
@@ -37,7 +21,7 @@ def test_checks_are_exported():
 def test_every_check_reports_a_stub_as_not_attempted():
     for module in (att, tr):
         for name in module.__all__:
-            assert getattr(module, name)(_stub, verbose=False).status == "not attempted", name
+            assert getattr(module, name)(stub, verbose=False).status == "not attempted", name
 
 
 # ---------------------------------------------------------------- scaled dot-product attention
@@ -54,54 +38,54 @@ def _attention(q, k, v, mask=None, *, dim=-1, scale=None, after=False, inverted=
 
 
 def test_sdpa_reference_passes_also_returning_weights():
-    _passes(att.check_scaled_dot_product_attention, _attention)
-    _passes(att.check_scaled_dot_product_attention, lambda q, k, v, mask=None: (_attention(q, k, v, mask), None))
+    passes(att.check_scaled_dot_product_attention, _attention)
+    passes(att.check_scaled_dot_product_attention, lambda q, k, v, mask=None: (_attention(q, k, v, mask), None))
 
 
 def test_sdpa_mistakes_get_their_hints():
     check = att.check_scaled_dot_product_attention
-    _fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, dim=-2), "wrong axis")
-    _fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, scale=1.0), "1/sqrt(d_k)")
-    _fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, scale=q.shape[-1]), "instead of sqrt")
-    _fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, after=True), "after the softmax")
-    _fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, inverted=True), "inverted")
-    _fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, zero_fill=True), "instead of -inf")
-    _fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v), "mask is ignored")
-    _fails_with(check, lambda q, k, v, mask=None: q @ k.transpose(-2, -1), "shape")
-    _fails_with(check, lambda q, k, v: _attention(q, k, v), "raised TypeError")
+    fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, dim=-2), "wrong axis")
+    fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, scale=1.0), "1/sqrt(d_k)")
+    fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, scale=q.shape[-1]), "instead of sqrt")
+    fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, after=True), "after the softmax")
+    fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, inverted=True), "inverted")
+    fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v, mask, zero_fill=True), "instead of -inf")
+    fails_with(check, lambda q, k, v, mask=None: _attention(q, k, v), "mask is ignored")
+    fails_with(check, lambda q, k, v, mask=None: q @ k.transpose(-2, -1), "shape")
+    fails_with(check, lambda q, k, v: _attention(q, k, v), "raised TypeError")
 
 
 # ---------------------------------------------------------------- causal mask
 
 def test_causal_mask_check():
     check = att.check_causal_mask
-    _passes(check, lambda T: torch.tril(torch.ones(T, T, dtype=torch.bool)))
-    _passes(check, lambda T: torch.arange(T)[None, :] <= torch.arange(T)[:, None])
-    _fails_with(check, lambda T: torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1), "off by one")
-    _fails_with(check, lambda T: torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1), "off by one")
-    _fails_with(check, lambda T: torch.triu(torch.ones(T, T, dtype=torch.bool)), "transposed")
-    _fails_with(check, lambda T: ~torch.tril(torch.ones(T, T, dtype=torch.bool)), "inverted")
-    _fails_with(check, lambda T: torch.tril(torch.ones(T, T)), "dtype")
-    _fails_with(check, lambda T: torch.triu(torch.full((T, T), float("-inf")), 1), "additive float mask")
-    _fails_with(check, lambda T: [[True]], "bool tensor")
+    passes(check, lambda T: torch.tril(torch.ones(T, T, dtype=torch.bool)))
+    passes(check, lambda T: torch.arange(T)[None, :] <= torch.arange(T)[:, None])
+    fails_with(check, lambda T: torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1), "off by one")
+    fails_with(check, lambda T: torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1), "off by one")
+    fails_with(check, lambda T: torch.triu(torch.ones(T, T, dtype=torch.bool)), "transposed")
+    fails_with(check, lambda T: ~torch.tril(torch.ones(T, T, dtype=torch.bool)), "inverted")
+    fails_with(check, lambda T: torch.tril(torch.ones(T, T)), "dtype")
+    fails_with(check, lambda T: torch.triu(torch.full((T, T), float("-inf")), 1), "additive float mask")
+    fails_with(check, lambda T: [[True]], "bool tensor")
 
 
 # ---------------------------------------------------------------- heads
 
 def test_split_heads_check():
     check = att.check_split_heads
-    _passes(check, lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2))
-    _fails_with(check, lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "viewed straight")
-    _fails_with(check, lambda x, h: x.view(x.shape[0], x.shape[1], -1, h).permute(0, 3, 1, 2), "interleaves")
-    _fails_with(check, lambda x, h: x.view(x.shape[0], x.shape[1], h, -1), "shape")
+    passes(check, lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2))
+    fails_with(check, lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "viewed straight")
+    fails_with(check, lambda x, h: x.view(x.shape[0], x.shape[1], -1, h).permute(0, 3, 1, 2), "interleaves")
+    fails_with(check, lambda x, h: x.view(x.shape[0], x.shape[1], h, -1), "shape")
 
 
 def test_merge_heads_check():
     check = att.check_merge_heads
-    _passes(check, lambda x: x.transpose(1, 2).reshape(x.shape[0], x.shape[2], -1))
-    _fails_with(check, lambda x: x.reshape(x.shape[0], x.shape[2], -1), "without transposing")
-    _fails_with(check, lambda x: x.permute(0, 2, 3, 1).reshape(x.shape[0], x.shape[2], -1), "head after head")
-    _fails_with(check, lambda x: x.transpose(1, 2).view(x.shape[0], x.shape[2], -1), "raised")
+    passes(check, lambda x: x.transpose(1, 2).reshape(x.shape[0], x.shape[2], -1))
+    fails_with(check, lambda x: x.reshape(x.shape[0], x.shape[2], -1), "without transposing")
+    fails_with(check, lambda x: x.permute(0, 2, 3, 1).reshape(x.shape[0], x.shape[2], -1), "head after head")
+    fails_with(check, lambda x: x.transpose(1, 2).view(x.shape[0], x.shape[2], -1), "raised")
 
 
 def _mha(x, Wq, Wk, Wv, Wo, H, *, scale_full=False, no_out=False):
@@ -115,10 +99,10 @@ def _mha(x, Wq, Wk, Wv, Wo, H, *, scale_full=False, no_out=False):
 
 def test_multi_head_attention_check():
     check = att.check_multi_head_attention
-    _passes(check, _mha)
-    _fails_with(check, lambda *a: _mha(*a, scale_full=True), "sqrt(d_model)")
-    _fails_with(check, lambda *a: _mha(*a, no_out=True), "W_o is missing")
-    _fails_with(check, lambda x, Wq, Wk, Wv, Wo, H: _mha(x, Wq, Wk, Wv, Wo, 1), "one head")
+    passes(check, _mha)
+    fails_with(check, lambda *a: _mha(*a, scale_full=True), "sqrt(d_model)")
+    fails_with(check, lambda *a: _mha(*a, no_out=True), "W_o is missing")
+    fails_with(check, lambda x, Wq, Wk, Wv, Wo, H: _mha(x, Wq, Wk, Wv, Wo, 1), "one head")
 
 
 # ---------------------------------------------------------------- transformer: positional encoding
@@ -135,29 +119,29 @@ def _pe(T, d, *, swap=False, halves=False, pair_index=False):
 
 def test_positional_encoding_check():
     check = tr.check_positional_encoding
-    _passes(check, _pe)
-    _fails_with(check, lambda T, d: _pe(T, d, swap=True), "swapped")
-    _fails_with(check, lambda T, d: _pe(T, d, halves=True), "interleaved")
-    _fails_with(check, lambda T, d: _pe(T, d, pair_index=True), "pair index")
-    _fails_with(check, lambda T, d: _pe(T + 1, d), "shape")
+    passes(check, _pe)
+    fails_with(check, lambda T, d: _pe(T, d, swap=True), "swapped")
+    fails_with(check, lambda T, d: _pe(T, d, halves=True), "interleaved")
+    fails_with(check, lambda T, d: _pe(T, d, pair_index=True), "pair index")
+    fails_with(check, lambda T, d: _pe(T + 1, d), "shape")
 
 
 # ---------------------------------------------------------------- transformer: residual sublayer
 
 def test_residual_sublayer_check():
     check = tr.check_residual_sublayer
-    _passes(check, lambda x, f, norm, first: x + f(norm(x)) if first else norm(x + f(x)))
-    _fails_with(check, lambda x, f, norm, first: norm(x + f(x)) if first else x + f(norm(x)), "swapped")
-    _fails_with(check, lambda x, f, norm, first: f(norm(x)) if first else norm(f(x)), "residual connection")
-    _fails_with(check, lambda x, f, norm, first: norm(x) + f(norm(x)) if first else norm(x + f(x)), "raw x")
+    passes(check, lambda x, f, norm, first: x + f(norm(x)) if first else norm(x + f(x)))
+    fails_with(check, lambda x, f, norm, first: norm(x + f(x)) if first else x + f(norm(x)), "swapped")
+    fails_with(check, lambda x, f, norm, first: f(norm(x)) if first else norm(f(x)), "residual connection")
+    fails_with(check, lambda x, f, norm, first: norm(x) + f(norm(x)) if first else norm(x + f(x)), "raw x")
 
 
 # ---------------------------------------------------------------- transformer: warm-up schedule
 
 def test_noam_schedule_check():
     check = tr.check_noam_schedule
-    _passes(check, lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
-    _passes(check, lambda s, d, w: torch.tensor(d ** -0.5 * min(s ** -0.5, s * w ** -1.5), dtype=torch.float64))
-    _fails_with(check, lambda s, d, w: min(s ** -0.5, s * w ** -1.5), "d_model^-0.5 is missing")
-    _fails_with(check, lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.0), "warmup^-1 instead")
-    _fails_with(check, lambda s, d, w: d ** -0.5 * max(s ** -0.5, s * w ** -1.5), "max instead of min")
+    passes(check, lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
+    passes(check, lambda s, d, w: torch.tensor(d ** -0.5 * min(s ** -0.5, s * w ** -1.5), dtype=torch.float64))
+    fails_with(check, lambda s, d, w: min(s ** -0.5, s * w ** -1.5), "d_model^-0.5 is missing")
+    fails_with(check, lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.0), "warmup^-1 instead")
+    fails_with(check, lambda s, d, w: d ** -0.5 * max(s ** -0.5, s * w ** -1.5), "max instead of min")

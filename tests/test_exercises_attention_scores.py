@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import torch
+from exercise_helpers import fails_with, passes, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import attention_scores as sc
 
 
-def _passes(check, fn):
-    result = check(fn, verbose=False)
-    assert result.passed, result
-
-
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == "failed", result
-    assert hint_words in result.message, result.message
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("exercise")
-
-
 def test_checks_are_exported_and_stubs_not_attempted():
     for name in sc.__all__:
         assert getattr(exercises, name) is getattr(sc, name)
-        assert getattr(sc, name)(_stub, verbose=False).status == "not attempted", name
+        assert getattr(sc, name)(stub, verbose=False).status == "not attempted", name
 
 
 def _additive(h, s, W_h, W_s, v, *, act=torch.tanh, outside=False, no_query=False):
@@ -35,17 +21,17 @@ def _additive(h, s, W_h, W_s, v, *, act=torch.tanh, outside=False, no_query=Fals
 
 
 def test_additive_score():
-    _passes(sc.check_additive_score, _additive)
-    _fails_with(sc.check_additive_score, lambda *a: _additive(*a, act=lambda x: x), "tanh is missing")
-    _fails_with(sc.check_additive_score, lambda *a: _additive(*a, outside=True), "after v")
-    _fails_with(sc.check_additive_score, lambda *a: _additive(*a, act=torch.sigmoid), "sigmoid")
-    _fails_with(sc.check_additive_score, lambda *a: _additive(*a, no_query=True), "W_h h is missing")
+    passes(sc.check_additive_score, _additive)
+    fails_with(sc.check_additive_score, lambda *a: _additive(*a, act=lambda x: x), "tanh is missing")
+    fails_with(sc.check_additive_score, lambda *a: _additive(*a, outside=True), "after v")
+    fails_with(sc.check_additive_score, lambda *a: _additive(*a, act=torch.sigmoid), "sigmoid")
+    fails_with(sc.check_additive_score, lambda *a: _additive(*a, no_query=True), "W_h h is missing")
 
 
 def test_general_score():
-    _passes(sc.check_general_score, lambda h, s, W: torch.einsum("bi,ij,bsj->bs", h, W, s))
-    _fails_with(sc.check_general_score, lambda h, s, W: torch.einsum("bj,ij,bsi->bs", h, W, s), "transposed")
-    _fails_with(sc.check_general_score, lambda h, s, W: torch.einsum("bi,bsi->bs", h, s), "ignores W")
+    passes(sc.check_general_score, lambda h, s, W: torch.einsum("bi,ij,bsj->bs", h, W, s))
+    fails_with(sc.check_general_score, lambda h, s, W: torch.einsum("bj,ij,bsi->bs", h, W, s), "transposed")
+    fails_with(sc.check_general_score, lambda h, s, W: torch.einsum("bi,bsi->bs", h, s), "ignores W")
 
 
 def _context(scores, values, mask, *, dim=-1, use_mask=True, after=False, zero=False, raw=False):
@@ -59,10 +45,10 @@ def _context(scores, values, mask, *, dim=-1, use_mask=True, after=False, zero=F
 
 
 def test_attention_context():
-    _passes(sc.check_attention_context, _context)
-    _fails_with(sc.check_attention_context, lambda *a: _context(*a, dim=0), "batch axis")
-    _fails_with(sc.check_attention_context, lambda *a: _context(*a, use_mask=False), "mask is ignored")
-    _fails_with(sc.check_attention_context, lambda *a: _context(*a, after=True), "after the softmax")
-    _fails_with(sc.check_attention_context, lambda *a: _context(*a, zero=True), "instead of -inf")
-    _fails_with(sc.check_attention_context, lambda *a: _context(*a, raw=True), "raw scores")
-    _fails_with(sc.check_attention_context, lambda s, v, m: _context(s, v, m)[0], "pair")
+    passes(sc.check_attention_context, _context)
+    fails_with(sc.check_attention_context, lambda *a: _context(*a, dim=0), "batch axis")
+    fails_with(sc.check_attention_context, lambda *a: _context(*a, use_mask=False), "mask is ignored")
+    fails_with(sc.check_attention_context, lambda *a: _context(*a, after=True), "after the softmax")
+    fails_with(sc.check_attention_context, lambda *a: _context(*a, zero=True), "instead of -inf")
+    fails_with(sc.check_attention_context, lambda *a: _context(*a, raw=True), "raw scores")
+    fails_with(sc.check_attention_context, lambda s, v, m: _context(s, v, m)[0], "pair")

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import torch
+from exercise_helpers import fails_with, stub
 
 from coursekit.bart import shift_tokens_right
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
-from coursekit.exercises.core import FAILED, NOT_ATTEMPTED, PASSED
+from coursekit.exercises.core import NOT_ATTEMPTED, PASSED
 from coursekit.noising import split_sentences
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("Exercise")
-
-
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == FAILED, result
-    assert hint_words in result.message, result.message
-    return result
-
 
 # ------------------------------------------------------------------ text infilling
 
@@ -52,15 +41,15 @@ def infill(ids, spans, mask_id, special_ids, *, per_token=False, zero=True, prot
 
 def test_text_infilling_reference_passes_and_stub_not_attempted():
     assert check_text_infilling(infill, verbose=False).status == PASSED
-    assert check_text_infilling(_stub, verbose=False).status == NOT_ATTEMPTED
+    assert check_text_infilling(stub, verbose=False).status == NOT_ATTEMPTED
 
 
 def test_text_infilling_typical_mistakes():
-    _fails_with(check_text_infilling, lambda *a: infill(*a, per_token=True), "one [MASK] per masked TOKEN")
-    _fails_with(check_text_infilling, lambda *a: infill(*a, zero=False), "zero-length span was ignored")
-    _fails_with(check_text_infilling, lambda *a: infill(*a, protect=False), "special token")
-    _fails_with(check_text_infilling, lambda *a: infill(*a, leave=False), "token deletion")
-    result = _fails_with(check_text_infilling, lambda *a: "no", "return a list")
+    fails_with(check_text_infilling, lambda *a: infill(*a, per_token=True), "one [MASK] per masked TOKEN")
+    fails_with(check_text_infilling, lambda *a: infill(*a, zero=False), "zero-length span was ignored")
+    fails_with(check_text_infilling, lambda *a: infill(*a, protect=False), "special token")
+    fails_with(check_text_infilling, lambda *a: infill(*a, leave=False), "token deletion")
+    result = fails_with(check_text_infilling, lambda *a: "no", "return a list")
     assert "ids=" in result.message
 
 
@@ -78,7 +67,7 @@ def permute(ids, order, end_id, special_ids):
 def test_sentence_permutation_reference_passes_and_stub_not_attempted():
     assert check_sentence_permutation(permute, verbose=False).status == PASSED
     assert check_sentence_permutation(lambda *a: torch.tensor(permute(*a)), verbose=False).status == PASSED
-    assert check_sentence_permutation(_stub, verbose=False).status == NOT_ATTEMPTED
+    assert check_sentence_permutation(stub, verbose=False).status == NOT_ATTEMPTED
 
 
 def test_sentence_permutation_typical_mistakes():
@@ -105,9 +94,9 @@ def test_sentence_permutation_typical_mistakes():
         new = [t for o in order if o < len(sents) for t in sents[o]]
         return ids[:pos[0]] + new + ids[pos[-1] + 1:]
 
-    _fails_with(check_sentence_permutation, inverse, "position order[i]")
-    _fails_with(check_sentence_permutation, split_before, "BEFORE each full stop")
-    _fails_with(check_sentence_permutation, drop_last, "was lost")
+    fails_with(check_sentence_permutation, inverse, "position order[i]")
+    fails_with(check_sentence_permutation, split_before, "BEFORE each full stop")
+    fails_with(check_sentence_permutation, drop_last, "was lost")
 
 
 # ------------------------------------------------------------------ shift_tokens_right
@@ -120,7 +109,7 @@ def test_shift_tokens_right_reference_passes_and_stub_not_attempted():
         return out.masked_fill(out == -100, pad_id)
 
     assert check_shift_tokens_right(manual, verbose=False).status == PASSED
-    assert check_shift_tokens_right(_stub, verbose=False).status == NOT_ATTEMPTED
+    assert check_shift_tokens_right(stub, verbose=False).status == NOT_ATTEMPTED
 
 
 def test_shift_tokens_right_typical_mistakes():
@@ -139,7 +128,7 @@ def test_shift_tokens_right_typical_mistakes():
         out = labels.roll(1, dims=1)
         return out.masked_fill(out == -100, pad_id)
 
-    _fails_with(check_shift_tokens_right, left, "shifted LEFT")
-    _fails_with(check_shift_tokens_right, no_start, "decoder_start token is missing")
-    _fails_with(check_shift_tokens_right, keeps_minus_100, "-100 label padding")
-    _fails_with(check_shift_tokens_right, rolled, "wrapped around")
+    fails_with(check_shift_tokens_right, left, "shifted LEFT")
+    fails_with(check_shift_tokens_right, no_start, "decoder_start token is missing")
+    fails_with(check_shift_tokens_right, keeps_minus_100, "-100 label padding")
+    fails_with(check_shift_tokens_right, rolled, "wrapped around")

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import torch
+from exercise_helpers import stub
 
 from coursekit.bert import IGNORE_INDEX, mask_tokens
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
 from coursekit.exercises.core import FAILED, NOT_ATTEMPTED, PASSED
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("Exercise")
-
 
 # ------------------------------------------------------------------ masking rule
 
@@ -38,7 +34,7 @@ def test_mask_tokens_reference_and_library_pass():
 
 
 def test_mask_tokens_stub_not_attempted():
-    assert check_mask_tokens(_stub, verbose=False).status == NOT_ATTEMPTED
+    assert check_mask_tokens(stub, verbose=False).status == NOT_ATTEMPTED
 
 
 def test_mask_tokens_typical_mistakes():
@@ -78,7 +74,7 @@ def _embed(emb, ids, seg, *, segment=True, position=True, norm=True):
 
 def test_segment_embeddings_reference_passes_stub_not_attempted():
     assert check_segment_embeddings(_embed, verbose=False).status == PASSED
-    assert check_segment_embeddings(_stub, verbose=False).status == NOT_ATTEMPTED
+    assert check_segment_embeddings(stub, verbose=False).status == NOT_ATTEMPTED
 
 
 def test_segment_embeddings_typical_mistakes():
@@ -97,7 +93,7 @@ def test_cls_head_reference_passes_stub_not_attempted():
         return classifier(torch.tanh(pooler(h[:, 0])))
 
     assert check_cls_head(ref, verbose=False).status == PASSED
-    assert check_cls_head(_stub, verbose=False).status == NOT_ATTEMPTED
+    assert check_cls_head(stub, verbose=False).status == NOT_ATTEMPTED
 
 
 def test_cls_head_typical_mistakes():

@@ -9,6 +9,7 @@ import json
 import pytest
 import torch
 import torch.nn.functional as F
+from exercise_helpers import fails_with, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import basics
@@ -24,19 +25,6 @@ from coursekit.exercises.core import (
     expect_close,
     run_student,
 )
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("Exercise 1: …")
-
-
-def _fails_with(check, fn, *hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == FAILED, result
-    for words in hint_words:
-        assert words in result.message, result.message
-    return result
-
 
 # ----------------------------------------------------------------------------- core: results
 
@@ -55,8 +43,8 @@ def test_three_outcomes():
     assert bad.status == FAILED and not bad
     assert bad.message == ("on the input 2, the output is wrong: expected 4, got 5. "
                            "It looks like you added instead of multiplying.")
-    stub = check_toy(_stub, verbose=False)
-    assert stub.status == NOT_ATTEMPTED and "NotImplementedError" in stub.message
+    untouched = check_toy(stub, verbose=False)
+    assert untouched.status == NOT_ATTEMPTED and "NotImplementedError" in untouched.message
 
 
 def test_student_errors_become_feedback_naming_the_input():
@@ -65,13 +53,13 @@ def test_student_errors_become_feedback_naming_the_input():
     assert result.message == ("on the input 2, your function raised AttributeError: "
                               "'int' object has no attribute 'shape'")
     with pytest.raises(NotImplementedError):
-        run_student(_stub, "any case")
+        run_student(stub, "any case")
 
 
 def test_printing_and_metadata(capsys):
     check_toy(lambda x: 2 * x)
     assert capsys.readouterr().out == "✅ toy: well done.\n"
-    check_toy(_stub)
+    check_toy(stub)
     assert capsys.readouterr().out.startswith("⏳ toy: not attempted")
     check_toy(lambda x: 0, verbose=False)
     assert capsys.readouterr().out == ""
@@ -83,7 +71,7 @@ def test_grading_log_gets_one_json_line_per_check(tmp_path, monkeypatch):
     log = tmp_path / "log.jsonl"
     monkeypatch.setenv(GRADING_LOG_ENV, str(log))
     check_toy(lambda x: 2 * x, verbose=False)
-    check_toy(_stub, verbose=False)
+    check_toy(stub, verbose=False)
     check_toy(lambda x: 5, verbose=False)
     rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [(r["check"], r["status"]) for r in rows] == [("toy", PASSED), ("toy", NOT_ATTEMPTED), ("toy", FAILED)]
@@ -142,7 +130,7 @@ def test_checks_are_exported_and_stubs_not_attempted():
     for name in basics.__all__:
         check = getattr(basics, name)
         assert getattr(exercises, name) is check and exercises.all_checks()[name] is check
-        assert check(_stub, verbose=False).status == NOT_ATTEMPTED
+        assert check(stub, verbose=False).status == NOT_ATTEMPTED
 
 
 def test_softmax_reference_passes():
@@ -158,19 +146,19 @@ def test_softmax_reference_passes():
 
 
 def test_softmax_mistakes():
-    _fails_with(basics.check_softmax, lambda x: torch.softmax(x, dim=0), "square batch", "wrong axis")
-    _fails_with(basics.check_softmax, lambda x: x.exp() / x.exp().sum(-1, keepdim=True),
+    fails_with(basics.check_softmax, lambda x: torch.softmax(x, dim=0), "square batch", "wrong axis")
+    fails_with(basics.check_softmax, lambda x: x.exp() / x.exp().sum(-1, keepdim=True),
                 "large logits", "NaN", "max was not subtracted")
-    _fails_with(basics.check_softmax, lambda x: (x - x.amax(-1, keepdim=True)).exp(), "were not normalised")
-    _fails_with(basics.check_softmax, lambda x: x.exp(), "were not normalised")
+    fails_with(basics.check_softmax, lambda x: (x - x.amax(-1, keepdim=True)).exp(), "were not normalised")
+    fails_with(basics.check_softmax, lambda x: x.exp(), "were not normalised")
 
     def no_keepdim(x):
         e = (x - x.amax(-1, keepdim=True)).exp()
         return e / e.sum(-1)
 
-    _fails_with(basics.check_softmax, no_keepdim, "lacks keepdim=True")
-    _fails_with(basics.check_softmax, lambda x: ref_softmax(x)[..., :-1], "should have shape")
-    _fails_with(basics.check_softmax, "my_softmax", "pass your softmax function itself")
+    fails_with(basics.check_softmax, no_keepdim, "lacks keepdim=True")
+    fails_with(basics.check_softmax, lambda x: ref_softmax(x)[..., :-1], "should have shape")
+    fails_with(basics.check_softmax, "my_softmax", "pass your softmax function itself")
 
 
 # ----------------------------------------------------------------------------- basics: cross-entropy
@@ -192,18 +180,18 @@ def test_cross_entropy_reference_passes():
 
 
 def test_cross_entropy_mistakes():
-    _fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, reduce=torch.sum), "summed, not averaged")
-    _fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, log=lambda z, d: z),
+    fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, reduce=torch.sum), "summed, not averaged")
+    fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, log=lambda z, d: z),
                 "logits were used as log-probabilities")
-    _fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, log=lambda z, d: z.log()),
+    fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, log=lambda z, d: z.log()),
                 "NaN", "log was taken of the logits")
-    _fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, shift=-1), "off by one (targets[b] - 1)")
-    _fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, shift=1), "off by one (targets[b] + 1)")
-    _fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, log=lambda z, d: torch.softmax(z, d).log()),
+    fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, shift=-1), "off by one (targets[b] - 1)")
+    fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, shift=1), "off by one (targets[b] + 1)")
+    fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, log=lambda z, d: torch.softmax(z, d).log()),
                 "large logits", "got inf", "underflows to log(0)")
-    _fails_with(basics.check_cross_entropy, lambda x, t: F.cross_entropy(torch.softmax(x, -1), t),
+    fails_with(basics.check_cross_entropy, lambda x, t: F.cross_entropy(torch.softmax(x, -1), t),
                 "softmax was applied twice")
-    _fails_with(basics.check_cross_entropy, lambda x, t: F.cross_entropy(x, t).item(),
+    fails_with(basics.check_cross_entropy, lambda x, t: F.cross_entropy(x, t).item(),
                 "the loss should be a tensor of shape ()")
 
 
@@ -221,9 +209,9 @@ def test_accuracy_reference_passes():
 
 def test_accuracy_mistakes():
     right = lambda x, t: x.argmax(-1) == t
-    _fails_with(basics.check_accuracy, lambda x, t: (x.argmax(0) == t).float().mean(), "wrong axis")
-    _fails_with(basics.check_accuracy, lambda x, t: right(x, t).sum(), "expected 0.25, got 1", "not the fraction")
-    _fails_with(basics.check_accuracy, lambda x, t: 100 * right(x, t).float().mean(), "percentage")
-    _fails_with(basics.check_accuracy, lambda x, t: right(x, t).sum().item() // len(t), "integer division")
-    _fails_with(basics.check_accuracy, lambda x, t: right(x, t).float(), "should be one number")
-    _fails_with(basics.check_accuracy, lambda x, t: "0.25", "should be a number, got str")
+    fails_with(basics.check_accuracy, lambda x, t: (x.argmax(0) == t).float().mean(), "wrong axis")
+    fails_with(basics.check_accuracy, lambda x, t: right(x, t).sum(), "expected 0.25, got 1", "not the fraction")
+    fails_with(basics.check_accuracy, lambda x, t: 100 * right(x, t).float().mean(), "percentage")
+    fails_with(basics.check_accuracy, lambda x, t: right(x, t).sum().item() // len(t), "integer division")
+    fails_with(basics.check_accuracy, lambda x, t: right(x, t).float(), "should be one number")
+    fails_with(basics.check_accuracy, lambda x, t: "0.25", "should be a number, got str")

@@ -6,21 +6,11 @@ import math
 
 import torch
 import torch.nn.functional as F
+from exercise_helpers import fails_with, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import classifiers as cls_checks
 from coursekit.exercises.checks import embeddings as emb_checks
-
-
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == "failed", result
-    assert hint_words in result.message, result.message
-    return result
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("exercise")
 
 
 def test_checks_are_exported():
@@ -41,27 +31,27 @@ def ppmi_ok(C):
 
 def test_ppmi():
     assert emb_checks.check_ppmi(ppmi_ok, verbose=False).passed
-    assert emb_checks.check_ppmi(_stub, verbose=False).status == "not attempted"
+    assert emb_checks.check_ppmi(stub, verbose=False).status == "not attempted"
 
     def no_clip(C):
         total = C.sum()
         pmi = torch.log(C * total / (C.sum(1, keepdim=True) * C.sum(0, keepdim=True)))
         return torch.where(C > 0, pmi, torch.zeros_like(C))
 
-    _fails_with(emb_checks.check_ppmi, no_clip, "max(0, PMI)")
-    _fails_with(emb_checks.check_ppmi, lambda C: ppmi_ok(C) / math.log(2), "log base 2")
+    fails_with(emb_checks.check_ppmi, no_clip, "max(0, PMI)")
+    fails_with(emb_checks.check_ppmi, lambda C: ppmi_ok(C) / math.log(2), "log base 2")
 
     def counts(C):
         pmi = torch.log(C / (C.sum(1, keepdim=True) * C.sum(0, keepdim=True)))
         return torch.where(C > 0, pmi.clamp(min=0), torch.zeros_like(C))
 
-    _fails_with(emb_checks.check_ppmi, counts, "instead of probabilities")
+    fails_with(emb_checks.check_ppmi, counts, "instead of probabilities")
 
     def minus_inf(C):
         total = C.sum()
         return torch.log(C * total / (C.sum(1, keepdim=True) * C.sum(0, keepdim=True))).clamp(max=1e9)
 
-    _fails_with(emb_checks.check_ppmi, minus_inf, "-inf")
+    fails_with(emb_checks.check_ppmi, minus_inf, "-inf")
 
 
 # ---------------------------------------------------------------- SGNS loss
@@ -74,20 +64,20 @@ def sgns_ok(v_c, u_o, u_neg):
 def test_sgns_loss():
     check = emb_checks.check_sgns_loss
     assert check(sgns_ok, verbose=False).passed
-    assert check(_stub, verbose=False).status == "not attempted"
-    _fails_with(check, lambda v, u, n: -(F.logsigmoid((u * v).sum(-1))
+    assert check(stub, verbose=False).status == "not attempted"
+    fails_with(check, lambda v, u, n: -(F.logsigmoid((u * v).sum(-1))
                                         + F.logsigmoid(torch.einsum("bkd,bd->bk", n, v)).sum(-1)), "wrong sign")
-    _fails_with(check, lambda v, u, n: -(F.logsigmoid((u * v).sum(-1))
+    fails_with(check, lambda v, u, n: -(F.logsigmoid((u * v).sum(-1))
                                         + F.logsigmoid(-torch.einsum("bkd,bd->bk", n, v)).mean(-1)), "averaged")
-    _fails_with(check, lambda v, u, n: -sgns_ok(v, u, n), "log-likelihood")
-    _fails_with(check, lambda v, u, n: sgns_ok(v, u, n).mean(), "not a scalar")
+    fails_with(check, lambda v, u, n: -sgns_ok(v, u, n), "log-likelihood")
+    fails_with(check, lambda v, u, n: sgns_ok(v, u, n).mean(), "not a scalar")
 
     def unstable(v, u, n):
         pos = torch.log(torch.sigmoid((u * v).sum(-1)))
         neg = torch.log(torch.sigmoid(-torch.einsum("bkd,bd->bk", n, v))).sum(-1)
         return -(pos + neg)
 
-    _fails_with(check, unstable, "logsigmoid")
+    fails_with(check, unstable, "logsigmoid")
 
 
 # ---------------------------------------------------------------- 3CosAdd
@@ -101,7 +91,7 @@ def analogy_ok(W, a, b, c):
 def test_analogy():
     check = emb_checks.check_analogy
     assert check(analogy_ok, verbose=False).passed
-    assert check(_stub, verbose=False).status == "not attempted"
+    assert check(stub, verbose=False).status == "not attempted"
 
     def no_exclude(W, a, b, c):
         U = F.normalize(W, dim=1)
@@ -112,9 +102,9 @@ def test_analogy():
         sims[[a, b, c]] = -float("inf")
         return int(sims.argmax())
 
-    _fails_with(check, no_exclude, "not excluded")
-    _fails_with(check, dot, "raw dot products")
-    _fails_with(check, lambda W, a, b, c: "queen", "as an int")
+    fails_with(check, no_exclude, "not excluded")
+    fails_with(check, dot, "raw dot products")
+    fails_with(check, lambda W, a, b, c: "queen", "as an int")
 
 
 # ---------------------------------------------------------------- BOW logits
@@ -125,10 +115,10 @@ def bow_ok(ids, mask, scores, bias):
 def test_bow_logits():
     check = cls_checks.check_bow_logits
     assert check(bow_ok, verbose=False).passed
-    assert check(_stub, verbose=False).status == "not attempted"
-    _fails_with(check, lambda ids, mask, s, b: s[ids].sum(1) + b, "padding positions were counted")
-    _fails_with(check, lambda ids, mask, s, b: (s[ids] * mask.unsqueeze(-1)).sum(1), "bias is missing")
-    _fails_with(check, lambda ids, mask, s, b: (s[ids] * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True) + b,
+    assert check(stub, verbose=False).status == "not attempted"
+    fails_with(check, lambda ids, mask, s, b: s[ids].sum(1) + b, "padding positions were counted")
+    fails_with(check, lambda ids, mask, s, b: (s[ids] * mask.unsqueeze(-1)).sum(1), "bias is missing")
+    fails_with(check, lambda ids, mask, s, b: (s[ids] * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True) + b,
                 "averaged")
 
 
@@ -142,13 +132,13 @@ def dan_ok(emb, mask, W1, b1, W2, b2):
 def test_dan_forward():
     check = cls_checks.check_dan_forward
     assert check(dan_ok, verbose=False).passed
-    assert check(_stub, verbose=False).status == "not attempted"
-    _fails_with(check, lambda e, m, W1, b1, W2, b2: torch.relu(e.mean(1) @ W1.T + b1) @ W2.T + b2,
+    assert check(stub, verbose=False).status == "not attempted"
+    fails_with(check, lambda e, m, W1, b1, W2, b2: torch.relu(e.mean(1) @ W1.T + b1) @ W2.T + b2,
                 "includes the padding")
-    _fails_with(check, lambda e, m, W1, b1, W2, b2: (dan_ok(e, m, W1, b1, W2, b2) - b2 - 0) * 0
+    fails_with(check, lambda e, m, W1, b1, W2, b2: (dan_ok(e, m, W1, b1, W2, b2) - b2 - 0) * 0
                 + ((e * m.unsqueeze(-1)).sum(1) / m.sum(1, keepdim=True) @ W1.T + b1) @ W2.T + b2, "ReLU is missing")
-    _fails_with(check, lambda e, m, W1, b1, W2, b2: torch.relu(dan_ok(e, m, W1, b1, W2, b2)), "output layer")
-    _fails_with(check, lambda e, m, W1, b1, W2, b2: dan_ok(e, m, W1.T, b1, W2, b2), "raised")
+    fails_with(check, lambda e, m, W1, b1, W2, b2: torch.relu(dan_ok(e, m, W1, b1, W2, b2)), "output layer")
+    fails_with(check, lambda e, m, W1, b1, W2, b2: dan_ok(e, m, W1.T, b1, W2, b2), "raised")
 
 
 # ---------------------------------------------------------------- max over time
@@ -159,8 +149,8 @@ def pool_ok(x, mask):
 def test_max_over_time():
     check = cls_checks.check_max_over_time
     assert check(pool_ok, verbose=False).passed
-    assert check(_stub, verbose=False).status == "not attempted"
-    _fails_with(check, lambda x, mask: x.max(dim=1).values, "mask was ignored")
-    _fails_with(check, lambda x, mask: (x * mask.unsqueeze(-1)).max(dim=1).values, "instead of −inf")
-    _fails_with(check, lambda x, mask: (x * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True), "mean pooling")
-    _fails_with(check, lambda x, mask: pool_ok(x, mask).T, "shape")
+    assert check(stub, verbose=False).status == "not attempted"
+    fails_with(check, lambda x, mask: x.max(dim=1).values, "mask was ignored")
+    fails_with(check, lambda x, mask: (x * mask.unsqueeze(-1)).max(dim=1).values, "instead of −inf")
+    fails_with(check, lambda x, mask: (x * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True), "mean pooling")
+    fails_with(check, lambda x, mask: pool_ok(x, mask).T, "shape")

@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from exercise_helpers import fails_with, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import gpt
@@ -15,30 +16,20 @@ def _status(check, fn):
     return check(fn, verbose=False)
 
 
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == "failed", result
-    assert hint_words in result.message, result.message
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("exercise")
-
-
 def test_checks_exported_and_stubs_not_attempted():
     for name in gpt.__all__:
         assert getattr(exercises, name) is getattr(gpt, name)
-        assert getattr(gpt, name)(_stub, verbose=False).status == "not attempted", name
+        assert getattr(gpt, name)(stub, verbose=False).status == "not attempted", name
 
 
 # ---------------------------------------------------------------- temperature
 
 def test_temperature():
     assert _status(gpt.check_temperature, lambda z, T: torch.softmax(z / T, dim=-1)).passed
-    _fails_with(gpt.check_temperature, lambda z, T: torch.softmax(z * T, dim=-1), "multiplied the logits by T")
-    _fails_with(gpt.check_temperature, lambda z, T: torch.softmax(z, dim=-1) / T, "after the softmax")
-    _fails_with(gpt.check_temperature, lambda z, T: torch.softmax(z / T, dim=0), "wrong dimension")
-    _fails_with(gpt.check_temperature, lambda z, T: z / T, "is wrong")
+    fails_with(gpt.check_temperature, lambda z, T: torch.softmax(z * T, dim=-1), "multiplied the logits by T")
+    fails_with(gpt.check_temperature, lambda z, T: torch.softmax(z, dim=-1) / T, "after the softmax")
+    fails_with(gpt.check_temperature, lambda z, T: torch.softmax(z / T, dim=0), "wrong dimension")
+    fails_with(gpt.check_temperature, lambda z, T: z / T, "is wrong")
 
 
 # ---------------------------------------------------------------- top-p
@@ -59,9 +50,9 @@ def _top_p(z, p, *, sort=True, inclusive=False, renormalise=True):
 def test_top_p():
     assert _status(gpt.check_top_p_filter, _top_p).passed
     assert _status(gpt.check_top_p_filter, lambda z, p: torch.softmax(_coursekit_filter(z, p), -1)).passed
-    _fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, inclusive=True), "off by one")
-    _fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, sort=False), "not sorted")
-    _fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, renormalise=False), "not renormalised")
+    fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, inclusive=True), "off by one")
+    fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, sort=False), "not sorted")
+    fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, renormalise=False), "not renormalised")
 
 
 def _coursekit_filter(z, p):
@@ -88,10 +79,10 @@ def _kv_step(q, k_new, v_new, k_past, v_past, *, own=True, front=False, square_m
     (dict(front=True), "in front of the cache"),
 ])
 def test_kv_cache_step_mistakes(kwargs, hint):
-    _fails_with(gpt.check_kv_cache_step, lambda *a: _kv_step(*a, **kwargs), hint)
+    fails_with(gpt.check_kv_cache_step, lambda *a: _kv_step(*a, **kwargs), hint)
 
 
 def test_kv_cache_step_reference_and_bad_return():
     assert _status(gpt.check_kv_cache_step, _kv_step).passed
-    _fails_with(gpt.check_kv_cache_step, lambda *a: _kv_step(*a)[0], "return (out, k_all, v_all)")
-    _fails_with(gpt.check_kv_cache_step, 3, "function itself")
+    fails_with(gpt.check_kv_cache_step, lambda *a: _kv_step(*a)[0], "return (out, k_all, v_all)")
+    fails_with(gpt.check_kv_cache_step, 3, "function itself")

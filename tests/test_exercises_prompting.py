@@ -4,32 +4,16 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from exercise_helpers import fails_with, passes, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import prompting as pr
 
 
-def _passes(check, fn):
-    result = check(fn, verbose=False)
-    assert result.passed, result
-    return result
-
-
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == "failed", result
-    assert hint_words in result.message, result.message
-    return result
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("exercise")
-
-
 def test_checks_are_exported_and_stubs_not_attempted():
     for name in pr.__all__:
         assert getattr(exercises, name) is getattr(pr, name)
-        assert getattr(pr, name)(_stub, verbose=False).status == "not attempted", name
+        assert getattr(pr, name)(stub, verbose=False).status == "not attempted", name
 
 
 # ------------------------------------------------------------------ build_prompt
@@ -43,15 +27,15 @@ def good_prompt(demos, test, description):
 
 
 def test_build_prompt_reference_and_mistakes():
-    _passes(pr.check_build_prompt, good_prompt)
-    _fails_with(pr.check_build_prompt, lambda d, t, desc: "".join(_lines(d, desc) + [f"{t[0]} =>"]),
+    passes(pr.check_build_prompt, good_prompt)
+    fails_with(pr.check_build_prompt, lambda d, t, desc: "".join(_lines(d, desc) + [f"{t[0]} =>"]),
                 "separator")
-    _fails_with(pr.check_build_prompt, lambda d, t, desc: good_prompt(d[::-1], t, desc), "wrong order")
-    _fails_with(pr.check_build_prompt, lambda d, t, desc: "\n".join(_lines(d, desc) + [f"{t[0]} => {t[1]}"]),
+    fails_with(pr.check_build_prompt, lambda d, t, desc: good_prompt(d[::-1], t, desc), "wrong order")
+    fails_with(pr.check_build_prompt, lambda d, t, desc: "\n".join(_lines(d, desc) + [f"{t[0]} => {t[1]}"]),
                 "answer is in the prompt")
-    _fails_with(pr.check_build_prompt, lambda d, t, desc: good_prompt(d, t, desc) + " ", "space after")
-    _fails_with(pr.check_build_prompt, lambda d, t, desc: good_prompt([*d, t], t, desc), "as a demonstration")
-    r = _fails_with(pr.check_build_prompt, lambda d, t, desc: 42, "should return a str")
+    fails_with(pr.check_build_prompt, lambda d, t, desc: good_prompt(d, t, desc) + " ", "space after")
+    fails_with(pr.check_build_prompt, lambda d, t, desc: good_prompt([*d, t], t, desc), "as a demonstration")
+    r = fails_with(pr.check_build_prompt, lambda d, t, desc: 42, "should return a str")
     assert "int" in r.message
 
 
@@ -64,25 +48,25 @@ def good_logprob(model, prompt, label):
 
 
 def test_label_likelihood_reference_and_mistakes():
-    _passes(pr.check_label_likelihood, good_logprob)
-    _passes(pr.check_label_likelihood, lambda m, p, lab: torch.tensor(good_logprob(m, p, lab)))   # 0-d tensor is fine
-    _fails_with(pr.check_label_likelihood, pr._first_token_only, "only the first label token")
-    _fails_with(pr.check_label_likelihood, pr._wrong_axis, "wrong axis")
-    _fails_with(pr.check_label_likelihood, pr._without_prompt, "without conditioning on the prompt")
-    _fails_with(pr.check_label_likelihood, pr._no_shift, "off by one")
+    passes(pr.check_label_likelihood, good_logprob)
+    passes(pr.check_label_likelihood, lambda m, p, lab: torch.tensor(good_logprob(m, p, lab)))   # 0-d tensor is fine
+    fails_with(pr.check_label_likelihood, pr._first_token_only, "only the first label token")
+    fails_with(pr.check_label_likelihood, pr._wrong_axis, "wrong axis")
+    fails_with(pr.check_label_likelihood, pr._without_prompt, "without conditioning on the prompt")
+    fails_with(pr.check_label_likelihood, pr._no_shift, "off by one")
 
     def mean_instead_of_sum(model, prompt, label):
         return good_logprob(model, prompt, label) / len(label)
 
-    r = _fails_with(pr.check_label_likelihood, mean_instead_of_sum, "3-token label")   # no hint, but names the case
+    r = fails_with(pr.check_label_likelihood, mean_instead_of_sum, "3-token label")   # no hint, but names the case
     assert "It looks like" not in r.message
-    _fails_with(pr.check_label_likelihood, lambda m, p, lab: [1.0], "return a float")
+    fails_with(pr.check_label_likelihood, lambda m, p, lab: [1.0], "return a float")
 
 
 def test_label_likelihood_student_crash_is_reported():
     def crashes(model, prompt, label):
         return model(torch.tensor(prompt))           # 1-d input: the model's ValueError becomes feedback
-    _fails_with(pr.check_label_likelihood, crashes, "raised ValueError")
+    fails_with(pr.check_label_likelihood, crashes, "raised ValueError")
 
 
 # ------------------------------------------------------------------ induction score
@@ -99,8 +83,8 @@ def loop_induction(attn, period):
 
 
 def test_induction_score_reference_and_mistakes():
-    _passes(pr.check_induction_score, good_induction)
-    _passes(pr.check_induction_score, loop_induction)
+    passes(pr.check_induction_score, good_induction)
+    passes(pr.check_induction_score, loop_induction)
 
     def off_by_one(attn, period):
         q = torch.arange(period, attn.shape[-1])
@@ -118,11 +102,11 @@ def test_induction_score_reference_and_mistakes():
         q = torch.arange(attn.shape[-1])
         return attn[:, q, q - period + 1].mean(-1)
 
-    _fails_with(pr.check_induction_score, off_by_one, "off by one")
-    _fails_with(pr.check_induction_score, diagonal, "main diagonal")
-    _fails_with(pr.check_induction_score, previous_token, "previous-token")
-    _fails_with(pr.check_induction_score, all_queries, "first half")
-    _fails_with(pr.check_induction_score, lambda a, p: good_induction(a, p).mean(), "shape")
+    fails_with(pr.check_induction_score, off_by_one, "off by one")
+    fails_with(pr.check_induction_score, diagonal, "main diagonal")
+    fails_with(pr.check_induction_score, previous_token, "previous-token")
+    fails_with(pr.check_induction_score, all_queries, "first half")
+    fails_with(pr.check_induction_score, lambda a, p: good_induction(a, p).mean(), "shape")
 
 
 def test_induction_check_case_has_a_real_induction_head():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from exercise_helpers import fails_with, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import rnn as checks
@@ -11,17 +12,6 @@ from coursekit.exercises.checks import rnn as checks
 
 def _status(check, fn):
     return check(fn, verbose=False)
-
-
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == "failed", result
-    assert hint_words in result.message, result.message
-    return result
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("exercise")
 
 
 def test_checks_are_exported():
@@ -36,11 +26,11 @@ def elman_ok(x, h, W, V, b):
 
 def test_elman_step():
     assert _status(checks.check_elman_step, elman_ok).passed
-    assert _status(checks.check_elman_step, _stub).status == "not attempted"
-    _fails_with(checks.check_elman_step, lambda x, h, W, V, b: torch.sigmoid(x @ W.T + h @ V.T + b), "sigmoid")
-    _fails_with(checks.check_elman_step, lambda x, h, W, V, b: torch.tanh(x @ W.T + b), "recurrent term")
-    _fails_with(checks.check_elman_step, lambda x, h, W, V, b: x @ W.T + h @ V.T + b, "tanh is missing")
-    _fails_with(checks.check_elman_step, lambda x, h, W, V, b: torch.tanh(x @ W + h @ V.T + b), "raised")
+    assert _status(checks.check_elman_step, stub).status == "not attempted"
+    fails_with(checks.check_elman_step, lambda x, h, W, V, b: torch.sigmoid(x @ W.T + h @ V.T + b), "sigmoid")
+    fails_with(checks.check_elman_step, lambda x, h, W, V, b: torch.tanh(x @ W.T + b), "recurrent term")
+    fails_with(checks.check_elman_step, lambda x, h, W, V, b: x @ W.T + h @ V.T + b, "tanh is missing")
+    fails_with(checks.check_elman_step, lambda x, h, W, V, b: torch.tanh(x @ W + h @ V.T + b), "raised")
 
 
 # ---------------------------------------------------------------- state gradients
@@ -69,7 +59,7 @@ def test_state_gradients_match_autograd_and_hints():
     (hs[-1] @ d).backward()
     torch.testing.assert_close(checks._state_gradients(torch.stack(hs).detach(), V, d),
                                torch.stack([s.grad for s in hs]))
-    assert _status(checks.check_state_gradients, _stub).status == "not attempted"
+    assert _status(checks.check_state_gradients, stub).status == "not attempted"
 
     def no_derivative(h, V, d):
         out = [d]
@@ -85,15 +75,15 @@ def test_state_gradients_match_autograd_and_hints():
             out.append(d)
         return torch.stack(out[::-1])
 
-    _fails_with(checks.check_state_gradients, no_derivative, "tanh derivative")
-    _fails_with(checks.check_state_gradients, no_transpose, "not transposed")
-    _fails_with(checks.check_state_gradients, lambda h, V, d: grads_ok(h, V, d).flip(0), "reverse order")
+    fails_with(checks.check_state_gradients, no_derivative, "tanh derivative")
+    fails_with(checks.check_state_gradients, no_transpose, "not transposed")
+    fails_with(checks.check_state_gradients, lambda h, V, d: grads_ok(h, V, d).flip(0), "reverse order")
 
 
 # ---------------------------------------------------------------- truncated BPTT
 def test_truncated_bptt():
     assert _status(checks.check_truncated_bptt, checks.reference_truncated_bptt).passed
-    assert _status(checks.check_truncated_bptt, _stub).status == "not attempted"
+    assert _status(checks.check_truncated_bptt, stub).status == "not attempted"
 
     def no_detach(model, x, targets, k):
         h, losses = None, []
@@ -122,9 +112,9 @@ def test_truncated_bptt():
             losses.append(loss.item())
         return losses
 
-    _fails_with(checks.check_truncated_bptt, no_detach, "forgot to detach")
-    _fails_with(checks.check_truncated_bptt, no_detach_retain, "not detached")
-    _fails_with(checks.check_truncated_bptt, window, "window of k steps")
+    fails_with(checks.check_truncated_bptt, no_detach, "forgot to detach")
+    fails_with(checks.check_truncated_bptt, no_detach_retain, "not detached")
+    fails_with(checks.check_truncated_bptt, window, "window of k steps")
 
 
 # ---------------------------------------------------------------- LSTM step
@@ -145,7 +135,7 @@ def test_lstm_step_reference_equals_torch():
 
 def test_lstm_step():
     assert _status(checks.check_lstm_step, lstm_ok).passed
-    assert _status(checks.check_lstm_step, _stub).status == "not attempted"
+    assert _status(checks.check_lstm_step, stub).status == "not attempted"
 
     def wrong_order(x, h, c, W_ih, W_hh, b):          # reads i, g, f, o
         i, g, f, o = (x @ W_ih.T + h @ W_hh.T + b).chunk(4, dim=-1)
@@ -167,11 +157,11 @@ def test_lstm_step():
         c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
         return torch.sigmoid(o) * c, c
 
-    _fails_with(checks.check_lstm_step, wrong_order, "wrong order")
-    _fails_with(checks.check_lstm_step, no_forget, "forget gate is missing")
-    _fails_with(checks.check_lstm_step, sigmoid_candidate, "sigmoid was used on the candidate")
-    _fails_with(checks.check_lstm_step, no_cell_tanh, "tanh on the cell")
-    _fails_with(checks.check_lstm_step, lambda *a: lstm_ok(*a)[0], "return the pair")
+    fails_with(checks.check_lstm_step, wrong_order, "wrong order")
+    fails_with(checks.check_lstm_step, no_forget, "forget gate is missing")
+    fails_with(checks.check_lstm_step, sigmoid_candidate, "sigmoid was used on the candidate")
+    fails_with(checks.check_lstm_step, no_cell_tanh, "tanh on the cell")
+    fails_with(checks.check_lstm_step, lambda *a: lstm_ok(*a)[0], "return the pair")
 
 
 # ---------------------------------------------------------------- forget-gate bias
@@ -189,7 +179,7 @@ def test_forget_gate_bias():
     assert _status(checks.check_forget_gate_bias, forget_ok).passed
     from coursekit.rnn import init_forget_gate_bias
     assert _status(checks.check_forget_gate_bias, init_forget_gate_bias).passed
-    assert _status(checks.check_forget_gate_bias, _stub).status == "not attempted"
+    assert _status(checks.check_forget_gate_bias, stub).status == "not attempted"
 
     def input_block(lstm, value):
         H = lstm.hidden_size
@@ -212,9 +202,9 @@ def test_forget_gate_bias():
         with torch.no_grad():
             lstm.weight_hh_l0.zero_()
 
-    _fails_with(checks.check_forget_gate_bias, input_block, "input gate block")
-    _fails_with(checks.check_forget_gate_bias, both, "twice")
-    _fails_with(checks.check_forget_gate_bias, touches_weights, "only the biases")
+    fails_with(checks.check_forget_gate_bias, input_block, "input gate block")
+    fails_with(checks.check_forget_gate_bias, both, "twice")
+    fails_with(checks.check_forget_gate_bias, touches_weights, "only the biases")
 
 
 # ---------------------------------------------------------------- scalar mix
@@ -225,9 +215,9 @@ def mix_ok(layers, w, gamma):
 
 def test_scalar_mix():
     assert _status(checks.check_scalar_mix, mix_ok).passed
-    assert _status(checks.check_scalar_mix, _stub).status == "not attempted"
-    _fails_with(checks.check_scalar_mix, lambda layers, w, gamma: gamma * torch.einsum("l,l...->...", w, layers),
+    assert _status(checks.check_scalar_mix, stub).status == "not attempted"
+    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: gamma * torch.einsum("l,l...->...", w, layers),
                 "softmax")
-    _fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, 1.0), "gamma")
-    _fails_with(checks.check_scalar_mix, lambda layers, w, gamma: gamma * layers.mean(0), "averaged")
-    _fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, gamma)[0], "shape")
+    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, 1.0), "gamma")
+    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: gamma * layers.mean(0), "averaged")
+    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, gamma)[0], "shape")

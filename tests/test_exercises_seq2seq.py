@@ -4,32 +4,16 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from exercise_helpers import fails_with, passes, stub
 
 from coursekit import exercises
 from coursekit.exercises.checks import seq2seq as s2s
 
 
-def _passes(check, fn):
-    result = check(fn, verbose=False)
-    assert result.passed, result
-    return result
-
-
-def _fails_with(check, fn, hint_words):
-    result = check(fn, verbose=False)
-    assert result.status == "failed", result
-    assert hint_words in result.message, result.message
-    return result
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError("exercise")
-
-
 def test_checks_are_exported_and_stubs_not_attempted():
     for name in s2s.__all__:
         assert getattr(exercises, name) is getattr(s2s, name)
-        assert getattr(s2s, name)(_stub, verbose=False).status == "not attempted", name
+        assert getattr(s2s, name)(stub, verbose=False).status == "not attempted", name
 
 
 # ---------------------------------------------------------------- beam step
@@ -50,12 +34,12 @@ def _beam_step(scores, log_probs, beam_size, *, add=True, per_beam=False, swap=F
 
 
 def test_beam_step_reference_and_mistakes():
-    _passes(s2s.check_beam_search_step, _beam_step)
-    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, add=False), "running scores")
-    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, per_beam=True), "greedy within")
-    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, swap=True), "swapped")
-    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, unsorted=True), "best first")
-    _fails_with(s2s.check_beam_search_step, lambda s, lp, k: 42, "tuple")
+    passes(s2s.check_beam_search_step, _beam_step)
+    fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, add=False), "running scores")
+    fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, per_beam=True), "greedy within")
+    fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, swap=True), "swapped")
+    fails_with(s2s.check_beam_search_step, lambda s, lp, k: _beam_step(s, lp, k, unsorted=True), "best first")
+    fails_with(s2s.check_beam_search_step, lambda s, lp, k: 42, "tuple")
 
 
 # ---------------------------------------------------------------- greedy decoding
@@ -73,11 +57,11 @@ def _greedy(step, bos_id, eos_id, max_len, *, keep_eos=False, keep_bos=False, ex
 
 
 def test_greedy_reference_and_mistakes():
-    _passes(s2s.check_greedy_decode, _greedy)
-    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, keep_eos=True), "<eos> was kept")
-    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, keep_bos=True), "<bos> was included")
-    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, extra=1), "too many")
-    _fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, no_stop=True), "did not stop")
+    passes(s2s.check_greedy_decode, _greedy)
+    fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, keep_eos=True), "<eos> was kept")
+    fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, keep_bos=True), "<bos> was included")
+    fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, extra=1), "too many")
+    fails_with(s2s.check_greedy_decode, lambda *a: _greedy(*a, no_stop=True), "did not stop")
 
     def always_bos(step, bos_id, eos_id, max_len):
         out = []
@@ -88,7 +72,7 @@ def test_greedy_reference_and_mistakes():
             out.append(token)
         return out
 
-    _fails_with(s2s.check_greedy_decode, always_bos, "Feed back")
+    fails_with(s2s.check_greedy_decode, always_bos, "Feed back")
 
 
 # ---------------------------------------------------------------- masked loss
@@ -101,10 +85,10 @@ def test_masked_nll_reference_and_mistakes():
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
                                reduction="none").view(targets.shape)
 
-    _passes(s2s.check_masked_nll, ref)
-    _passes(s2s.check_masked_nll, lambda lg, t, p: ref(lg, t, p).item())  # a float is fine
-    _fails_with(s2s.check_masked_nll, lambda lg, t, p: per_token(lg, t).mean(), "padding positions")
-    _fails_with(s2s.check_masked_nll,
+    passes(s2s.check_masked_nll, ref)
+    passes(s2s.check_masked_nll, lambda lg, t, p: ref(lg, t, p).item())  # a float is fine
+    fails_with(s2s.check_masked_nll, lambda lg, t, p: per_token(lg, t).mean(), "padding positions")
+    fails_with(s2s.check_masked_nll,
                 lambda lg, t, p: ((per_token(lg, t) * (t != p)).sum(1) / (t != p).sum(1)).mean(), "per sentence")
-    _fails_with(s2s.check_masked_nll, lambda lg, t, p: (per_token(lg, t) * (t != p)).sum(), "summed")
-    _fails_with(s2s.check_masked_nll, lambda lg, t, p: per_token(lg, t), "one number")
+    fails_with(s2s.check_masked_nll, lambda lg, t, p: (per_token(lg, t) * (t != p)).sum(), "summed")
+    fails_with(s2s.check_masked_nll, lambda lg, t, p: per_token(lg, t), "one number")

@@ -70,6 +70,22 @@ def describe(x: Any) -> str:
     return f"{type(x).__name__} {x!r}"[:120]
 
 
+def require_function(fn: Any, what: str) -> None:
+    """A check needs the student's function itself, not its result or its name."""
+    if not callable(fn):
+        raise CheckFailed(f"pass your {what} function itself (e.g. check(my_{what})), got {describe(fn)}")
+
+
+def mistake_value(fn: Callable, *args) -> Any:
+    """The value a typical mistake produces on this input (for ``expect_close(mistakes=…)``),
+    or ``None`` if that mistake would raise here."""
+    try:
+        with torch.no_grad():
+            return fn(*args)
+    except (RuntimeError, IndexError, ValueError):
+        return None
+
+
 def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
     """Call the student's function; turn its exceptions into a message naming the input.
 

@@ -24,7 +24,15 @@ from typing import Any
 import torch
 
 from coursekit.attention import causal_mask, merge_heads, scaled_dot_product_attention, split_heads
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    describe,
+    exercise_check,
+    expect_close,
+    mistake_value,
+    require_function,
+    run_student,
+)
 
 __all__ = [
     "check_causal_mask",
@@ -37,20 +45,6 @@ __all__ = [
 
 def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
-
-
-def _attempt(fn: Callable[[], Any]) -> Any:
-    """The value a typical mistake produces, or ``None`` if that mistake would raise on this input."""
-    try:
-        with torch.no_grad():
-            return fn()
-    except (RuntimeError, IndexError, ValueError):
-        return None
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself, got {describe(fn)}")
 
 
 def _output(result: Any) -> Any:
@@ -86,14 +80,14 @@ def _sdpa_mistakes(q, k, v, mask) -> dict[str, Any]:
 
     out = {
         "the softmax is over the wrong axis: normalise over the keys (dim=-1), so each query's weights sum to 1":
-            _attempt(lambda: finish(scores / math.sqrt(d_k), dim=-2)),
+            mistake_value(lambda: finish(scores / math.sqrt(d_k), dim=-2)),
         "the 1/sqrt(d_k) scaling is missing (divide the scores q·k by sqrt(d_k) before the softmax)":
-            _attempt(lambda: finish(scores)),
-        "the scores were divided by d_k instead of sqrt(d_k)": _attempt(lambda: finish(scores / d_k)),
+            mistake_value(lambda: finish(scores)),
+        "the scores were divided by d_k instead of sqrt(d_k)": mistake_value(lambda: finish(scores / d_k)),
         "the scores were divided by sqrt(d_v) (the value width); the scale is sqrt(d_k) = sqrt(q.shape[-1])":
-            _attempt(lambda: finish(scores / math.sqrt(v.shape[-1]))) if v.shape[-1] != d_k else None,
+            mistake_value(lambda: finish(scores / math.sqrt(v.shape[-1]))) if v.shape[-1] != d_k else None,
         "the output is the attention weights: multiply the weights by v":
-            _attempt(lambda: torch.softmax((scores / math.sqrt(d_k)).masked_fill(~mask, neg)
+            mistake_value(lambda: torch.softmax((scores / math.sqrt(d_k)).masked_fill(~mask, neg)
                                            if mask is not None else scores / math.sqrt(d_k), -1)),
     }
     if mask is not None:
@@ -101,12 +95,12 @@ def _sdpa_mistakes(q, k, v, mask) -> dict[str, Any]:
         out.update({
             "the mask is applied after the softmax (zeroing weights there leaves rows that no longer sum to 1): "
             "fill masked scores with -inf *before* the softmax":
-                _attempt(lambda: (w * mask) @ v),
-            "the mask is ignored": _attempt(lambda: w @ v),
+                mistake_value(lambda: (w * mask) @ v),
+            "the mask is ignored": mistake_value(lambda: w @ v),
             "the mask is inverted: True means 'may attend', so fill the positions where mask is False":
-                _attempt(lambda: _inverted(scores / math.sqrt(d_k), mask, v)),
+                mistake_value(lambda: _inverted(scores / math.sqrt(d_k), mask, v)),
             "masked scores were set to 0 instead of -inf (exp(0) = 1 still gives them weight)":
-                _attempt(lambda: torch.softmax((scores / math.sqrt(d_k)).masked_fill(~mask, 0.0), -1) @ v),
+                mistake_value(lambda: torch.softmax((scores / math.sqrt(d_k)).masked_fill(~mask, 0.0), -1) @ v),
         })
     return out
 
@@ -118,7 +112,7 @@ def _inverted(scaled: torch.Tensor, mask: torch.Tensor, v: torch.Tensor) -> torc
 @exercise_check("scaled dot-product attention")
 def check_scaled_dot_product_attention(attention: Callable) -> None:
     """``attention(q, k, v, mask=None)`` against :func:`coursekit.attention.scaled_dot_product_attention`."""
-    _require_function(attention, "attention")
+    require_function(attention, "attention")
     for case, (q, k, v), mask in _sdpa_cases():
         want, _ = scaled_dot_product_attention(q, k, v, mask)
         args = (q.clone(), k.clone(), v.clone()) + ((mask.clone(),) if mask is not None else ())
@@ -133,7 +127,7 @@ def check_scaled_dot_product_attention(attention: Callable) -> None:
 @exercise_check("causal mask")
 def check_causal_mask(make_mask: Callable[[int], torch.Tensor]) -> None:
     """``make_mask(T) -> (T, T)`` bool, True where query ``i`` may attend to key ``j`` (``j <= i``)."""
-    _require_function(make_mask, "causal mask")
+    require_function(make_mask, "causal mask")
     for T in (4, 7, 1):
         case = f"T={T}"
         got = run_student(make_mask, case, T)
@@ -174,7 +168,7 @@ def _head_cases():
 @exercise_check("split heads")
 def check_split_heads(split: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     """``split(x (B, T, C), n_heads) -> (B, H, T, C/H)``; head h holds features ``h*D … (h+1)*D - 1``."""
-    _require_function(split, "split_heads")
+    require_function(split, "split_heads")
     for case, x, H in _head_cases():
         B, T, C = x.shape
         got = run_student(split, case, x.clone(), H)
@@ -189,7 +183,7 @@ def check_split_heads(split: Callable[[torch.Tensor, int], torch.Tensor]) -> Non
 @exercise_check("merge heads")
 def check_merge_heads(merge: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """``merge(x (B, H, T, D)) -> (B, T, H*D)``, the inverse of split_heads."""
-    _require_function(merge, "merge_heads")
+    require_function(merge, "merge_heads")
     for case, x, H in _head_cases():
         h = split_heads(x, H).contiguous()  # as attention outputs (w @ v) are
         B, _, T, D = h.shape
@@ -223,7 +217,7 @@ def _mha_reference(x, W_q, W_k, W_v, W_o, H, *, scale_by=None, no_out=False, one
 @exercise_check("multi-head self-attention")
 def check_multi_head_attention(mha: Callable) -> None:
     """``mha(x (B, T, C), W_q, W_k, W_v, W_o (C, C), n_heads) -> (B, T, C)`` (projections as ``x @ W``)."""
-    _require_function(mha, "multi_head_attention")
+    require_function(mha, "multi_head_attention")
     for seed, (B, T, C, H) in enumerate([(2, 4, 8, 2), (1, 5, 12, 3)]):
         g = _gen(10 + seed)
         x = torch.randn(B, T, C, generator=g)

@@ -17,19 +17,13 @@ and :class:`~coursekit.attention.RecurrentAttention` with copied weights.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from coursekit.attention import AdditiveScore, GeneralScore, masked_softmax
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, require_function, run_student
 
 __all__ = ["check_additive_score", "check_general_score", "check_attention_context"]
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself, got {describe(fn)}")
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -61,7 +55,7 @@ def _reference_additive(h, s, W_h, W_s, v) -> torch.Tensor:
 @exercise_check("additive (Bahdanau) score")
 def check_additive_score(additive_score: Callable) -> None:
     """``additive_score(h (B, d_h), s (B, S, d_s), W_h (A, d_h), W_s (A, d_s), v (A,)) -> (B, S)``."""
-    _require_function(additive_score, "additive_score")
+    require_function(additive_score, "additive_score")
     for case, h, s, W_h, W_s, v in _additive_cases():
         want = _reference_additive(h, s, W_h, W_s, v)
         got = run_student(additive_score, case, h.clone(), s.clone(), W_h.clone(), W_s.clone(), v.clone())
@@ -83,7 +77,7 @@ def check_additive_score(additive_score: Callable) -> None:
 @exercise_check("general (bilinear) score")
 def check_general_score(general_score: Callable) -> None:
     """``general_score(h (B, d_h), s (B, S, d_s), W (d_h, d_s)) -> (B, S)`` with scores hᵀ W s_k."""
-    _require_function(general_score, "general_score")
+    require_function(general_score, "general_score")
     for seed, (B, S, d_h, d_s) in enumerate([(2, 5, 4, 4), (3, 3, 2, 5)]):
         g = _gen(10 + seed)
         h, s = torch.randn(B, d_h, generator=g), torch.randn(B, S, d_s, generator=g)
@@ -119,7 +113,7 @@ def _context_cases():
 @exercise_check("attention weights and context vector")
 def check_attention_context(attention_context: Callable) -> None:
     """``attention_context(scores (B, S), values (B, S, d), mask (B, S)) -> (context (B, d), weights (B, S))``."""
-    _require_function(attention_context, "attention_context")
+    require_function(attention_context, "attention_context")
     for case, scores, values, mask in _context_cases():
         weights = masked_softmax(scores, mask)
         context = torch.einsum("bs,bsd->bd", weights, values)

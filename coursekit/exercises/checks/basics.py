@@ -23,27 +23,21 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    describe,
+    exercise_check,
+    expect_close,
+    mistake_value,
+    require_function,
+    run_student,
+)
 
 __all__ = ["check_softmax", "check_cross_entropy", "check_accuracy"]
 
 
 def _generator() -> torch.Generator:
     return torch.Generator().manual_seed(0)
-
-
-def _attempt(fn: Callable, *args) -> Any:
-    """The value a typical mistake produces, or ``None`` if that mistake would raise here."""
-    try:
-        with torch.no_grad():
-            return fn(*args)
-    except (RuntimeError, IndexError, ValueError):
-        return None
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself (e.g. check(my_{what})), got {describe(fn)}")
 
 
 # ----------------------------------------------------------------------------- softmax
@@ -65,23 +59,23 @@ def _softmax_mistakes(x: torch.Tensor) -> dict[str, Any]:
     e = (x - x.amax(-1, keepdim=True)).exp()
     return {
         "the softmax is taken over the wrong axis (normalise over the last axis, dim=-1)":
-            _attempt(lambda: torch.softmax(x, dim=0)),
+            mistake_value(lambda: torch.softmax(x, dim=0)),
         "the max was not subtracted before exp(), so exp() overflows to inf and inf/inf = NaN "
         "(subtract x.max(dim=-1, keepdim=True) first; softmax does not change)":
-            _attempt(lambda: x.exp() / x.exp().sum(-1, keepdim=True)),
+            mistake_value(lambda: x.exp() / x.exp().sum(-1, keepdim=True)),
         "the exponentials were not normalised (divide by their sum over the last axis)":
-            _attempt(lambda: x.exp()),
+            mistake_value(lambda: x.exp()),
         "the exponentials (after subtracting the max) were not normalised "
         "(divide by their sum over the last axis)": e,
         "the sum lacks keepdim=True, so the division broadcasts along the wrong axis":
-            _attempt(lambda: e / e.sum(-1)),
+            mistake_value(lambda: e / e.sum(-1)),
     }
 
 
 @exercise_check("softmax")
 def check_softmax(softmax: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Check ``softmax(x)`` over the last axis against ``torch.softmax(x, dim=-1)``."""
-    _require_function(softmax, "softmax")
+    require_function(softmax, "softmax")
     for case, x in _softmax_cases():
         want = torch.softmax(x, dim=-1)
         got = run_student(softmax, case, x.clone())
@@ -117,7 +111,7 @@ def _cross_entropy_mistakes(logits: torch.Tensor, targets: torch.Tensor) -> dict
         "the logits were used as log-probabilities (apply log_softmax to the logits first)":
             -_pick(logits, targets).mean(),
         "the log was taken of the logits as if they were probabilities (apply log_softmax instead)":
-            _attempt(lambda: -_pick(logits.log(), targets).mean()),
+            mistake_value(lambda: -_pick(logits.log(), targets).mean()),
         "softmax was applied twice (log_softmax of probabilities): pass the raw logits":
             -_pick(torch.log_softmax(torch.softmax(logits, -1), -1), targets).mean(),
         "log(softmax(x)) in two steps underflows to log(0) = -inf for large logits "
@@ -135,7 +129,7 @@ def _cross_entropy_mistakes(logits: torch.Tensor, targets: torch.Tensor) -> dict
 @exercise_check("cross-entropy")
 def check_cross_entropy(cross_entropy: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
     """Check ``cross_entropy(logits, targets)`` against ``torch.nn.functional.cross_entropy``."""
-    _require_function(cross_entropy, "cross_entropy")
+    require_function(cross_entropy, "cross_entropy")
     for case, logits, targets in _cross_entropy_cases():
         want = F.cross_entropy(logits, targets)
         got = run_student(cross_entropy, case, logits.clone(), targets.clone())
@@ -167,7 +161,7 @@ def _accuracy_mistakes(logits: torch.Tensor, targets: torch.Tensor) -> dict[str,
     n = len(targets)
     return {
         "the arg-max is taken over the wrong axis (take it over the classes, dim=-1)":
-            _attempt(lambda: (logits.argmax(0) == targets).float().mean().item()),
+            mistake_value(lambda: (logits.argmax(0) == targets).float().mean().item()),
         "this is the number of correct rows, not the fraction (divide by the batch size)":
             int(right.sum()),
         "this is a percentage; return the fraction in [0, 1]": 100.0 * right.sum().item() / n,
@@ -190,7 +184,7 @@ def _as_number(got: Any, case: str) -> float:
 @exercise_check("accuracy")
 def check_accuracy(accuracy: Callable[[torch.Tensor, torch.Tensor], Any]) -> None:
     """Check ``accuracy(logits, targets)``: the fraction of rows whose arg-max is the target."""
-    _require_function(accuracy, "accuracy")
+    require_function(accuracy, "accuracy")
     for case, logits, targets in _accuracy_cases():
         want = (logits.argmax(-1) == targets).float().mean().item()
         got = _as_number(run_student(accuracy, case, logits.clone(), targets.clone()), case)

@@ -14,19 +14,13 @@ What the student writes (``mask`` is a (B, T) bool tensor, True at real tokens):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from coursekit.classifiers import masked_max, masked_mean
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import exercise_check, expect_close, require_function, run_student
 
 __all__ = ["check_bow_logits", "check_dan_forward", "check_max_over_time"]
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself (e.g. check(my_{what})), got {describe(fn)}")
 
 
 def _mask(lengths: list[int], T: int) -> torch.Tensor:
@@ -50,7 +44,7 @@ def _bow_cases():
 @exercise_check("bag-of-words logits")
 def check_bow_logits(bow_logits: Callable[..., torch.Tensor]) -> None:
     """Check ``bow_logits(ids, mask, scores, bias)`` = Σ over real tokens of scores[id] + bias."""
-    _require_function(bow_logits, "bow_logits")
+    require_function(bow_logits, "bow_logits")
     for case, ids, mask, scores, bias in _bow_cases():
         got = run_student(bow_logits, case, ids.clone(), mask.clone(), scores.clone(), bias.clone())
         per_token = scores[ids]                                               # (B, T, C)
@@ -80,7 +74,7 @@ def _dan_cases():
 @exercise_check("DAN forward pass")
 def check_dan_forward(dan_forward: Callable[..., torch.Tensor]) -> None:
     """Check the Deep Averaging Network forward pass (average → ReLU layer → linear)."""
-    _require_function(dan_forward, "dan_forward")
+    require_function(dan_forward, "dan_forward")
     for case, emb, mask, W1, b1, W2, b2 in _dan_cases():
         got = run_student(dan_forward, case, emb.clone(), mask.clone(), W1, b1, W2, b2)
 
@@ -117,7 +111,7 @@ def _pool_cases():
 @exercise_check("max-over-time pooling with a mask")
 def check_max_over_time(max_over_time: Callable[..., torch.Tensor]) -> None:
     """Check masked max-over-time pooling against :func:`coursekit.classifiers.masked_max`."""
-    _require_function(max_over_time, "max_over_time")
+    require_function(max_over_time, "max_over_time")
     for case, x, mask in _pool_cases():
         got = run_student(max_over_time, case, x.clone(), mask.clone())
         want = masked_max(x, mask)

@@ -21,22 +21,17 @@ import torch
 import torch.nn.functional as F
 
 from coursekit import embeddings as E
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    describe,
+    exercise_check,
+    expect_close,
+    mistake_value,
+    require_function,
+    run_student,
+)
 
 __all__ = ["check_ppmi", "check_sgns_loss", "check_analogy"]
-
-
-def _attempt(fn: Callable) -> Any:
-    try:
-        with torch.no_grad():
-            return fn()
-    except (RuntimeError, IndexError, ValueError):
-        return None
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself (e.g. check(my_{what})), got {describe(fn)}")
 
 
 # ----------------------------------------------------------------------------- PPMI
@@ -68,14 +63,14 @@ def _ppmi_mistakes(C: torch.Tensor) -> dict[str, Any]:
         "log base 2 was used; the course uses the natural log (torch.log)":
             torch.where(C > 0, (pmi / math.log(2)).clamp(min=0), zero),
         "P(c) was taken from the row sums (use the column sums for the contexts)":
-            _attempt(lambda: torch.where(C > 0, torch.log(C * total / (row * row.T)).clamp(min=0), zero)),
+            mistake_value(lambda: torch.where(C > 0, torch.log(C * total / (row * row.T)).clamp(min=0), zero)),
     }
 
 
 @exercise_check("PPMI")
 def check_ppmi(ppmi: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Check ``ppmi(C)`` against :func:`coursekit.embeddings.ppmi` (α = 1)."""
-    _require_function(ppmi, "ppmi")
+    require_function(ppmi, "ppmi")
     for case, C in _ppmi_cases():
         got = run_student(ppmi, case, C.clone())
         if isinstance(got, torch.Tensor) and torch.isneginf(got).any():
@@ -115,7 +110,7 @@ def _sgns_mistakes(v, u, n) -> dict[str, Any]:
 @exercise_check("negative-sampling loss")
 def check_sgns_loss(sgns_loss: Callable[..., torch.Tensor]) -> None:
     """Check the per-pair skip-gram negative-sampling loss against :func:`coursekit.embeddings.sgns_loss`."""
-    _require_function(sgns_loss, "sgns_loss")
+    require_function(sgns_loss, "sgns_loss")
     for case, v, u, n in _sgns_cases():
         got = run_student(sgns_loss, case, v.clone(), u.clone(), n.clone())
         want = E.sgns_loss(v, u, n)
@@ -163,7 +158,7 @@ def _analogy_ref(W, a, b, c, *, normalise=True, exclude=True, sign=(1, -1, 1)) -
 @exercise_check("3CosAdd analogy")
 def check_analogy(analogy: Callable[..., int]) -> None:
     """Check ``analogy(W, a, b, c)`` → argmax cos(w, b − a + c) excluding a, b, c."""
-    _require_function(analogy, "analogy")
+    require_function(analogy, "analogy")
     for case, W, (a, b, c) in _analogy_cases():
         got = run_student(analogy, case, W.clone(), a, b, c)
         if isinstance(got, torch.Tensor) and got.numel() == 1:

@@ -19,24 +19,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from coursekit.attention import scaled_dot_product_attention
 from coursekit.decoding.sampling import top_p_filter
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, require_function, run_student
 
 __all__ = ["check_kv_cache_step", "check_temperature", "check_top_p_filter"]
 
 
 def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself, got {describe(fn)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -53,7 +47,7 @@ def _temperature_cases():
 @exercise_check("softmax with temperature")
 def check_temperature(student_fn: Callable) -> None:
     """``student_fn(logits, T)`` must return softmax(logits / T) over the last dim."""
-    _require_function(student_fn, "softmax_with_temperature")
+    require_function(student_fn, "softmax_with_temperature")
     for case, z, T in _temperature_cases():
         got = run_student(student_fn, case, z.clone(), T)
         expect_close(got, torch.softmax(z / T, dim=-1), case=case, what="the probabilities", mistakes={
@@ -112,7 +106,7 @@ def _top_p_cases():
 @exercise_check("nucleus (top-p) filtering")
 def check_top_p_filter(student_fn: Callable) -> None:
     """``student_fn(logits, p)`` must return the renormalised nucleus distribution (B, V)."""
-    _require_function(student_fn, "top_p_probs")
+    require_function(student_fn, "top_p_probs")
     for case, z, p in _top_p_cases():
         got = run_student(student_fn, case, z.clone(), p)
         expect_close(got, _top_p_reference(z, p), case=case, what="the nucleus probabilities",
@@ -139,7 +133,7 @@ def _softmax_attend(q, k, v, scale=True):
 @exercise_check("one KV-cache decoding step")
 def check_kv_cache_step(student_fn: Callable) -> None:
     """``student_fn(q, k_new, v_new, k_past, v_past)`` → ``(out, k_all, v_all)``."""
-    _require_function(student_fn, "kv_cache_step")
+    require_function(student_fn, "kv_cache_step")
     for case, q, k_new, v_new, k_past, v_past in _kv_cases():
         result = run_student(student_fn, case, q, k_new, v_new, k_past.clone(), v_past.clone())
         if not isinstance(result, (tuple, list)) or len(result) != 3:

@@ -19,29 +19,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    describe,
+    exercise_check,
+    expect_close,
+    mistake_value,
+    require_function,
+    run_student,
+)
 from coursekit.gpt import GPT, GPTConfig
 from coursekit.prompting import build_prompt, induction_scores, label_logprobs
 
 __all__ = ["check_build_prompt", "check_label_likelihood", "check_induction_score"]
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself, got {describe(fn)}")
-
-
-def _attempt(fn: Callable[[], Any]) -> Any:
-    try:
-        with torch.no_grad():
-            return fn()
-    except (RuntimeError, IndexError, ValueError):
-        return None
 
 
 # ------------------------------------------------------------------ build a k-shot prompt
@@ -58,7 +52,7 @@ _PROMPT_CASES = [
 
 @exercise_check("build a k-shot prompt")
 def check_build_prompt(student_fn: Callable) -> None:
-    _require_function(student_fn, "build_prompt")
+    require_function(student_fn, "build_prompt")
     for case, demos, (x, y), description in _PROMPT_CASES:
         got = run_student(student_fn, case, list(demos), (x, y), description)
         if not isinstance(got, str):
@@ -120,7 +114,7 @@ def _probability_product(model, prompt, label):
 
 @exercise_check("label likelihood of a continuation")
 def check_label_likelihood(student_fn: Callable) -> None:
-    _require_function(student_fn, "label_logprob")
+    require_function(student_fn, "label_logprob")
     model = _tiny_model()
     cases = [("a 3-token label after a 5-token prompt", [1, 5, 2, 7, 3], [4, 9, 4]),
              ("a 2-token label after a 1-token prompt", [6], [11, 0]),
@@ -135,7 +129,7 @@ def check_label_likelihood(student_fn: Callable) -> None:
         if not isinstance(got, (float, int)):
             raise CheckFailed(f"on {case}, return a float, got {describe(got)}")
         want = label_logprobs(model, prompt, [label])[0].item()
-        mistakes = {name: _attempt(functools.partial(f, model, prompt, label)) for name, f in [
+        mistakes = {name: mistake_value(functools.partial(f, model, prompt, label)) for name, f in [
             ("only the first label token is scored: add log P(label_i | prompt, label_<i) for every token",
              _first_token_only),
             ("the softmax is over the wrong axis: normalise over the vocabulary (dim=-1)", _wrong_axis),
@@ -168,7 +162,7 @@ def _shifted(attn, period, offset, start=None):
 
 @exercise_check("induction score per head")
 def check_induction_score(student_fn: Callable) -> None:
-    _require_function(student_fn, "induction_score")
+    require_function(student_fn, "induction_score")
     for case, attn, period in [("4 random heads, period 6", _attention(4, 6, 0), 6),
                                ("3 heads where head 1 is an induction head, period 8", _attention(3, 8, 1, 1), 8),
                                ("2 heads, period 3", _attention(2, 3, 2), 3)]:

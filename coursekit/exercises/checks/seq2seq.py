@@ -25,14 +25,9 @@ import torch
 import torch.nn.functional as F
 
 from coursekit.decoding import beam_search_step, greedy_search
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, require_function, run_student
 
 __all__ = ["check_beam_search_step", "check_greedy_decode", "check_masked_nll"]
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself, got {describe(fn)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -69,7 +64,7 @@ def _beam_mistakes(scores: torch.Tensor, log_probs: torch.Tensor, size: int) -> 
 @exercise_check("one step of beam search")
 def check_beam_search_step(beam_step: Callable) -> None:
     """``beam_step(scores (k,), log_probs (k, V), beam_size) -> (new_scores, beam_index, token)``."""
-    _require_function(beam_step, "beam_step")
+    require_function(beam_step, "beam_step")
     for case, scores, log_probs, size in _beam_cases():
         out = run_student(beam_step, case, scores.clone(), log_probs.clone(), size)
         if not (isinstance(out, (tuple, list)) and len(out) == 3):
@@ -132,7 +127,7 @@ def _greedy_cases():
 @exercise_check("greedy decoding")
 def check_greedy_decode(greedy_decode: Callable) -> None:
     """``greedy_decode(step, bos_id, eos_id, max_len) -> list[int]`` (no ``<bos>``, no ``<eos>``)."""
-    _require_function(greedy_decode, "greedy_decode")
+    require_function(greedy_decode, "greedy_decode")
     for case, table, max_len in _greedy_cases():
         step, batched = _markov(table)
         want = greedy_search(batched, None, batch_size=1, bos_id=BOS, eos_id=EOS, max_len=max_len).tokens[0]
@@ -193,7 +188,7 @@ def _loss_mistakes(logits, targets, pad_id) -> dict[str, Any]:
 @exercise_check("masked cross-entropy")
 def check_masked_nll(masked_nll: Callable) -> None:
     """``masked_nll(logits (B, T, V), targets (B, T), pad_id) -> scalar`` mean over real tokens."""
-    _require_function(masked_nll, "masked_nll")
+    require_function(masked_nll, "masked_nll")
     for case, logits, targets, pad_id in _loss_cases():
         want = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=pad_id)
         got = run_student(masked_nll, case, logits.clone(), targets.clone(), pad_id)

@@ -13,20 +13,14 @@ What the student writes:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import torch
 from torch import nn
 
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import exercise_check, expect_close, require_function, run_student
 from coursekit.transformer import sinusoidal_positions
 
 __all__ = ["check_noam_schedule", "check_positional_encoding", "check_residual_sublayer"]
-
-
-def _require_function(fn: Any, what: str) -> None:
-    if not callable(fn):
-        raise CheckFailed(f"pass your {what} function itself, got {describe(fn)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -60,7 +54,7 @@ def _pe_variant(T: int, d: int, *, exponent: str = "2i", swap: bool = False, hal
 @exercise_check("sinusoidal positional encoding")
 def check_positional_encoding(positional_encoding: Callable[[int, int], torch.Tensor]) -> None:
     """``positional_encoding(T, d) -> (T, d)`` against :func:`coursekit.transformer.sinusoidal_positions`."""
-    _require_function(positional_encoding, "positional_encoding")
+    require_function(positional_encoding, "positional_encoding")
     for T, d in [(6, 4), (20, 16), (50, 64)]:
         case = f"T={T}, d={d}"
         got = run_student(positional_encoding, case, T, d)
@@ -85,7 +79,7 @@ def check_positional_encoding(positional_encoding: Callable[[int, int], torch.Te
 @exercise_check("residual sublayer (post-LN and pre-LN)")
 def check_residual_sublayer(sublayer: Callable) -> None:
     """``sublayer(x, f, norm, norm_first)``: post-LN ``norm(x + f(x))``, pre-LN ``x + f(norm(x))``."""
-    _require_function(sublayer, "sublayer")
+    require_function(sublayer, "sublayer")
     g = torch.Generator().manual_seed(0)
     x = torch.randn(2, 5, 8, generator=g)
     f = nn.Linear(8, 8)
@@ -119,7 +113,7 @@ def _noam(step: int, d: int, warmup: int, *, d_pow: float = -0.5, w_pow: float =
 @exercise_check("warm-up learning-rate schedule")
 def check_noam_schedule(noam_lr: Callable[[int, int, int], float]) -> None:
     """``noam_lr(step, d_model, warmup)`` = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)."""
-    _require_function(noam_lr, "noam_lr")
+    require_function(noam_lr, "noam_lr")
     for d, warmup in [(512, 4000), (64, 100)]:
         for step in (1, warmup // 2, warmup, 3 * warmup):
             case = f"step={step}, d_model={d}, warmup={warmup}"

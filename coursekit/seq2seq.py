@@ -30,6 +30,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from coursekit.attention.scores import SCORE_FUNCTIONS, LuongOutput, RecurrentAttention, make_score
 from coursekit.checks import check_positive_int, check_tensor, check_token_ids
 from coursekit.decoding.search import SearchResult, beam_search, greedy_search
+from coursekit.translation import translator
 
 __all__ = ["Seq2SeqConfig", "Encoder", "Decoder", "Seq2Seq", "teacher_forcing_schedule"]
 
@@ -320,15 +321,5 @@ class Seq2Seq(nn.Module):
         return beam_search(step, state, beam_size=beam_size, length_penalty=length_penalty, **kwargs)
 
     def translator(self, *, beam_size: int = 1, max_len: int = 20, length_penalty: float = 0.0):
-        """``batch → list of target id lists``, the callable ``TranslationData.evaluate`` expects."""
-
-        def translate(batch):
-            was_training = self.training
-            self.eval()
-            try:
-                return self.translate(batch.src, batch.src_mask, beam_size=beam_size, max_len=max_len,
-                                      length_penalty=length_penalty).tokens
-            finally:
-                self.train(was_training)
-
-        return translate
+        """``batch → list of target id lists`` for ``TranslationData.evaluate``."""
+        return translator(self, beam_size=beam_size, max_len=max_len, length_penalty=length_penalty)

@@ -28,6 +28,7 @@ from torch import nn
 from coursekit.attention import KVCache, MultiHeadAttention, padding_mask
 from coursekit.checks import check_positive_int, check_tensor, check_token_ids
 from coursekit.decoding.search import SearchResult, beam_search, greedy_search
+from coursekit.translation import translator
 
 __all__ = [
     "ACTIVATIONS",
@@ -558,18 +559,8 @@ class Transformer(nn.Module):
                            reorder=TransformerState.reordered, **kwargs)
 
     def translator(self, *, beam_size: int = 1, max_len: int = 20, length_penalty: float = 0.0):
-        """``batch -> list of target id lists``, the callable ``TranslationData.evaluate`` expects."""
-
-        def translate(batch) -> list[list[int]]:
-            was_training = self.training
-            self.eval()
-            try:
-                return self.translate(batch.src, batch.src_mask, beam_size=beam_size, max_len=max_len,
-                                      length_penalty=length_penalty).tokens
-            finally:
-                self.train(was_training)
-
-        return translate
+        """``batch → list of target id lists`` for ``TranslationData.evaluate``."""
+        return translator(self, beam_size=beam_size, max_len=max_len, length_penalty=length_penalty)
 
     @classmethod
     def from_torch(cls, ref: nn.Transformer, src_vocab_size: int, tgt_vocab_size: int, **config) -> Transformer:

@@ -305,6 +305,27 @@ class TranslationData:
         return BleuReport(corpus_bleu(hyps, refs), bleu_by_length(lengths, hyps, refs, buckets), srcs, hyps, refs)
 
 
+def translator(model, *, beam_size: int = 1, max_len: int = 20, length_penalty: float = 0.0
+               ) -> Callable[[TranslationBatch], list[list[int]]]:
+    """``batch → list of target id lists``, the callable :meth:`TranslationData.evaluate` expects.
+
+    ``model`` is any course model with ``translate(src, src_mask, beam_size=, max_len=, length_penalty=)``
+    returning an object with ``.tokens`` (the RNN seq2seq, the Transformer); it decodes in eval mode
+    and is put back in the mode it was in.
+    """
+
+    def translate(batch: TranslationBatch) -> list[list[int]]:
+        was_training = model.training
+        model.eval()
+        try:
+            return model.translate(batch.src, batch.src_mask, beam_size=beam_size, max_len=max_len,
+                                   length_penalty=length_penalty).tokens
+        finally:
+            model.train(was_training)
+
+    return translate
+
+
 def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: int | None = 1000,
                      min_freq: int = 2, max_vocab: int | None = None, test_per_mille: int = 50, seed: int = 0,
                      release: str = "d2l") -> TranslationData:

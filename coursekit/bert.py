@@ -63,8 +63,11 @@ __all__ = [
     "REPLACE_RANDOM",
     "StaticMasking",
     "build_pair",
+    "classifier_accuracy",
     "combine_layers",
     "encode_batch",
+    "fine_tune",
+    "freeze_bottom",
     "load_minilm",
     "make_nsp_pairs",
     "mask_tokens",
@@ -627,6 +630,24 @@ class BertForSequenceClassification(nn.Module):
         return self.classifier(self.dropout(v))  # (B, n_classes)
 
 
+def freeze_bottom(model: Bert, n_layers: int) -> int:
+    """Freeze the embeddings and the lowest ``n_layers`` encoder layers of ``model``; return #frozen weights.
+
+    Fine-tuning a pre-trained encoder on a small labelled set changes its lower layers least (they hold
+    general lexical features; Merchant et al. 2020), so they can stay fixed: the words absent from the
+    small training set keep their pre-trained vectors, and backpropagation stops at layer
+    ``n_layers + 1``, which saves compute. ``n_layers=0`` freezes only the embeddings.
+    """
+    if not isinstance(model, Bert):
+        raise TypeError(f"model must be a coursekit.bert.Bert, got {type(model).__name__}")
+    if not isinstance(n_layers, int) or isinstance(n_layers, bool) or not 0 <= n_layers <= len(model.layers):
+        raise ValueError(f"n_layers must be an int in [0, {len(model.layers)}], got {n_layers!r}")
+    frozen = [model.embeddings, *model.layers[:n_layers]]
+    for module in frozen:
+        module.requires_grad_(False)
+    return sum(p.numel() for module in frozen for p in module.parameters())
+
+
 class BertForTokenClassification(nn.Module):
     """Tagging (NER, BERT Figure 4d): a linear layer on every final hidden state."""
 
@@ -642,6 +663,50 @@ class BertForTokenClassification(nn.Module):
     def forward(self, input_ids, token_type_ids=None, attention_mask=None) -> torch.Tensor:
         h = self.bert(input_ids, token_type_ids, attention_mask, heads=False).last_hidden_state  # (B, T, C)
         return self.classifier(self.dropout(h))  # (B, T, n_labels)
+
+
+def fine_tune(body: Bert, batches: Sequence[tuple], *, lr: float, n_classes: int = 2, pooling: str = "mean",
+              frozen_layers: int | None = None, head_lr_multiplier: float = 10.0, weight_decay: float = 0.01,
+              device: torch.device | str | None = None):
+    """Fine-tune ``body`` + a linear head on ``batches`` once through (BERT §4, Figure 4a); return ``(clf, history)``.
+
+    ``batches`` are ``(input_ids, token_type_ids, attention_mask, labels)`` (e.g. from
+    :func:`sentence_batches`, one list per epoch concatenated). AdamW with linear warm-up over the first
+    10% of the steps, then cosine decay to 0; the new head starts from scratch and gets
+    ``head_lr_multiplier`` × ``lr``. ``frozen_layers=k`` keeps the embeddings and the lowest k layers
+    fixed (:func:`freeze_bottom`); ``None`` trains every weight. ``body`` is trained in place.
+    """
+    from coursekit.train import fit, warmup_cosine
+
+    if not batches:
+        raise ValueError("fine_tune needs at least one batch")
+    if frozen_layers is not None:
+        freeze_bottom(body, frozen_layers)
+    device = torch.device(device) if device is not None else next(body.parameters()).device
+    clf = BertForSequenceClassification(body, n_classes, pooling=pooling).to(device)
+    head = list(clf.classifier.parameters())
+    trainable = [p for n, p in clf.named_parameters() if not n.startswith("classifier.") and p.requires_grad]
+    optimizer = torch.optim.AdamW([{"params": trainable, "lr": lr}, {"params": head, "lr": head_lr_multiplier * lr}],
+                                  weight_decay=weight_decay)
+    steps = len(batches)
+    history = fit(clf, optimizer, batches,
+                  lambda m, b: F.cross_entropy(m(*(t.to(device) for t in b[:3])), b[3].to(device)), steps=steps,
+                  scheduler=warmup_cosine(optimizer, steps // 10, steps, 0.0), progress=False, desc="fine-tune")
+    return clf, history
+
+
+@torch.no_grad()
+def classifier_accuracy(clf: nn.Module, batches: Sequence[tuple]) -> float:
+    """Accuracy of ``clf(input_ids, token_type_ids, attention_mask)`` over labelled ``batches``."""
+    clf.eval()
+    device = next(clf.parameters()).device
+    hits = total = 0
+    for ids, seg, mask, y in batches:
+        if y is None:
+            raise ValueError("classifier_accuracy needs labelled batches, got labels=None")
+        hits += int((clf(ids.to(device), seg.to(device), mask.to(device)).argmax(-1).cpu() == y).sum())
+        total += len(y)
+    return hits / total
 
 
 FEATURE_CHOICES = ("embeddings", "last", "second_to_last", "sum_last_four", "concat_last_four")

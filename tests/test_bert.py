@@ -392,6 +392,46 @@ def test_heads_shapes_and_padding_invariance():
         bert.combine_layers(hs, "first")
 
 
+def test_freeze_bottom_stops_gradients_below_the_cut():
+    cfg = bert.BertConfig(vocab_size=50, d_model=16, n_layers=4, n_heads=2, d_ff=32, max_len=16)
+    torch.manual_seed(0)
+    body = bert.Bert(cfg, mlm_head=False, nsp_head=False)
+    clf = bert.BertForSequenceClassification(body, 2, pooling="mean")
+    n_frozen = bert.freeze_bottom(body, 2)
+    want = sum(p.numel() for m in (body.embeddings, body.layers[0], body.layers[1]) for p in m.parameters())
+    assert n_frozen == want
+    clf(torch.randint(5, 50, (3, 7))).sum().backward()
+    assert all(p.grad is None for p in body.embeddings.parameters())
+    assert all(p.grad is None for p in body.layers[1].parameters())
+    assert all(p.grad is not None for p in body.layers[2].parameters())
+    assert clf.classifier.weight.grad is not None
+    assert bert.freeze_bottom(bert.Bert(cfg), 0) == sum(p.numel() for p in body.embeddings.parameters())
+    for bad in (-1, 5, 1.0, True):
+        with pytest.raises(ValueError, match=r"n_layers must be an int in \[0, 4\]"):
+            bert.freeze_bottom(body, bad)
+    with pytest.raises(TypeError, match="must be a coursekit.bert.Bert"):
+        bert.freeze_bottom(clf, 1)
+
+
+def test_fine_tune_learns_a_separable_task_and_respects_freezing():
+    cfg = bert.BertConfig(vocab_size=30, d_model=16, n_layers=2, n_heads=2, d_ff=32, max_len=16)
+    torch.manual_seed(0)
+    labels = torch.arange(64) % 2
+    ids = torch.randint(5, 17, (64, 6)) + 12 * labels[:, None]   # class 0: ids 5-16, class 1: ids 17-28
+    batches = [(ids[i:i + 16], torch.zeros_like(ids[i:i + 16]), torch.ones_like(ids[i:i + 16]), labels[i:i + 16])
+               for i in range(0, 64, 16)] * 15
+    body = bert.Bert(cfg, mlm_head=False, nsp_head=False)
+    frozen_before = body.layers[0].ff.linear1.weight.detach().clone()
+    clf, history = bert.fine_tune(body, batches, lr=3e-3, frozen_layers=1)
+    assert len(history.train_loss) == len(batches)
+    assert torch.equal(body.layers[0].ff.linear1.weight, frozen_before)            # frozen layer unchanged
+    assert bert.classifier_accuracy(clf, batches[:4]) > 0.9
+    with pytest.raises(ValueError, match="at least one batch"):
+        bert.fine_tune(body, [], lr=1e-3)
+    with pytest.raises(ValueError, match="labelled batches"):
+        bert.classifier_accuracy(clf, [(ids, None, None, None)])
+
+
 # ------------------------------------------------------------------ the real checkpoint: all-MiniLM-L6-v2
 
 def test_minilm_sha256_and_parity_with_transformers(monkeypatch):

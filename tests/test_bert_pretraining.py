@@ -1,0 +1,133 @@
+"""The small-BERT pre-training recipe (coursekit.bert_pretraining) and the committed checkpoint."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+
+import pytest
+import torch
+
+from coursekit import bert_pretraining as bp
+from coursekit.bert import IGNORE_INDEX
+
+WORDS = ("river bank water boat fish stone city road king queen army war song album film music game team "
+         "player season goal match year town church school").split()
+
+
+def tiny_text(n_articles=16, seed=0):
+    rng = random.Random(seed)
+    lines = []
+    for a in range(n_articles):
+        lines.append(f" = Article {a} = \n")
+        for _ in range(3):
+            sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 9))).capitalize() + "."
+                         for _ in range(4)]
+            lines.append(" " + " ".join(sentences) + " \n")
+    in_domain = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6))) for _ in range(50)]
+    return lines, in_domain
+
+
+TINY = bp.PretrainConfig(vocab_size=120, d_model=16, n_layers=2, n_heads=2, d_ff=32, max_len=24, batch_size=8,
+                         steps=6, warmup_steps=2, eval_every=3, held_out_articles=3, held_out_pairs=16)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    lines, in_domain = tiny_text()
+    return bp.build_corpus(TINY, lines, in_domain)
+
+
+def test_config_checks():
+    assert TINY.n_in_domain == 4
+    with pytest.raises(ValueError, match="leaves no NSP pair"):
+        bp.PretrainConfig(batch_size=4, in_domain_fraction=0.9)
+    with pytest.raises(ValueError, match="steps must be positive"):
+        bp.PretrainConfig(steps=0)
+    with pytest.raises(ValueError, match="in_domain_fraction"):
+        bp.PretrainConfig(in_domain_fraction=1.5)
+    assert bp.PretrainConfig().model_config(8000).vocab_size == 8000
+
+
+def test_build_corpus_holds_out_the_last_articles(corpus):
+    assert len(corpus.train_docs) == 13 and len(corpus.held_docs) == 3
+    assert len(corpus.in_domain) == 50
+    assert all(isinstance(i, int) for doc in corpus.held_docs for s in doc for i in s)
+    assert corpus.special_id("[MASK]") is not None
+    lines, in_domain = tiny_text(n_articles=3)
+    with pytest.raises(ValueError, match="need more than 4 articles"):
+        bp.build_corpus(TINY, lines, in_domain)
+
+
+def test_make_batch_layout_and_masking(corpus):
+    docs = corpus.train_docs
+    pairs = [(docs[0][0], docs[0][1], 0), (docs[1][0], docs[2][0], 1)]
+    singles = corpus.in_domain[:3]
+    ids, seg, keep, mlm, nsp = bp.make_batch(corpus, pairs, singles, max_len=TINY.max_len,
+                                             generator=torch.Generator().manual_seed(0))
+    B, T = ids.shape
+    assert B == 5 and seg.shape == keep.shape == mlm.shape == (B, T) and T <= TINY.max_len
+    assert nsp.tolist() == [0, 1, IGNORE_INDEX, IGNORE_INDEX, IGNORE_INDEX]
+    cls_id, sep_id, pad_id = (corpus.special_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
+    assert (ids[:, 0] == cls_id).all()
+    assert (seg[2:] == 0).all() and (seg[:2] == 1).any(dim=1).all()   # singles have one segment, pairs two
+    selected = mlm != IGNORE_INDEX
+    assert selected.any()
+    assert not (selected & (keep == 0)).any()                            # padding is never a target
+    original = torch.where(selected, mlm, ids)
+    assert not (selected & ((original == cls_id) | (original == sep_id))).any()
+    with pytest.raises(ValueError, match="at least one pair or sentence"):
+        bp.make_batch(corpus, [], [], max_len=TINY.max_len)
+
+
+def test_sample_batch_mixes_pairs_and_in_domain_sentences(corpus):
+    batch = bp.sample_batch(corpus, TINY, random.Random(0), torch.Generator().manual_seed(0))
+    nsp = batch[4]
+    assert len(nsp) == TINY.batch_size
+    assert int((nsp == IGNORE_INDEX).sum()) == TINY.n_in_domain
+    assert set(nsp[nsp != IGNORE_INDEX].tolist()) <= {0, 1}
+
+
+def test_pretrain_report_snapshots_and_round_trip(corpus, tmp_path):
+    model, report = bp.pretrain(TINY, corpus, progress=False, snapshot_dir=tmp_path / "snaps")
+    assert len(report["history"]["mlm"]) == TINY.steps
+    assert [s for s, _ in report["history"]["evals"]] == [0, 3, 6]
+    assert all(math.isfinite(v) for v in report["final"].values())
+    assert 0 < report["unigram_mlm"] < report["uniform_mlm"] == pytest.approx(math.log(120), abs=1e-6)
+    assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["step_3.safetensors", "step_6.safetensors"]
+
+    bp.save_pretrained(tmp_path / "out", model, corpus.tokenizer, report)
+    loaded, tokenizer, loaded_report = bp.load_small_bert(tmp_path / "out")
+    assert tokenizer.get_vocab() == corpus.tokenizer.get_vocab()
+    assert loaded_report["final"] == report["final"]
+    batch = bp.held_out_batch(corpus, TINY)
+    assert bp.held_out_losses(loaded, batch) == pytest.approx(bp.held_out_losses(model, batch), abs=1e-6)
+
+
+def test_finetune_by_step_covers_the_random_start_and_every_snapshot(corpus, tmp_path):
+    bp.pretrain(TINY, corpus, progress=False, snapshot_dir=tmp_path)
+    rows = bp.finetune_by_step(tmp_path, corpus.tokenizer, n_train=32, epochs=1, batch_size=16)
+    assert [r["step"] for r in rows] == [0, 3, 6]
+    assert all(0.0 <= r["dev_acc"] <= 1.0 and r["seconds"] > 0 for r in rows)
+    with pytest.raises(FileNotFoundError, match="no step_"):
+        bp.finetune_by_step(tmp_path / "empty", corpus.tokenizer)
+
+
+def test_load_errors(tmp_path, corpus):
+    with pytest.raises(FileNotFoundError, match="python -m coursekit.bert_pretraining --out"):
+        bp.load_small_bert(tmp_path)
+    model, report = bp.pretrain(dataclasses.replace(TINY, steps=1, eval_every=1), corpus, progress=False)
+    bp.save_pretrained(tmp_path / "a", model, corpus.tokenizer, report)
+    other = bp.build_corpus(dataclasses.replace(TINY, vocab_size=90), *tiny_text())
+    other.tokenizer.save(str(tmp_path / "a" / "tokenizer.json"))
+    with pytest.raises(ValueError, match="tokenizer.json has"):
+        bp.load_small_bert(tmp_path / "a")
+
+
+def test_committed_checkpoint_learned_beyond_the_unigram_plateau():
+    model, tokenizer, report = bp.load_small_bert()
+    assert tokenizer.get_vocab_size() == model.config.vocab_size == report["config"]["vocab_size"]
+    assert report["final"]["mlm"] < report["unigram_mlm"] - 1.0      # uses the context, not only frequencies
+    assert report["final"]["nsp_acc"] > 0.6                           # and NSP is above chance
+    assert len(report["history"]["mlm"]) == report["config"]["steps"]

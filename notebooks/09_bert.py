@@ -353,6 +353,12 @@ assert committed_held["mlm"] < unigram - 1.0  # the committed model uses the con
 assert committed_held["nsp_acc"] > 0.6        # and tells next sentences from random ones better than chance
 
 # %% [markdown]
+# Two things to read in these curves. The MLM loss sits near the unigram line for the first ~2,000
+# steps and only then falls steadily. And NSP's *training* loss falls far below its held-out loss:
+# with 110 training articles the model can learn which sentences belong to which article — a topic
+# cue, not coherence — and that does not transfer to unseen articles. (RoBERTa, Liu et al. 2019, found
+# that dropping NSP does not hurt downstream tasks.)
+#
 # **Fill in the blank.** The MLM head scores every vocabulary piece for a `[MASK]` position; since it is
 # tied to the input embeddings, logits = LN(GELU(W h)) Eᵀ + b. Left: the live run, still on the plateau —
 # it predicts frequent pieces whatever the context; right: the committed run.

@@ -265,21 +265,16 @@ def load_small_bert(directory: str | Path = CHECKPOINT_DIR) -> tuple[Bert, objec
     """The committed small BERT: ``(model, tokenizer, report)`` as written by :func:`save_pretrained`."""
     from tokenizers import Tokenizer
 
-    from coursekit.train import load_checkpoint, read_checkpoint_metadata
+    from coursekit.train import load_model_directory
 
     directory = Path(directory)
-    path = directory / "model.safetensors"
-    if not path.exists():
-        raise FileNotFoundError(f"no checkpoint at {path}; train one with "
-                                f"`python -m coursekit.bert_pretraining --out {directory}`")
-    config, _ = read_checkpoint_metadata(path)
-    model = Bert(BertConfig(**config))
-    load_checkpoint(path, model, expected_config=model.config)
+    model, _ = load_model_directory(directory, lambda config, _: Bert(BertConfig(**config)),
+                                    reproduce=f"python -m coursekit.bert_pretraining --out {directory}")
     tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
     if tokenizer.get_vocab_size() != model.config.vocab_size:
         raise ValueError(f"tokenizer.json has {tokenizer.get_vocab_size()} pieces but the model's vocabulary is "
                          f"{model.config.vocab_size}")
-    return model.eval(), tokenizer, json.loads((directory / "report.json").read_text())
+    return model, tokenizer, json.loads((directory / "report.json").read_text())
 
 
 def finetune_by_step(snapshot_dir: str | Path, tokenizer, *, n_train: int = 3000, epochs: int = 3, lr: float = 1e-3,

@@ -382,18 +382,12 @@ def load_char_gpt(directory: str | Path = CHECKPOINT_DIR) -> tuple[GPT, CharToke
     ``directory`` holds ``model.safetensors`` (weights + config) and ``report.json`` (the recipe,
     loss curves and final losses) written by ``python -m coursekit.gpt train --out DIR``.
     """
-    from coursekit.train import load_checkpoint, read_checkpoint_metadata
+    from coursekit.train import load_model_directory
 
-    directory = Path(directory)
-    path = directory / "model.safetensors"
-    if not path.exists():
-        raise FileNotFoundError(f"no checkpoint at {path}; train one with `python -m coursekit.gpt train --out "
-                                f"{directory}`")
-    config, extra = read_checkpoint_metadata(path)
-    model = GPT(GPTConfig(**config))
-    load_checkpoint(path, model, expected_config=model.config)
-    report = json.loads((directory / "report.json").read_text())
-    return model.eval(), CharTokenizer(extra["chars"]), report
+    model, extra = load_model_directory(directory, lambda config, _: GPT(GPTConfig(**config)),
+                                        reproduce=f"python -m coursekit.gpt train --out {directory}")
+    report = json.loads((Path(directory) / "report.json").read_text())
+    return model, CharTokenizer(extra["chars"]), report
 
 
 def model_flops_per_token(config: GPTConfig, n_params: int) -> float:

@@ -577,19 +577,14 @@ def save_icl_checkpoint(directory: str | Path, model: GPT, cfg: ICLTrainConfig, 
 
 def load_icl_checkpoint(directory: str | Path = "data/icl") -> tuple[GPT, ICLTrainConfig, dict]:
     """The committed in-context learner: ``(model, train config, report)``."""
-    from coursekit.train import load_checkpoint, read_checkpoint_metadata
+    from coursekit.train import load_model_directory
 
     directory = Path(directory)
-    path = directory / "model.safetensors"
-    if not path.exists():
-        raise FileNotFoundError(f"no ICL checkpoint at {path}; make one with "
-                                f"`python -m coursekit.prompting train --out {directory}`")
-    _, extra = read_checkpoint_metadata(path)
-    cfg = ICLTrainConfig(**extra["train_config"])
-    model = GPT(cfg.model_config())
-    load_checkpoint(path, model, cfg.model_config())
+    model, extra = load_model_directory(
+        directory, lambda _, extra: GPT(ICLTrainConfig(**extra["train_config"]).model_config()),
+        reproduce=f"python -m coursekit.prompting train --out {directory}")
     report = json.loads((directory / "report.json").read_text()) if (directory / "report.json").exists() else {}
-    return model.eval(), cfg, report
+    return model, ICLTrainConfig(**extra["train_config"]), report
 
 
 def finetune_on_demonstrations(model: nn.Module, demos: Sequence[tuple[int, int]], fmt: TokenFormat, *,

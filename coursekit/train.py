@@ -200,6 +200,23 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
     return stored
 
 
+def load_model_directory(directory: str | Path, build: Callable[[dict, dict], nn.Module], *,
+                         reproduce: str) -> tuple[nn.Module, dict]:
+    """Load a committed model directory's ``model.safetensors``: ``(model in eval mode, extra metadata)``.
+
+    ``build(config, extra)`` makes the empty model from the checkpoint's metadata; the weights are then
+    loaded with a config check. A missing checkpoint is a ``FileNotFoundError`` naming ``reproduce``,
+    the command that writes it.
+    """
+    path = Path(directory) / "model.safetensors"
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint at {path}; make it with `{reproduce}`")
+    config, extra = read_checkpoint_metadata(path)
+    model = build(config, extra)
+    load_checkpoint(path, model, expected_config=model.config)
+    return model.eval(), extra
+
+
 def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
     """Number of (trainable) parameters, counting shared tensors once."""
     seen, total = set(), 0

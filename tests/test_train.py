@@ -52,6 +52,7 @@ class TinyConfig:
 class Tiny(nn.Module):
     def __init__(self, cfg: TinyConfig):
         super().__init__()
+        self.config = cfg
         self.emb = nn.Embedding(5, cfg.d_in)
         self.hidden = nn.Linear(cfg.d_in, cfg.d_hidden)
         self.out = nn.Linear(cfg.d_hidden, 5, bias=False)
@@ -66,6 +67,17 @@ def test_checkpoint_roundtrip(tmp_path):
     for a, b in zip(model.state_dict().values(), clone.state_dict().values()):
         assert torch.equal(a, b)
     assert train.read_checkpoint_metadata(path)[1] == {"val_loss": 1.5}
+
+
+def test_load_model_directory_builds_from_metadata_and_names_the_command(tmp_path):
+    model = Tiny(TinyConfig(d_hidden=6))
+    train.save_checkpoint(tmp_path / "model.safetensors", model, model.config, extra={"note": "x"})
+    loaded, extra = train.load_model_directory(tmp_path, lambda config, _: Tiny(TinyConfig(**config)),
+                                               reproduce="make-it")
+    assert extra == {"note": "x"} and not loaded.training and loaded.config == model.config
+    assert torch.equal(loaded.hidden.weight, model.hidden.weight)
+    with pytest.raises(FileNotFoundError, match="make it with `make-it`"):
+        train.load_model_directory(tmp_path / "absent", lambda c, e: Tiny(TinyConfig(**c)), reproduce="make-it")
 
 
 def test_checkpoint_tied_weights(tmp_path):

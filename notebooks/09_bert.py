@@ -27,6 +27,7 @@
 # - Explain why BERT cannot generate text.
 
 # %%
+import copy
 import math
 import time
 
@@ -615,7 +616,7 @@ def add_rows(model_name, ft, scratch, feats, n_ft, n_feat, head):
 # %%
 small_feats = feature_based(small, small_tok, S.feat_train)
 small_recipe = dict(lr=S.small_lr, epochs=S.small_epochs, batch_size=S.small_batch)
-small_ft = finetune(bert_pretraining.load_small_bert()[0], small_tok, S.small_train, **small_recipe)  # fresh copy
+small_ft = finetune(copy.deepcopy(small), small_tok, S.small_train, **small_recipe)  # keep `small` as it is
 runtime.seed_everything(0)
 small_scratch = finetune(bert.Bert(small.config), small_tok, S.small_train, **small_recipe)
 add_rows("our small BERT", small_ft, small_scratch, small_feats, S.small_train, S.feat_train,
@@ -625,7 +626,7 @@ print(f"small BERT: fine-tuned {small_ft[0]:.3f} vs no pre-training {small_scrat
 # %%
 minilm_feats = feature_based(minilm, minilm_tok, S.feat_train)
 minilm_recipe = dict(lr=S.minilm_lr, epochs=1, batch_size=S.minilm_batch, frozen_layers=S.minilm_frozen)
-minilm_ft = finetune(bert.load_minilm()[0], minilm_tok, S.minilm_train, **minilm_recipe)
+minilm_ft = finetune(copy.deepcopy(minilm), minilm_tok, S.minilm_train, **minilm_recipe)
 runtime.seed_everything(0)
 minilm_random = bert.Bert(minilm.config, mlm_head=False, nsp_head=False)
 minilm_scratch = finetune(minilm_random, minilm_tok, S.minilm_train, **minilm_recipe)

@@ -37,12 +37,13 @@ import torch.nn.functional as F
 
 from coursekit.bert import IGNORE_INDEX, Bert, BertConfig, build_pair, make_nsp_pairs, mask_tokens, wikitext_documents
 from coursekit.checks import check_positive_int, check_probability
+from coursekit.data import PROJECT_DATA
 
 __all__ = ["CHECKPOINT_DIR", "PretrainConfig", "PretrainingCorpus", "build_corpus", "finetune_by_step",
            "held_out_batch", "held_out_losses", "load_small_bert", "make_batch", "pretrain", "sample_batch",
            "save_pretrained", "unigram_entropy"]
 
-CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "data" / "bert"
+CHECKPOINT_DIR = PROJECT_DATA / "bert"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 

@@ -36,6 +36,22 @@ from pathlib import Path
 
 MIRROR_ENV = "COURSEKIT_DATA_MIRROR"
 CACHE_ENV = "COURSEKIT_CACHE"
+
+#: The project's own ``data/`` folder (committed models and vectors), found from the package's location,
+#: never from the current directory: a notebook run from ``notebooks/``, ``student/`` or any other folder
+#: reads the same files.
+PROJECT_DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def model_dir(name: str) -> Path:
+    """``data/<name>``, the folder of a committed model (``"bert"``, ``"gpt"``, ``"icl"``, ``"embeddings"``,
+    ``"translation"``) in the checkout this package was installed from (``pip install -e .``)."""
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be the name of a folder under data/, e.g. 'gpt', got {name!r}")
+    if not PROJECT_DATA.is_dir():
+        raise FileNotFoundError(f"{PROJECT_DATA} does not exist: the committed models live in the course's "
+                                "git checkout; install the package from it with `pip install -e .`")
+    return PROJECT_DATA / name
 FETCH_HINT = "python -m coursekit.data fetch {corpus}"
 
 

@@ -33,6 +33,7 @@ from torch import nn
 
 from coursekit.attention import KVCache
 from coursekit.checks import check_positive_int, check_tensor, check_token_ids
+from coursekit.data import PROJECT_DATA
 from coursekit.decoding.sampling import sample_next
 from coursekit.transformer import DecoderLayer, LearnedPositions
 
@@ -373,7 +374,7 @@ def fixed_val_loss(model: GPT, val_ids: torch.Tensor) -> float:
                          generator=torch.Generator().manual_seed(FIXED_EVAL["seed"]))
 
 
-CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "data" / "gpt"
+CHECKPOINT_DIR = PROJECT_DATA / "gpt"
 
 
 def load_char_gpt(directory: str | Path = CHECKPOINT_DIR) -> tuple[GPT, CharTokenizer, dict]:

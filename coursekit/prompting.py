@@ -575,11 +575,12 @@ def save_icl_checkpoint(directory: str | Path, model: GPT, cfg: ICLTrainConfig, 
     return out
 
 
-def load_icl_checkpoint(directory: str | Path = "data/icl") -> tuple[GPT, ICLTrainConfig, dict]:
+def load_icl_checkpoint(directory: str | Path | None = None) -> tuple[GPT, ICLTrainConfig, dict]:
     """The committed in-context learner: ``(model, train config, report)``."""
+    from coursekit.data import model_dir
     from coursekit.train import load_model_directory
 
-    directory = Path(directory)
+    directory = model_dir("icl") if directory is None else Path(directory)
     model, extra = load_model_directory(
         directory, lambda _, extra: GPT(ICLTrainConfig(**extra["train_config"]).model_config()),
         reproduce=f"python -m coursekit.prompting train --out {directory}")

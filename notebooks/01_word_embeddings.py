@@ -28,7 +28,6 @@
 
 # %%
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,6 +37,7 @@ from torch import nn
 
 from coursekit import data, runtime, viz, widgets
 from coursekit import embeddings as E
+from coursekit.data import model_dir
 from coursekit.exercises import check_analogy, check_ppmi, check_sgns_loss
 
 S = runtime.sizes(
@@ -47,8 +47,7 @@ S = runtime.sizes(
 )
 device = runtime.device()
 plt.rcParams["figure.dpi"] = 80
-ROOT = Path.cwd() if (Path.cwd() / "pyproject.toml").exists() else Path.cwd().parent   # run from notebooks/ or root
-VECTORS_PATH = ROOT / "data" / "embeddings" / "wikitext2_sgns"                       # read by notebook 02
+VECTORS_PATH = model_dir("embeddings") / "wikitext2_sgns"                       # read by notebook 02
 print(S, "on", device)
 
 # %% [markdown]

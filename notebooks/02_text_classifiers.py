@@ -24,7 +24,6 @@
 #   time, next to the published numbers.
 
 # %%
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -34,6 +33,7 @@ import torch.nn.functional as F
 from coursekit import classifiers as CL
 from coursekit import data, runtime, text, viz
 from coursekit import embeddings as E
+from coursekit.data import model_dir
 from coursekit.exercises import check_bow_logits, check_dan_forward, check_max_over_time
 from coursekit.train import count_parameters, fit
 
@@ -44,8 +44,7 @@ S = runtime.sizes(
 )
 device = runtime.device()
 plt.rcParams["figure.dpi"] = 80
-ROOT = Path.cwd() if (Path.cwd() / "pyproject.toml").exists() else Path.cwd().parent
-VECTORS_PATH = ROOT / "data" / "embeddings" / "wikitext2_sgns"          # written by notebook 01
+VECTORS_PATH = model_dir("embeddings") / "wikitext2_sgns"          # written by notebook 01
 print(S, "on", device)
 
 # %% [markdown]

@@ -29,7 +29,6 @@
 # %%
 import dataclasses
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
@@ -37,6 +36,7 @@ import torch.nn.functional as F
 
 from coursekit import prompting as P
 from coursekit import runtime, viz
+from coursekit.data import model_dir
 from coursekit.exercises import check_build_prompt, check_induction_score, check_label_likelihood
 from coursekit.gpt import GPT, CharTokenizer, GPTConfig, TrainConfig
 from coursekit.gpt import train as train_char_gpt
@@ -52,7 +52,6 @@ S = runtime.sizes(
 )
 device = torch.device("cpu")      # the models here are tiny: CPU is as fast as a GPU and keeps results identical
 plt.rcParams["figure.dpi"] = 80
-ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
 SHOTS = [0, 1, 2, 4, 8, 16]
 print(S, "on", device, "(runtime.device() would give", runtime.device(), ")")
 
@@ -139,7 +138,7 @@ print("greedy continuation of [0, 1, 2]:", P.greedy_continuation(stub, prompt, 3
 
 # %%
 # NBVAL_CHECK_OUTPUT
-icl_model, icl_cfg, icl_report = P.load_icl_checkpoint(ROOT / "data" / "icl")
+icl_model, icl_cfg, icl_report = P.load_icl_checkpoint(model_dir("icl"))
 fam = icl_cfg.task_family()
 fmts = fam.formats()
 K, L = fam.inputs_per_task, fam.labels_per_task
@@ -431,7 +430,7 @@ assert min(r["accuracy (8 shots)"] for r in knock[1:]) < knock[0]["accuracy (8 s
 # small one here for `S.char_iters` steps.)
 
 # %%
-char_dir = ROOT / "data" / "gpt"
+char_dir = model_dir("gpt")
 if (char_dir / "model.safetensors").exists():
     stored, extra = read_checkpoint_metadata(char_dir / "model.safetensors")
     char_model = GPT(GPTConfig(**stored))

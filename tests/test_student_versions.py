@@ -2,14 +2,13 @@
 
 (a) unit tests of the generator on small synthetic notebooks;
 (b) the student version of every notebook in notebooks/ is valid, has no solution text, and runs
-    top to bottom up to its first exercise (quick profile, headless);
+    top to bottom under the grader from a folder outside the repository (quick profile, headless);
 (c) grading a synthetic submission gives passed / failed / not attempted per exercise.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import nbformat
@@ -20,6 +19,7 @@ from coursekit.exercises.__main__ import main
 from coursekit.exercises.student import (
     ANSWER_STUB,
     MarkerError,
+    exercises_of,
     student_notebook,
     write_student_versions,
 )
@@ -249,8 +249,6 @@ def test_leak_scan_finds_solution_lines():
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_student_version_of_every_notebook(source, tmp_path):
-    from nbclient import NotebookClient
-
     original = nbformat.read(source, as_version=4)
     (written, _), = write_student_versions(source, tmp_path)
     student = nbformat.read(written, as_version=4)
@@ -266,11 +264,41 @@ def test_student_version_of_every_notebook(source, tmp_path):
             assert cell.outputs == [] and cell.execution_count is None
             assert "raise NotImplementedError" in cell.source or "BEGIN SOLUTION" not in cell.source
 
-    head = nbformat.v4.new_notebook(cells=student.cells[:first], metadata=student.metadata)
-    env = {**os.environ, "COURSEKIT_PROFILE": "quick", "COURSEKIT_HEADLESS": "1"}
-    client = NotebookClient(head, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(source.parent)}})
-    client.execute(env=env)  # raises CellExecutionError naming the cell on any error
+    # Run the whole student version under the grader, from a folder outside the repository (as a student
+    # who copied the handed-out notebook elsewhere would): no lesson cell may crash, and every exercise
+    # must come out "not attempted" (its stub raises NotImplementedError), none failed.
+    from coursekit.exercises.grade import grade
+
+    assert not written.resolve().is_relative_to(Path(__file__).resolve().parent.parent)
+    report = grade(written, timeout=300)
+    assert report.lesson_errors == [], f"{source.name}: lesson cells crashed: {report.lesson_errors}"
+    assert report.total == len(exercises_of(original)) > 0
+    statuses = {e.number: (e.status, e.message) for e in report.exercises}
+    assert all(st == "not attempted" for st, _ in statuses.values()), f"{source.name}: {statuses}"
+
+
+def test_no_notebook_resolves_files_from_the_current_directory():
+    """Committed files are found from the package (coursekit.data.model_dir), never from Path.cwd(): a
+    student version in student/ or anywhere else must read the same models."""
+    for source in NOTEBOOKS:
+        text = source.with_suffix(".py").read_text(encoding="utf-8")
+        assert "Path.cwd()" not in text and "os.getcwd()" not in text, f"{source.name} resolves paths from the cwd"
+
+
+def test_grader_reports_crashed_lesson_cells(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    nb = _notebook(new_markdown_cell("# Homework"),
+                   new_code_cell("x = 1"),
+                   new_code_cell("open('/no/such/model.safetensors')"),
+                   new_code_cell('# EXERCISE 1: softmax\ndef my_softmax(x):\n'
+                                 '    raise NotImplementedError("Exercise 1: softmax")\n\nmy_softmax(1)'))
+    report = grade(_write(nb, tmp_path / "crash.ipynb"), timeout=60)
+    assert report.lesson_errors == [{"cell": 3, "error": "FileNotFoundError",
+                                     "message": "[Errno 2] No such file or directory: '/no/such/model.safetensors'"}]
+    assert "1 lesson cell(s) crashed" in report.table() and "cell 3: FileNotFoundError" in report.table()
+    assert report.to_dict()["lesson_errors"] == report.lesson_errors
+    assert [e.status for e in report.exercises] == ["not attempted"]
 
 
 # ----------------------------------------------------------------------------- (c) grading

@@ -17,6 +17,10 @@ cell up to the next exercise cell, and the check results logged while they ran. 
 * **failed** when a check failed (its message is shown) or one of its cells raised an error;
 * **not attempted** when its cell still raises ``NotImplementedError`` or no check reported.
 
+A lesson cell (one before the first exercise) that raises is listed under ``lesson_errors`` with its
+cell number and message: the exercises after it may then fail for a reason that is not the student's
+(a missing model file, a name the crashed cell should have defined).
+
 Student code is executed as is: grade submissions in a sandbox you trust (a container, a CI job).
 """
 
@@ -70,6 +74,7 @@ class GradeReport:
     seconds: float
     exercises: list[ExerciseGrade]
     notes: list[str] = field(default_factory=list)
+    lesson_errors: list[dict] = field(default_factory=list)  # {"cell", "error", "message"} per crashed lesson cell
 
     @property
     def passed(self) -> int:
@@ -86,6 +91,7 @@ class GradeReport:
         """Plain data for autograders (what ``--json`` prints)."""
         return {"notebook": self.notebook, "profile": self.profile, "seconds": round(self.seconds, 2),
                 "passed": self.passed, "total": self.total, "counts": self.counts(), "notes": self.notes,
+                "lesson_errors": self.lesson_errors,
                 "exercises": [{**asdict(e), "checks": [asdict(c) for c in e.checks]} for e in self.exercises]}
 
     def table(self, width: int = 100) -> str:
@@ -101,6 +107,11 @@ class GradeReport:
             lines.append(f"{title:<{w_title}}  {e.status:<{w_status}}  {wrapped[0]}")
             lines += [indent + more for more in wrapped[1:]]
         lines += [f"note: {note}" for note in self.notes]
+        if self.lesson_errors:
+            lines += ["", f"{len(self.lesson_errors)} lesson cell(s) crashed (exercises after them may fail "
+                          "for that reason):"]
+            lines += [f"  cell {e['cell']}: {e['error']}: {textwrap.shorten(e['message'], width - 20)}"
+                      for e in self.lesson_errors]
         c = self.counts()
         lines += ["", f"Total: {self.passed} / {self.total} passed "
                       f"({c[FAILED]} failed, {c[NOT_ATTEMPTED]} not attempted)"]
@@ -282,7 +293,10 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     rows = [_grade_exercise(e, span, runs) for e, span in zip(exercises, _spans(exercises, len(nb.cells)))]
     if expected is not None:
         rows = _match_reference(rows, expected, notes)
-    return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes)
+    first = exercises[0].cell_index if exercises else len(nb.cells)
+    lesson_errors = [{"cell": i + 1, "error": run.error[0], "message": run.error[1]}
+                     for i, run in sorted(runs.items()) if i < first and run.error]
+    return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes, lesson_errors)
 
 
 def _require_kernel(name: str) -> None:

@@ -45,6 +45,10 @@ class Seq2SeqConfig:
     ``attention``: ``None`` (plain encoder–decoder) or a score name from
     :data:`coursekit.attention.SCORE_FUNCTIONS`; ``style``: where the attention sits ("bahdanau" or
     "luong"); ``max_src_len`` is needed by the location score (longest source, ``<eos>`` included).
+    ``bidirectional``: the encoder reads the source in both directions (Bahdanau et al. 2015, §3.2), each
+    direction with ``d_hidden / 2`` units, so an annotation s_k = [→h_k; ←h_k] still has ``d_hidden``
+    entries and sees the whole sentence. ``share_embeddings``: one embedding table for source and target
+    (a shared subword vocabulary, ``src_vocab_size == tgt_vocab_size``).
     """
 
     src_vocab_size: int
@@ -62,10 +66,22 @@ class Seq2SeqConfig:
     pad_id: int = 0
     bos_id: int = 2
     eos_id: int = 3
+    bidirectional: bool = False
+    share_embeddings: bool = False
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_emb", "d_hidden", "num_layers"):
             check_positive_int(getattr(self, name), name)
+        if self.bidirectional and self.d_hidden % 2:
+            raise ValueError(f"a bidirectional encoder splits d_hidden over two directions: d_hidden must be "
+                             f"even, got {self.d_hidden}")
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError("share_embeddings needs one vocabulary: src_vocab_size == tgt_vocab_size, got "
+                             f"{self.src_vocab_size} and {self.tgt_vocab_size}")
+        for name in ("pad_id", "bos_id", "eos_id"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < self.tgt_vocab_size:
+                raise ValueError(f"{name} must be an id in [0, {self.tgt_vocab_size}), got {value!r}")
         if self.cell not in CELLS:
             raise ValueError(f"cell must be one of {sorted(CELLS)}, got {self.cell!r}")
         if self.attention is not None and self.attention not in SCORE_FUNCTIONS:
@@ -136,9 +152,16 @@ class Encoder(nn.Module):
         super().__init__()
         c = config
         self.embedding = nn.Embedding(c.src_vocab_size, c.d_emb, padding_idx=c.pad_id)
-        self.rnn = CELLS[c.cell](c.d_emb, c.d_hidden, num_layers=c.num_layers, batch_first=True,
+        self.bidirectional = c.bidirectional
+        self.rnn = CELLS[c.cell](c.d_emb, c.d_hidden // 2 if c.bidirectional else c.d_hidden,
+                                 num_layers=c.num_layers, batch_first=True, bidirectional=c.bidirectional,
                                  dropout=c.dropout if c.num_layers > 1 else 0.0)
         self.dropout = nn.Dropout(c.dropout)
+
+    def _join_directions(self, h: torch.Tensor) -> torch.Tensor:
+        """(L·2, B, H/2) final states of both directions → (L, B, H): [→h_n; ←h_1] per layer."""
+        L2, B, half = h.shape
+        return h.view(L2 // 2, 2, B, half).transpose(1, 2).reshape(L2 // 2, B, 2 * half)
 
     def forward(self, src: torch.Tensor, src_mask: torch.Tensor):
         """``src`` (B, S) ids, ``src_mask`` (B, S) bool → outputs s (B, S, H) (zeros at padding) and the
@@ -151,6 +174,9 @@ class Encoder(nn.Module):
         packed = pack_padded_sequence(emb, lengths, batch_first=True, enforce_sorted=False)
         out, state = self.rnn(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=S)          # (B, S, H)
+        if self.bidirectional:
+            state = tuple(map(self._join_directions, state)) if isinstance(state, tuple) else \
+                self._join_directions(state)
         return out, _batch_first(state)
 
 
@@ -270,6 +296,8 @@ class Seq2Seq(nn.Module):
         self.config = config
         self.encoder = Encoder(config)
         self.decoder = Decoder(config)
+        if config.share_embeddings:
+            self.decoder.embedding = self.encoder.embedding  # one table for the shared vocabulary
 
     def _check_source(self, src: torch.Tensor, src_mask: torch.Tensor) -> None:
         check_tensor(src, "src", ndim=2)

@@ -120,6 +120,11 @@ class Vocab:
             out.append(tok)
         return out
 
+    def detokenize(self, ids: Iterable[int]) -> str:
+        """Ids → the sentence string (specials dropped, stops at ``<eos>``): tokens joined by spaces."""
+        return " ".join(self.decode(ids, strip_specials=True))
+
+
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, *, max_len: int | None = None,
               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -409,6 +409,7 @@ class TransformerConfig:
     max_len: int = 256
     positions: str = "sinusoidal"      # or "learned"
     tie_output: bool = True            # output projection shares the target embedding (§3.4)
+    share_embeddings: bool = False     # one table for source and target too (a shared subword vocabulary)
     final_norm: bool = True            # final LayerNorm on each stack (as in torch.nn.Transformer)
     src_pad_id: int = 0
     tgt_pad_id: int = 0
@@ -424,6 +425,9 @@ class TransformerConfig:
         if self.positions not in ("sinusoidal", "learned"):
             raise ValueError(f"positions must be 'sinusoidal' or 'learned', got {self.positions!r}")
         _check_activation(self.activation)
+        if self.share_embeddings and (self.src_vocab_size, self.src_pad_id) != (self.tgt_vocab_size, self.tgt_pad_id):
+            raise ValueError("share_embeddings needs one vocabulary: equal vocab sizes and pad ids, got "
+                             f"{self.src_vocab_size}/{self.tgt_vocab_size} and {self.src_pad_id}/{self.tgt_pad_id}")
 
 
 class Transformer(nn.Module):
@@ -452,6 +456,8 @@ class Transformer(nn.Module):
         self.decoder = Decoder(c.n_decoder_layers, c.d_model, c.n_heads, c.d_ff, **stack)
         self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
         self._init_weights()
+        if c.share_embeddings:
+            self.src_embed = self.tgt_embed
         if c.tie_output:
             self.out_proj.weight = self.tgt_embed.weight
 
@@ -596,6 +602,7 @@ class TransformerState:
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` (beam search)."""
+        index = index.to(self.memory.device)
         self.memory = self.memory.index_select(0, index)
         self.src_keep = self.src_keep.index_select(0, index)
         self.cache.reorder(index)

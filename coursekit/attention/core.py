@@ -252,6 +252,18 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).reshape(B, T, H * D)  # (B, T, C)
 
 
+def _row_index(index: torch.Tensor, n_rows: int, device) -> torch.Tensor:
+    """A checked 1-D integer index into ``n_rows`` batch rows, moved to ``device`` (the cache's)."""
+    if not isinstance(index, torch.Tensor):
+        raise TypeError(f"index must be a 1-D integer tensor of batch rows, got {type(index).__name__}")
+    if index.dim() != 1 or index.dtype.is_floating_point or index.dtype == torch.bool:
+        raise TypeError(f"index must be a 1-D integer tensor of batch rows, got {index.dtype} {tuple(index.shape)}")
+    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= n_rows):
+        raise ValueError(f"index values must lie in [0, {n_rows}) (the cache holds {n_rows} rows), "
+                         f"got min {int(index.min())}, max {int(index.max())}")
+    return index.to(device=device, dtype=torch.long)
+
+
 class KVCache:
     """Keys and values of the positions seen so far, for one attention layer.
 
@@ -292,6 +304,7 @@ class KVCache:
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` (beam search re-ranks its hypotheses every step)."""
         if self.k is not None:
+            index = _row_index(index, self.k.shape[0], self.k.device)
             self.k = self.k.index_select(0, index)
             self.v = self.v.index_select(0, index)
 

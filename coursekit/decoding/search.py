@@ -165,7 +165,7 @@ def beam_search(step: StepFn, state: Any, *, batch_size: int, bos_id: int, eos_i
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or length_penalty < 0:
         raise ValueError(f"length_penalty must be a number ≥ 0, got {length_penalty!r}")
     B, k = batch_size, beam_size
-    state = reorder(state, torch.arange(B).repeat_interleave(k))
+    state = reorder(state, torch.arange(B, device=device).repeat_interleave(k))
     prefix = torch.full((B * k, 1), bos_id, dtype=torch.long, device=device)   # (B*k, 1)
     scores = torch.zeros(B, k, device=device)
     scores[:, 1:] = float("-inf")               # at t = 0 all beams are the same <bos>: expand one of them

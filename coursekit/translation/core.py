@@ -17,13 +17,19 @@ and Transformer notebooks are measured on the *same* held-out sentences:
    of that order, so a smaller profile's test set is a subset of a larger one's.
 4. **subsample** the training pairs with a fixed permutation (``seed``) to ``n_train``: again a prefix,
    so the ``quick`` training set is inside the ``class`` one.
-5. **vocabularies** (:class:`coursekit.text.Vocab`, ``<pad> <unk> <bos> <eos>``) built on the training
-   pairs only, keeping tokens seen ``min_freq`` times.
+5. **vocabularies** built on the training pairs only: a word :class:`coursekit.text.Vocab` per language
+   (``<pad> <unk> <bos> <eos>``, tokens seen ``min_freq`` times), or one shared BPE vocabulary
+   (:class:`coursekit.translation.subword.SubwordVocab`, no ``<unk>``) — the course benchmark
+   (:func:`coursekit.translation.benchmark.load_benchmark`) uses the latter.
 6. **batches**: source = tokens + ``<eos>``; decoder input = ``<bos>`` + tokens; decoder target =
    tokens + ``<eos>``; right-padded with masks (True = real token) by :func:`coursekit.text.pad_batch`.
 
 BLEU is corpus BLEU from sacrebleu (Papineni et al. 2002; Post 2018) on the detokenised strings,
-overall and by source-length bucket (:meth:`TranslationData.evaluate`).
+overall and by source-length bucket, and chrF (Popović 2015), the character n-gram F-score, which
+gives partial credit for a word with the right stem (:meth:`TranslationData.evaluate`).
+
+The held-out pool is larger than the test set: its sentences after the first ``n_test`` form a
+*validation* split (``n_valid``), for watching BLEU during training without touching the test set.
 """
 
 from __future__ import annotations
@@ -50,8 +56,10 @@ __all__ = [
     "BleuReport",
     "load_translation",
     "corpus_bleu",
+    "corpus_chrf",
     "bleu_by_length",
     "length_buckets",
+    "translator",
 ]
 
 #: The split every translation notebook uses, so their test BLEU is measured on the same sentences:
@@ -148,6 +156,17 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
         logger.setLevel(level)
 
 
+def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus chrF (sacrebleu defaults: character 6-grams, β = 2; 0–100), one reference each."""
+    import sacrebleu
+
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    if not hypotheses:
+        raise ValueError("chrF of an empty corpus is undefined")
+    return float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score)
+
+
 def length_buckets(max_len: int, width: int = 2) -> list[tuple[int, int]]:
     """Contiguous inclusive source-length buckets ``(lo, hi)`` covering 1..``max_len``.
 
@@ -195,6 +214,12 @@ class BleuReport:
     sources: list[str]
     hypotheses: list[str]
     references: list[str]
+    chrf: float = float("nan")
+
+    @property
+    def exact(self) -> float:
+        """Fraction of hypotheses equal to their reference."""
+        return sum(h == r for h, r in zip(self.hypotheses, self.references)) / len(self.references)
 
     def examples(self, k: int = 5) -> list[dict]:
         """The first ``k`` (source, reference, hypothesis) triples, for display."""
@@ -209,8 +234,9 @@ class BleuReport:
 class TranslationData:
     """Tokenised train/test pairs, vocabularies, padded batches and BLEU evaluation.
 
-    Build it with :func:`load_translation`. ``train`` / ``test`` are lists of
-    ``(english_tokens, french_tokens)``.
+    Build it with :func:`load_translation`. ``train`` / ``test`` / ``valid`` are lists of
+    ``(english_tokens, french_tokens)``; the vocabularies are word :class:`~coursekit.text.Vocab` s or
+    one shared :class:`~coursekit.translation.subword.SubwordVocab` (then ``src_vocab is tgt_vocab``).
     """
 
     train: list[tuple[list[str], list[str]]]
@@ -219,19 +245,40 @@ class TranslationData:
     tgt_vocab: Vocab
     max_len: int
     info: dict = field(default_factory=dict)
+    valid: list[tuple[list[str], list[str]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._ids = {name: self._encode(pairs) for name, pairs in (("train", self.train), ("test", self.test))}
+        self._ids = {name: self._encode(pairs) for name, pairs in self.splits().items()}
+
+    def splits(self) -> dict[str, list]:
+        return {"train": self.train, "test": self.test, "valid": self.valid}
 
     def _encode(self, pairs):
+        if hasattr(self.src_vocab, "encode_batch"):  # subwords: the tokenizer's batch encoder is much faster
+            return (self.src_vocab.encode_batch([e for e, _ in pairs], add_eos=True),
+                    self.tgt_vocab.encode_batch([f for _, f in pairs]))
         src = [self.src_vocab.encode(e, add_eos=True) for e, _ in pairs]
         tgt = [self.tgt_vocab.encode(f) for _, f in pairs]
         return src, tgt
 
     def _split(self, split: str):
         if split not in self._ids:
-            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+            raise ValueError(f"split must be 'train', 'test' or 'valid', got {split!r}")
         return self._ids[split]
+
+    def truncate(self, split: str, n: int) -> None:
+        """Keep only the first ``n`` pairs of ``split`` (a smaller test set is a prefix of the larger one)."""
+        pairs = self.splits()[split] if split in self._ids else self._split(split)
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(pairs):
+            raise ValueError(f"n must be an int in [0, {len(pairs)}] for split {split!r}, got {n!r}")
+        del pairs[n:]
+        src, tgt = self._ids[split]
+        self._ids[split] = (src[:n], tgt[:n])
+
+    def lengths(self, split: str = "train") -> tuple[list[int], list[int]]:
+        """Token counts per pair of ``split``: source (with ``<eos>``) and target (with ``<bos>``)."""
+        src, tgt = self._split(split)
+        return [len(s) for s in src], [len(t) + 1 for t in tgt]
 
     # ---- batching
     def make_batch(self, indices: Sequence[int], split: str = "train") -> TranslationBatch:
@@ -273,11 +320,12 @@ class TranslationData:
 
     # ---- text
     def source_text(self, i: int, split: str = "test") -> str:
-        return " ".join((self.test if split == "test" else self.train)[i][0])
+        self._split(split)
+        return " ".join(self.splits()[split][i][0])
 
     def detokenize(self, ids) -> str:
         """Target ids → the string BLEU sees (specials dropped, stops at ``<eos>``)."""
-        return " ".join(self.tgt_vocab.decode(ids, strip_specials=True))
+        return self.tgt_vocab.detokenize(ids)
 
     # ---- evaluation
     def evaluate(self, translate: Callable[[TranslationBatch], Sequence[Sequence[int]]], *,
@@ -289,7 +337,8 @@ class TranslationData:
         without ``<bos>``/``<eos>``; decoding stops at the first ``<eos>``). References are the
         normalised French sentences, *not* mapped through the vocabulary, so ``<unk>`` costs BLEU.
         """
-        pairs = self.test if split == "test" else self.train
+        self._split(split)
+        pairs = self.splits()[split]
         n = len(pairs) if limit is None else min(limit, len(pairs))
         hyps: list[str] = []
         for start in range(0, n, batch_size):
@@ -302,7 +351,8 @@ class TranslationData:
         srcs = [" ".join(e) for e, _ in pairs[:n]]
         lengths = [len(e) for e, _ in pairs[:n]]
         buckets = list(buckets) if buckets is not None else length_buckets(self.max_len)
-        return BleuReport(corpus_bleu(hyps, refs), bleu_by_length(lengths, hyps, refs, buckets), srcs, hyps, refs)
+        return BleuReport(corpus_bleu(hyps, refs), bleu_by_length(lengths, hyps, refs, buckets), srcs, hyps, refs,
+                          corpus_chrf(hyps, refs))
 
 
 def translator(model, *, beam_size: int = 1, max_len: int = 20, length_penalty: float = 0.0
@@ -328,14 +378,16 @@ def translator(model, *, beam_size: int = 1, max_len: int = 20, length_penalty: 
 
 def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: int | None = 1000,
                      min_freq: int = 2, max_vocab: int | None = None, test_per_mille: int = 50, seed: int = 0,
-                     release: str = "d2l") -> TranslationData:
+                     release: str = "d2l", n_valid: int = 0, subwords=None) -> TranslationData:
     """Read, normalise, filter, split and index the Tatoeba English→French pairs (see the module doc).
 
     ``max_len``: longest sentence kept, in tokens, on both sides. ``n_train`` / ``n_test``: how many
     training / test pairs to keep (``None`` = all). ``max_vocab`` caps each vocabulary (specials
     included; the most frequent tokens are kept), which bounds the cost of the output softmax.
     Keep ``max_len``, ``test_per_mille`` and ``n_test`` equal across notebooks to compare their BLEU
-    (the course uses :data:`COURSE_SPLIT`).
+    (the course uses :data:`COURSE_SPLIT`). ``n_valid``: held-out sentences after the test set kept as
+    a validation split. ``subwords``: a :class:`~coursekit.translation.subword.SubwordVocab` to use for
+    both languages instead of word vocabularies (``min_freq`` / ``max_vocab`` are then unused).
     """
     from coursekit.data import load_tatoeba
 
@@ -347,6 +399,10 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
         check_positive_int(n_test, "n_test")
     if max_vocab is not None:
         check_positive_int(max_vocab, "max_vocab")
+    if isinstance(n_valid, bool) or not isinstance(n_valid, int) or n_valid < 0:
+        raise ValueError(f"n_valid must be a non-negative int, got {n_valid!r}")
+    if n_valid and n_test is None:
+        raise ValueError("n_valid needs n_test: the validation sentences are the held-out ones after the test set")
     if not isinstance(test_per_mille, int) or not 0 < test_per_mille < 1000:
         raise ValueError(f"test_per_mille must be an int in (0, 1000), got {test_per_mille!r}")
 
@@ -367,11 +423,19 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
     if n_train is not None and n_train < len(train):
         order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:n_train]
         train = [train[i] for i in order.tolist()]
+    valid = []
     if n_test is not None:
-        test = test[:n_test]
-    src_vocab = Vocab.build((e for e, _ in train), min_freq=min_freq, max_size=max_vocab)
-    tgt_vocab = Vocab.build((f for _, f in train), min_freq=min_freq, max_size=max_vocab)
+        test, valid = test[:n_test], test[n_test:n_test + n_valid]
+        if len(valid) < n_valid:
+            raise ValueError(f"n_valid={n_valid} but only {len(valid)} held-out sentences remain after the test set")
+    if subwords is not None:
+        if not hasattr(subwords, "detokenize") or not hasattr(subwords, "encode_batch"):
+            raise TypeError(f"subwords must be a SubwordVocab, got {type(subwords).__name__}")
+        src_vocab = tgt_vocab = subwords
+    else:
+        src_vocab = Vocab.build((e for e, _ in train), min_freq=min_freq, max_size=max_vocab)
+        tgt_vocab = Vocab.build((f for _, f in train), min_freq=min_freq, max_size=max_vocab)
     info = {"release": release, "pairs_in_file": n_raw, "train_pool": n_train_pool, "test_pool": n_test_pool,
             "max_len": max_len, "min_freq": min_freq, "max_vocab": max_vocab, "test_per_mille": test_per_mille,
-            "seed": seed}
-    return TranslationData(train, test, src_vocab, tgt_vocab, max_len, info)
+            "seed": seed, "n_valid": n_valid, "vocabulary": "words" if subwords is None else f"bpe {len(subwords)}"}
+    return TranslationData(train, test, src_vocab, tgt_vocab, max_len, info, valid)

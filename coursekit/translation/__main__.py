@@ -1,0 +1,129 @@
+"""Command line of the course's translation models.
+
+    python -m coursekit.translation evaluate MODEL [--json] [--beam K] [--limit N]
+    python -m coursekit.translation translate MODEL [--beam K]      < english.txt > french.txt
+    python -m coursekit.translation train MODEL --work runs/MODEL --out data/translation/MODEL [--resume]
+    python -m coursekit.translation tokenizer [--out DIR]
+
+MODEL is one of ``seq2seq``, ``attention``, ``transformer`` (the committed models in data/translation/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from coursekit.translation.recipes import MODELS
+
+
+def _evaluate(args) -> int:
+    import time
+
+    from coursekit.translation.benchmark import load_benchmark
+    from coursekit.translation.recipes import evaluate, load_model
+
+    data = load_benchmark(n_valid=0)
+    model, report = load_model(args.model, args.dir, data=data)
+    start = time.monotonic()
+    result = evaluate(model, data, "test", beam_size=args.beam, limit=args.limit)
+    out = {"model": args.model, "bleu": round(result.bleu, 2), "chrf": round(result.chrf, 2),
+           "exact": round(result.exact, 4), "n_test": len(result.references), "beam": args.beam,
+           "bleu_by_length": [{**row, "bleu": round(row["bleu"], 2)} for row in result.by_length],
+           "reported_bleu": report["test"]["bleu"], "seconds": round(time.monotonic() - start, 1)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{args.model}: BLEU {out['bleu']:.2f}  chrF {out['chrf']:.2f}  exact {out['exact']:.1%}  "
+              f"on {out['n_test']} test sentences (report: {out['reported_bleu']:.2f})")
+        for row in out["bleu_by_length"]:
+            print(f"  source length {row['bucket']:>5}: BLEU {row['bleu']:6.2f}  ({row['n']} sentences)")
+    return 0
+
+
+def _translate(args) -> int:
+    from coursekit.translation.benchmark import load_tokenizer
+    from coursekit.translation.core import TranslationData
+    from coursekit.translation.recipes import load_model, translate_sentences
+
+    tok = load_tokenizer()
+    data = TranslationData([], [], tok, tok, 10, {"benchmark": {"tokenizer_sha256": tok.sha256()}})
+    model, _ = load_model(args.model, args.dir, data=data)
+    lines = [line.rstrip("\n") for line in sys.stdin]
+    for start in range(0, len(lines), 64):
+        for french in translate_sentences(model, data, lines[start:start + 64], beam_size=args.beam):
+            print(french, flush=True)
+    return 0
+
+
+def _train(args) -> int:
+    import torch
+
+    from coursekit.translation.benchmark import load_benchmark
+    from coursekit.translation.recipes import export, train
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    data = load_benchmark()
+    model, state = train(args.model, args.work, resume=args.resume, max_updates=args.max_updates, data=data)
+    if args.out:
+        figures = export(args.model, model, state, args.out, data)
+        print(json.dumps({k: figures[k] for k in ("model", "updates", "train_seconds", "test")}))
+    return 0
+
+
+def _tokenizer(args) -> int:
+    from coursekit.data import model_dir
+    from coursekit.translation.benchmark import TOKENIZER_FILE, train_tokenizer
+
+    out = Path(args.out) if args.out else model_dir("translation")
+    path = train_tokenizer().save(out / TOKENIZER_FILE)
+    print(f"wrote {path} (the committed models need the committed file: retraining reorders tied ids)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.translation",
+                                     description="The course's EN→FR translation models.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("evaluate", help="BLEU/chrF of a committed model on the test split")
+    ev.add_argument("model", choices=MODELS)
+    ev.add_argument("--json", action="store_true", help="print one JSON object")
+    ev.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N test sentences")
+    ev.add_argument("--dir", default=None, help="model folder (default data/translation/MODEL)")
+    ev.set_defaults(run=_evaluate)
+    tr = sub.add_parser("translate", help="translate English lines from standard input")
+    tr.add_argument("model", choices=MODELS)
+    tr.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
+    tr.add_argument("--dir", default=None, help="model folder (default data/translation/MODEL)")
+    tr.set_defaults(run=_translate)
+    tn = sub.add_parser("train", help="train a recipe (checkpoints in --work; --resume continues)")
+    tn.add_argument("model", choices=MODELS)
+    tn.add_argument("--work", required=True, help="folder for checkpoint.pt and train.log")
+    tn.add_argument("--out", default=None, help="write the committed model and report here at the end")
+    tn.add_argument("--resume", action="store_true", help="continue from --work/checkpoint.pt")
+    tn.add_argument("--max-updates", type=int, default=None, help="override the recipe's number of updates")
+    tn.add_argument("--threads", type=int, default=None, help="torch threads")
+    tn.set_defaults(run=_train)
+    tk = sub.add_parser("tokenizer", help="train the benchmark BPE on the training pairs")
+    tk.add_argument("--out", default=None, help="folder (default data/translation)")
+    tk.set_defaults(run=_tokenizer)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "beam", 1) < 1:
+        print("error: --beam must be ≥ 1", file=sys.stderr)
+        return 2
+    try:
+        return args.run(args)
+    except (ValueError, FileNotFoundError, FileExistsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

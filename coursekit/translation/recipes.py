@@ -1,0 +1,359 @@
+"""Recipes of the course's three committed translation models, and the loop that trains them.
+
+One recipe per model, all on :mod:`coursekit.translation.benchmark` (shared BPE, tied embeddings):
+
+* ``seq2seq`` — GRU encoder–decoder without attention (Sutskever et al. 2014; Cho et al. 2014): a
+  bidirectional GRU reads the source, its final states are the decoder's initial state, and nothing
+  else of the source reaches the decoder: the bottleneck of notebook 05;
+* ``attention`` — the same GRUs with Bahdanau (additive) attention (Bahdanau et al. 2015): at every step
+  the decoder re-reads all encoder states (notebook 06);
+* ``transformer`` — an encoder–decoder Transformer (Vaswani et al. 2017), d 256, 4 heads, FFN 1024,
+  3 + 3 layers, pre-LN (notebook 08).
+
+All three train with Adam(0.9, 0.98), a linear warm-up then inverse-square-root decay (Vaswani et al.
+2017, Eq. 3), label smoothing 0.1, gradient clipping at 1, and length-grouped batches of at most
+``max_tokens`` tokens (:func:`~coursekit.translation.benchmark.token_batches`).
+
+:func:`train` runs a recipe with a checkpoint every few minutes in a work folder and resumes from it
+(``resume=True``): the batches of an epoch depend only on the seed and the epoch number, so a resumed run
+continues with exactly the batches the interrupted one would have seen. Every ``eval_every`` updates it
+logs validation loss and BLEU (500 held-out sentences, never the test set). :func:`export` writes the
+committed model: half-precision safetensors, the recipe, and a report with curves, wall time, hardware,
+test BLEU/chrF by length and the showcase translations.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
+from coursekit.translation.core import BleuReport, TranslationData, length_buckets
+
+__all__ = ["Recipe", "RECIPES", "MODELS", "build_model", "train", "export", "load_model", "evaluate",
+           "translate_sentences", "inverse_sqrt"]
+
+MODELS = ("seq2seq", "attention", "transformer")
+SUBSET = 100  # test sentences whose BLEU the reload test reproduces (fast enough for CI)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything that decides a committed model: architecture, optimisation, batches, length of training."""
+
+    model: str                       # one of MODELS
+    arch: dict = field(default_factory=dict)
+    max_tokens: int = 3000           # per batch, source + target, padding included
+    lr: float = 1e-3                 # peak learning rate, reached after `warmup` updates
+    warmup: int = 400
+    max_updates: int = 3000
+    label_smoothing: float = 0.1
+    clip: float = 1.0
+    eval_every: int = 250
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+
+
+_GRU = dict(d_emb=256, d_hidden=512, cell="gru", num_layers=1, dropout=0.2, bidirectional=True,
+            share_embeddings=True)
+
+RECIPES: dict[str, Recipe] = {
+    "seq2seq": Recipe("seq2seq", dict(_GRU), lr=2e-3, warmup=200, max_updates=2500),
+    "attention": Recipe("attention", dict(_GRU, attention="additive", style="bahdanau", d_attn=256),
+                        lr=2e-3, warmup=200, max_updates=2500),
+    "transformer": Recipe("transformer", dict(d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3,
+                                              d_ff=1024, dropout=0.1, norm_first=True, max_len=64,
+                                              share_embeddings=True, tie_output=True),
+                          lr=1e-3, warmup=400, max_updates=4000),
+}
+
+
+def build_model(recipe: Recipe, vocab_size: int) -> nn.Module:
+    """The untrained model of ``recipe`` for a shared vocabulary of ``vocab_size`` pieces."""
+    if recipe.model == "transformer":
+        from coursekit.transformer import Transformer, TransformerConfig
+
+        return Transformer(TransformerConfig(vocab_size, vocab_size, **recipe.arch))
+    from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
+
+    model = Seq2Seq(Seq2SeqConfig(vocab_size, vocab_size, **recipe.arch))
+    nn.init.normal_(model.encoder.embedding.weight, std=recipe.arch["d_emb"] ** -0.5)  # not N(0, 1)
+    return model
+
+
+def inverse_sqrt(warmup: int):
+    """LR factor at update u: u / warmup during warm-up, then √(warmup / u) (peak 1 at u = warmup)."""
+    return lambda u: (u + 1) / warmup if u + 1 < warmup else math.sqrt(warmup / (u + 1))
+
+
+def _loss(model: nn.Module, batch, label_smoothing: float) -> tuple[torch.Tensor, int]:
+    """Mean label-smoothed cross-entropy per real target token, and the number of those tokens."""
+    if hasattr(model, "encoder") and hasattr(model.encoder, "rnn"):       # Seq2Seq
+        logits, _ = model(batch.src, batch.src_mask, batch.tgt_in)
+    else:
+        logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1), ignore_index=0,
+                           label_smoothing=label_smoothing)
+    return loss, int(batch.tgt_mask.sum())
+
+
+@torch.no_grad()
+def valid_nll(model: nn.Module, data: TranslationData, split: str = "valid", batch_size: int = 250) -> float:
+    """Mean NLL per target token (no smoothing) on ``split``."""
+    was = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for batch in data.batches(batch_size, split=split):
+        loss, n = _loss(model, batch, 0.0)
+        total, count = total + loss.item() * n, count + n
+    model.train(was)
+    return total / count
+
+
+def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, beam_size: int = 1,
+             limit: int | None = None, batch_size: int = 250) -> BleuReport:
+    """BLEU / chrF / by-length of greedy (or beam) translations of ``split``."""
+    from coursekit.translation.core import translator
+
+    return data.evaluate(translator(model, beam_size=beam_size, max_len=2 * data.max_len + 10), split=split,
+                         limit=limit, batch_size=batch_size,
+                         buckets=length_buckets(data.max_len))
+
+
+def translate_sentences(model: nn.Module, data: TranslationData, sentences: list[str], *,
+                        beam_size: int = 1) -> list[str]:
+    """Raw English sentences → normalised French strings (the CLI's ``translate``)."""
+    from coursekit.text import pad_batch
+    from coursekit.translation.core import split_tokens
+
+    if not sentences:
+        return []
+    vocab = data.src_vocab
+    words = [split_tokens(s) for s in sentences]
+    out = [""] * len(sentences)
+    todo = [i for i, w in enumerate(words) if w]
+    if not todo:
+        return out
+    src, mask, _ = pad_batch([vocab.encode(words[i], add_eos=True) for i in todo], vocab.pad_id)
+    model.eval()
+    device = next(model.parameters()).device
+    result = model.translate(src.to(device), mask.to(device), beam_size=beam_size, max_len=2 * data.max_len + 10)
+    for i, ids in zip(todo, result.tokens):
+        out[i] = data.detokenize(ids)
+    return out
+
+
+# --------------------------------------------------------------------------- training with checkpoints
+
+
+def _hardware() -> dict:
+    return {"machine": platform.machine(), "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
+            "device": "cpu"}
+
+
+def _log(path: Path, record: dict) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+def _save_state(path: Path, state: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)  # atomic: an interruption never leaves a half-written checkpoint
+
+
+def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int | None = None,
+          checkpoint_minutes: float = 3.0, data: TranslationData | None = None,
+          recipe: Recipe | None = None, quiet: bool = False) -> tuple[nn.Module, dict]:
+    """Train recipe ``name`` in the folder ``work`` (``checkpoint.pt``, ``train.log``); returns (model, log).
+
+    ``resume=True`` continues from ``work/checkpoint.pt`` when there is one. ``max_updates`` overrides the
+    recipe's length (the schedule does not depend on it, so stopping early equals a shorter recipe).
+    """
+    recipe = recipe or RECIPES[name]
+    if max_updates is not None:
+        recipe = replace(recipe, max_updates=max_updates)
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    data = data or load_benchmark()
+    torch.manual_seed(recipe.seed)
+    model = build_model(recipe, len(data.tgt_vocab))
+    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(recipe.warmup))
+    ckpt, log_path = work / "checkpoint.pt", work / "train.log"
+    st = {"update": 0, "epoch": 0, "position": 0, "seconds": 0.0, "curve": [], "train": []}
+    if resume and ckpt.exists():
+        saved = torch.load(ckpt, weights_only=True)
+        if saved["recipe"] != asdict(recipe) | {"max_updates": saved["recipe"]["max_updates"]}:
+            raise ValueError(f"{ckpt} was written by another recipe: {saved['recipe']} (now {asdict(recipe)})")
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["scheduler"])
+        st = saved["state"]
+        torch.set_rng_state(saved["rng"])  # dropout continues with the numbers the interrupted run would have drawn
+        _log(log_path, {"event": "resume", "update": st["update"], "seconds": st["seconds"]})
+    elif not resume and ckpt.exists():
+        raise FileExistsError(f"{ckpt} exists: pass resume=True (--resume) to continue it, or remove it")
+    src_len, tgt_len = data.lengths("train")
+    model.train()
+    last_save = time.monotonic()
+    t0 = time.monotonic() - st["seconds"]
+    window = []
+
+    def save():
+        st["seconds"] = time.monotonic() - t0
+        _save_state(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                           "scheduler": sched.state_dict(), "state": st, "recipe": asdict(recipe),
+                           "rng": torch.get_rng_state()})
+
+    while st["update"] < recipe.max_updates:
+        order = token_batches(src_len, tgt_len, recipe.max_tokens,
+                              torch.Generator().manual_seed(recipe.seed * 1000 + st["epoch"]))
+        for index in order[st["position"]:]:
+            batch = data.make_batch(index)
+            loss, n_tok = _loss(model, batch, recipe.label_smoothing)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
+            opt.step()
+            sched.step()
+            st["update"] += 1
+            st["position"] += 1
+            window.append((loss.item(), n_tok, len(batch)))
+            if st["update"] % 50 == 0:
+                seconds = time.monotonic() - t0
+                rec = {"update": st["update"], "epoch": st["epoch"] + st["position"] / len(order),
+                       "seconds": round(seconds, 1), "loss": sum(w[0] for w in window) / len(window),
+                       "tokens": sum(w[1] for w in window), "sentences": sum(w[2] for w in window),
+                       "lr": sched.get_last_lr()[0]}
+                st["train"].append(rec)
+                _log(log_path, rec)
+                window = []
+            if st["update"] % recipe.eval_every == 0 or st["update"] == recipe.max_updates:
+                point = _evaluate_point(model, data, st, time.monotonic() - t0)
+                _log(log_path, {"event": "eval", **point})
+                if not quiet:
+                    print(json.dumps(point), flush=True)
+            if time.monotonic() - last_save > 60 * checkpoint_minutes:
+                save()
+                last_save = time.monotonic()
+            if st["update"] >= recipe.max_updates:
+                break
+        else:
+            st["epoch"] += 1
+            st["position"] = 0
+    save()
+    model.eval()
+    return model, st
+
+
+def _evaluate_point(model, data, st, seconds) -> dict:
+    start = time.monotonic()
+    report = evaluate(model, data, "valid")
+    point = {"update": st["update"], "seconds": round(seconds, 1), "valid_nll": round(valid_nll(model, data), 4),
+             "valid_bleu": round(report.bleu, 2), "valid_chrf": round(report.chrf, 2),
+             "eval_seconds": round(time.monotonic() - start, 1)}
+    st["curve"].append(point)
+    model.train()
+    return point
+
+
+# --------------------------------------------------------------------------- the committed model
+
+
+def export(name: str, model: nn.Module, state: dict, out: str | Path, data: TranslationData, *,
+           recipe: Recipe | None = None) -> dict:
+    """Write ``out/model.safetensors`` (fp16) and ``out/report.json``; the test figures are measured on the
+    weights *as stored* (rounded to fp16, loaded back as fp32)."""
+    from coursekit.train import save_checkpoint
+
+    recipe = recipe or RECIPES[name]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    model = model.half().float().eval()           # exactly what the fp16 file will give back
+    path = save_checkpoint(out / "model.safetensors", model.half(), model.config,
+                           extra={"recipe": asdict(recipe), "model": name,
+                                  "tokenizer_sha256": data.info["benchmark"]["tokenizer_sha256"]})
+    model = model.float()
+    start = time.monotonic()
+    report = evaluate(model, data, "test")
+    test_seconds = time.monotonic() - start
+    subset = evaluate(model, data, "test", limit=SUBSET)  # what the reload test in CI reproduces
+    shown = showcase(data)
+    hyps = translate_sentences(model, data, [r["source"] for r in shown])
+    from coursekit.train import count_parameters
+
+    figures = {
+        "model": name, "recipe": asdict(recipe), "benchmark": data.info["benchmark"],
+        "parameters": count_parameters(model),
+        "updates": state["update"],
+        "epochs": round(state["epoch"] + state["position"] / _epoch_len(data, recipe), 3),
+        "train_seconds": round(state["seconds"], 1), "hardware": _hardware(),
+        "test": {"bleu": round(report.bleu, 2), "chrf": round(report.chrf, 2), "exact": round(report.exact, 4),
+                 "n_test": len(report.references), "decode_seconds": round(test_seconds, 1),
+                 "bleu_by_length": [{**row, "bleu": round(row["bleu"], 2)} for row in report.by_length]},
+        "test_subset": {"n": SUBSET, "bleu": subset.bleu, "chrf": subset.chrf, "hypotheses": subset.hypotheses},
+        "target_tokens_per_wall_second": round(sum(r["tokens"] for r in state["train"]) / max(state["seconds"], 1), 1),
+        "curve": state["curve"], "train_log": state["train"],
+        "showcase": [{**r, "hypothesis": h} for r, h in zip(shown, hyps)],
+        "samples": report.examples(20),
+        "file_sha256": _sha256(path), "size_bytes": path.stat().st_size,
+        "reproduce": f"python -m coursekit.translation train {name} --work runs/{name} --out data/translation/{name}",
+    }
+    (out / "report.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return figures
+
+
+def _epoch_len(data: TranslationData, recipe: Recipe) -> int:
+    src_len, tgt_len = data.lengths("train")
+    return len(token_batches(src_len, tgt_len, recipe.max_tokens, torch.Generator().manual_seed(recipe.seed * 1000)))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_model(name: str, directory: str | Path | None = None, *, data: TranslationData | None = None
+               ) -> tuple[nn.Module, dict]:
+    """The committed model ``name`` (fp32, eval mode) and its report; the file's sha256 must match the report."""
+    from coursekit.data import model_dir
+    from coursekit.train import load_model_directory
+
+    if name not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {name!r}")
+    directory = Path(directory) if directory is not None else model_dir("translation") / name
+    report_path = directory / "report.json"
+    reproduce = f"python -m coursekit.translation train {name} --work runs/{name} --out {directory}"
+    if not report_path.is_file():
+        raise FileNotFoundError(f"no report at {report_path}; make the model with `{reproduce}`")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    path = directory / "model.safetensors"
+    if path.is_file() and _sha256(path) != report["file_sha256"]:
+        raise ValueError(f"{path} does not match its report (sha256 {_sha256(path)[:12]}… vs "
+                         f"{report['file_sha256'][:12]}…): a truncated or replaced file; re-run `{reproduce}`")
+
+    def build(config: dict, extra: dict) -> nn.Module:
+        recipe = Recipe(**extra["recipe"])
+        if extra["model"] != name:
+            raise ValueError(f"{path} holds the {extra['model']!r} model, not {name!r}")
+        if data is not None and extra["tokenizer_sha256"] != data.info["benchmark"]["tokenizer_sha256"]:
+            raise ValueError(f"{path} was trained with another tokenizer than the benchmark's")
+        return build_model(recipe, config["tgt_vocab_size"]).half()
+
+    model, _ = load_model_directory(directory, build, reproduce=reproduce)
+    return model.float().eval(), report

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import platform
 import random
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -169,3 +171,49 @@ def environment_report() -> dict[str, str]:
     for pkg in ("transformers", "tokenizers", "datasets", "sacrebleu", "gensim", "nbval"):
         report[pkg] = version(pkg)
     return report
+
+
+@contextmanager
+def exact_matmul() -> Iterator[None]:
+    """Full fp32 precision for matmuls and cuDNN inside the block (TF32 off), restored on exit.
+
+    On Ampere and later GPUs, cuDNN's RNN and convolution kernels use TF32 by default
+    (``torch.backends.cudnn.allow_tf32``): inputs rounded to a 10-bit mantissa, so a fused ``nn.LSTM``
+    and a from-scratch twin differ in the 4th digit. A parity check at 1e-5 must run without it. On a
+    CPU this changes nothing.
+    """
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def synchronize(dev: torch.device | str | None = None) -> None:
+    """Wait for the queued kernels of ``dev`` (CUDA and MPS run asynchronously; a no-op on the CPU)."""
+    dev = torch.device(dev) if dev is not None else device()
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    elif dev.type == "mps":
+        torch.mps.synchronize()
+
+
+def timed(fn: Callable[[], Any], dev: torch.device | str | None = None, *, repeat: int = 1,
+          warmup: int = 0) -> tuple[float, Any]:
+    """``(best seconds over `repeat` runs, last result)`` of ``fn()``, synchronising ``dev`` around each run.
+
+    Without the synchronisation a GPU timing measures only how long it took to *queue* the kernels.
+    """
+    if not isinstance(repeat, int) or repeat < 1 or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"repeat must be an int ≥ 1 and warmup an int ≥ 0, got {repeat!r}, {warmup!r}")
+    for _ in range(warmup):
+        fn()
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        synchronize(dev)
+        start = time.perf_counter()
+        result = fn()
+        synchronize(dev)
+        best = min(best, time.perf_counter() - start)
+    return best, result

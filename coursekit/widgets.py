@@ -34,7 +34,7 @@ def explorer(render: Callable[..., Any], static_examples: Sequence[dict], **cont
 
     ``controls`` are what ``ipywidgets.interactive`` accepts: a widget, a ``(min, max, step)``
     tuple, a list of options, a string for a text box. Each static example is a dict of the same
-    keyword arguments.
+    keyword arguments. Returns ``None`` in both cases: the explorer is displayed here, exactly once.
     """
     if not static_examples:
         raise ValueError("explorer needs at least one static example for the headless fallback")
@@ -53,4 +53,4 @@ def explorer(render: Callable[..., Any], static_examples: Sequence[dict], **cont
 
     widget = ipywidgets.interactive(render, **controls)
     display(widget)
-    return widget
+    return None  # displayed once here; returning it too would show it a second time as the cell's value

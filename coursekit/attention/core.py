@@ -187,10 +187,14 @@ def _fused_attention(q, k, v, mask, batch, dropout_p):
     q = q.expand(*batch, *q.shape[-2:])
     k = k.expand(*batch, *k.shape[-2:])
     v = v.expand(*batch, *v.shape[-2:])
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-    if mask is not None:
-        out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
-    return out
+    if mask is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+    # A query row with every key masked is a softmax over nothing. Older torch (2.4) returns NaN there,
+    # whose gradient then poisons q, k and v even after the row is zeroed; let such a row attend
+    # everywhere inside the kernel and zero it afterwards, so no NaN ever exists, on any version.
+    empty = ~mask.any(dim=-1, keepdim=True)                                   # (..., T_q, 1)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | empty, dropout_p=dropout_p)
+    return out.masked_fill(empty, 0.0)
 
 
 def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int, *,

@@ -507,11 +507,15 @@ class WordVectors:
 
         from safetensors.torch import save_file
 
+        from coursekit.train import stamp_content_hash
+
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        vocab = json.dumps(self.itos, ensure_ascii=False)
         save_file({"vectors": torch.from_numpy(self.vectors).half()}, str(path.with_suffix(".safetensors")),
                   metadata={"words": str(len(self)), "dim": str(self.dim)})
-        path.with_suffix(".vocab.json").write_text(json.dumps(self.itos, ensure_ascii=False))
+        stamp_content_hash(path.with_suffix(".safetensors"), vocab_sha256=_sha256_text(vocab))
+        path.with_suffix(".vocab.json").write_text(vocab)
 
     @classmethod
     def load(cls, path) -> WordVectors:
@@ -526,9 +530,21 @@ class WordVectors:
         for f in (st, vocab):
             if not f.exists():
                 raise FileNotFoundError(f"no saved word vectors at {f} (notebook 01 writes them)")
+        from coursekit.train import verify_checkpoint
+
+        meta = verify_checkpoint(st)
+        text = vocab.read_text()
+        if "vocab_sha256" in meta and meta["vocab_sha256"] != _sha256_text(text):
+            raise ValueError(f"{vocab} does not belong to {st} (its hash differs from the one the vectors recorded)")
         vectors = load_file(str(st))["vectors"].float()
-        itos = json.loads(vocab.read_text())
+        itos = json.loads(text)
         return cls(itos, vectors)
+
+
+def _sha256_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def evaluate_similarity(wv: WordVectors, pairs: Iterable[tuple[str, str, float]], *,

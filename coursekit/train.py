@@ -9,6 +9,7 @@ config as JSON in the file's metadata, so loading into a differently shaped mode
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 import math
@@ -147,7 +148,8 @@ def _config_dict(config: Any) -> dict:
 def save_checkpoint(path: str | Path, model: nn.Module, config: Any, extra: dict | None = None) -> Path:
     """Save ``model``'s weights as safetensors with ``config`` (and ``extra``) as JSON metadata.
 
-    Tied weights (e.g. an output layer sharing the embedding matrix) are stored once.
+    Tied weights (e.g. an output layer sharing the embedding matrix) are stored once. The metadata also
+    holds ``content_sha256``, the hash of the tensor bytes, which :func:`load_checkpoint` verifies.
     """
     from safetensors.torch import save_model
 
@@ -157,15 +159,58 @@ def save_checkpoint(path: str | Path, model: nn.Module, config: Any, extra: dict
     if extra:
         metadata["extra"] = json.dumps(extra, sort_keys=True)
     save_model(model, str(path), metadata=metadata)
+    return stamp_content_hash(path)
+
+
+def stamp_content_hash(path: str | Path, **more_metadata: str) -> Path:
+    """Rewrite a safetensors file with ``content_sha256`` (the hash of its tensor bytes) in its metadata.
+
+    The tensors are written back unchanged (same names, order and bytes), so the hash stays valid.
+    """
+    from safetensors.torch import load_file, save_file
+
+    path = Path(path)
+    digest, meta = checkpoint_content(path)
+    save_file(load_file(str(path)), str(path), metadata={**meta, **more_metadata, "content_sha256": digest})
+    if checkpoint_content(path)[0] != digest:  # pragma: no cover - safetensors changed its layout rules
+        raise RuntimeError(f"rewriting {path} changed its tensor bytes")
     return path
+
+
+def checkpoint_content(path: str | Path) -> tuple[str, dict]:
+    """``(sha256 of the tensor bytes, metadata)`` of a safetensors file; a truncated file is a ``ValueError``."""
+    path = Path(path)
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[:8], "little") if len(raw) >= 8 else -1
+    try:
+        header = json.loads(raw[8:8 + n]) if 0 <= n <= len(raw) - 8 else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        header = None
+    if not isinstance(header, dict):
+        raise ValueError(f"{path} is not a safetensors file (or its header is damaged)")
+    end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0)
+    if 8 + n + end != len(raw):
+        raise ValueError(f"{path} is truncated or damaged: its header announces {8 + n + end:,} bytes, the file has "
+                         f"{len(raw):,}")
+    return hashlib.sha256(raw[8 + n:]).hexdigest(), header.get("__metadata__") or {}
+
+
+def verify_checkpoint(path: str | Path) -> dict:
+    """Check a checkpoint's tensor bytes against the ``content_sha256`` in its metadata; return the metadata."""
+    digest, meta = checkpoint_content(path)
+    stored = meta.get("content_sha256")
+    if stored is not None and stored != digest:
+        raise ValueError(f"{path} is corrupt: its tensors hash to {digest[:16]}…, the checkpoint recorded "
+                         f"{stored[:16]}…; restore the file (git checkout) or re-run the command that made it")
+    return meta
 
 
 def read_checkpoint_metadata(path: str | Path) -> tuple[dict, dict]:
     """(config, extra) stored in a checkpoint, without loading the weights."""
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as fh:
-        meta = fh.metadata() or {}
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    meta = checkpoint_content(path)[1]
     if "config" not in meta:
         raise ValueError(f"{path} has no config in its metadata; was it saved with coursekit.train.save_checkpoint?")
     return json.loads(meta["config"]), json.loads(meta.get("extra", "{}"))
@@ -182,6 +227,7 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
+    verify_checkpoint(path)
     stored, _ = read_checkpoint_metadata(path)
     if expected_config is not None:
         expected = _config_dict(expected_config)

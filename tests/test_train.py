@@ -138,3 +138,52 @@ def test_metrics():
         metrics.bleu("a b", "a b")
     with pytest.raises(ValueError, match="does not match"):
         metrics.accuracy([1, 2, 3], [1, 2])
+
+
+def _flip_last_byte(path):
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 0x01
+    path.write_bytes(bytes(raw))
+
+
+def test_checkpoint_content_hash_refuses_flipped_bytes_and_truncation(tmp_path):
+    cfg = {"d": 3}
+    model = nn.Linear(3, 2)
+    path = train.save_checkpoint(tmp_path / "m.safetensors", model, cfg)
+    meta = train.verify_checkpoint(path)
+    assert len(meta["content_sha256"]) == 64
+    train.load_checkpoint(path, nn.Linear(3, 2), cfg)                     # intact: loads
+    _flip_last_byte(path)                                                   # one bit of one weight
+    with pytest.raises(ValueError, match="is corrupt"):
+        train.load_checkpoint(path, nn.Linear(3, 2), cfg)
+    path = train.save_checkpoint(tmp_path / "t.safetensors", model, cfg)
+    path.write_bytes(path.read_bytes()[:-5])
+    with pytest.raises(ValueError, match="truncated or damaged"):
+        train.load_checkpoint(path, nn.Linear(3, 2), cfg)
+    (tmp_path / "junk.safetensors").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        train.read_checkpoint_metadata(tmp_path / "junk.safetensors")
+
+
+def test_every_committed_checkpoint_has_and_passes_its_hash():
+    from pathlib import Path
+
+    files = sorted((Path(__file__).resolve().parents[1] / "data").rglob("*.safetensors"))
+    assert len(files) >= 4
+    for f in files:
+        assert "content_sha256" in train.verify_checkpoint(f), f"{f} carries no content hash"
+
+
+def test_word_vectors_hash(tmp_path):
+    from coursekit.embeddings import WordVectors
+
+    wv = WordVectors(["a", "b", "c"], torch.randn(3, 4))
+    wv.save(tmp_path / "v")
+    assert WordVectors.load(tmp_path / "v").itos == ["a", "b", "c"]
+    (tmp_path / "v.vocab.json").write_text('["a", "c", "b"]')
+    with pytest.raises(ValueError, match="does not belong"):
+        WordVectors.load(tmp_path / "v")
+    wv.save(tmp_path / "w")
+    _flip_last_byte(tmp_path / "w.safetensors")
+    with pytest.raises(ValueError, match="is corrupt"):
+        WordVectors.load(tmp_path / "w")

@@ -20,9 +20,11 @@ as one JSON line so that ``python -m coursekit.exercises grade`` can collect it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -86,6 +88,10 @@ def mistake_value(fn: Callable, *args) -> Any:
         return None
 
 
+class Delegated(Exception):
+    """Raised when the student's code calls the reference its exercise asks them to write."""
+
+
 def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
     """Call the student's function; turn its exceptions into a message naming the input.
 
@@ -95,8 +101,67 @@ def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
         return fn(*args, **kwargs)
     except NotImplementedError:
         raise
+    except Delegated as exc:
+        raise CheckFailed(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any error in student code becomes feedback
         raise CheckFailed(f"on {case}, your function raised {type(exc).__name__}: {exc}") from exc
+
+
+def _resolve(dotted: str) -> tuple[Any, str, Any]:
+    """``"torch.nn.functional.softmax"`` → (the module or class that holds it, attribute name, the object)."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            owner = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:-1]:
+            owner = getattr(owner, attr)
+        return owner, parts[-1], getattr(owner, parts[-1])
+    raise ValueError(f"cannot resolve {dotted!r}")
+
+
+@contextlib.contextmanager
+def forbid_references(student_fn: Callable, references: tuple[str, ...], exercise: str):
+    """Within the block, a call of any of ``references`` *from the student's code* raises :class:`Delegated`.
+
+    Each reference is replaced, where it is defined and wherever the student's namespace binds it, by a
+    stand-in that looks at its caller: code whose globals are the student's (the notebook) is refused;
+    everything else — the check's own reference computation, library internals — gets the original.
+    """
+    student_globals = getattr(student_fn, "__globals__", None)
+    if student_globals is None or not references:
+        yield
+        return
+    patches: list[tuple[Any, str, Any]] = []   # (where, name, original)
+    try:
+        for dotted in references:
+            owner, name, original = _resolve(dotted)
+            short = dotted.rsplit(".", 1)[-1]
+
+            def stand_in(*args, _original=original, _short=short, _dotted=dotted, **kwargs):
+                caller = sys._getframe(1).f_globals
+                if caller is student_globals:
+                    raise Delegated(f"{exercise} asks you to write this yourself: your code calls {_dotted} "
+                                    f"(`{_short}`), the function the exercise re-creates. Use basic tensor "
+                                    "operations instead.")
+                return _original(*args, **kwargs)
+
+            patches.append((owner, name, original))
+            setattr(owner, name, stand_in)
+            for key, value in list(student_globals.items()):
+                if value is original:
+                    patches.append((student_globals, key, original))
+                    student_globals[key] = stand_in
+        yield
+    finally:
+        for where, name, original in reversed(patches):
+            if isinstance(where, dict):
+                where[name] = original
+            else:
+                setattr(where, name, original)
 
 
 def _close(a: Any, b: Any, atol: float, rtol: float) -> bool:
@@ -155,14 +220,22 @@ def _matching_mistake(got: Any, mistakes: Mapping[str, Any] | None, atol: float,
     return None
 
 
-def exercise_check(title: str, *, success: str = "all cases match the reference.") -> Callable:
-    """Decorate a check function: catch failures, print feedback, return a :class:`CheckResult`."""
+def exercise_check(title: str, *, success: str = "all cases match the reference.",
+                   reimplements: tuple[str, ...] = ()) -> Callable:
+    """Decorate a check function: catch failures, print feedback, return a :class:`CheckResult`.
+
+    ``reimplements``: dotted names of the library / torch functions the exercise asks the student to
+    re-create (e.g. ``"torch.nn.functional.scaled_dot_product_attention"``). While the check runs, a
+    call of one of them from the student's code fails the check with a message that says so.
+    """
 
     def decorate(check_fn: Callable[..., None]) -> Callable[..., CheckResult]:
         @functools.wraps(check_fn)
         def wrapper(*args, verbose: bool = True, **kwargs) -> CheckResult:
             try:
-                check_fn(*args, **kwargs)
+                student = args[0] if args and callable(args[0]) else None
+                with forbid_references(student, reimplements, f"This exercise ({title})"):
+                    check_fn(*args, **kwargs)
                 result = CheckResult(title, PASSED, success)
             except NotImplementedError:
                 result = CheckResult(title, NOT_ATTEMPTED,
@@ -175,6 +248,7 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
             return result
 
         wrapper.title = title  # type: ignore[attr-defined]
+        wrapper.reimplements = reimplements  # type: ignore[attr-defined]
         return wrapper
 
     return decorate

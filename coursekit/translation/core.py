@@ -286,6 +286,11 @@ class TranslationData:
         src_ids, tgt_ids = self._split(split)
         if len(indices) == 0:
             raise ValueError("make_batch needs at least one index")
+        bad = [i for i in indices
+               if isinstance(i, bool) or not hasattr(i, "__index__") or not 0 <= int(i) < len(src_ids)]
+        if bad:
+            raise ValueError(f"indices must be ints in [0, {len(src_ids)}) for the {split!r} split "
+                             f"({len(src_ids)} pairs), got {bad[:5]}")
         src, src_mask, src_lengths = pad_batch([src_ids[i] for i in indices], self.src_vocab.pad_id)
         bos, eos = self.tgt_vocab.bos_id, self.tgt_vocab.eos_id
         tgt_in, tgt_mask, _ = pad_batch([[bos] + tgt_ids[i] for i in indices], self.tgt_vocab.pad_id)

@@ -109,7 +109,10 @@ def _inverted(scaled: torch.Tensor, mask: torch.Tensor, v: torch.Tensor) -> torc
     return torch.softmax(scaled.masked_fill(mask, float("-inf")), -1) @ v
 
 
-@exercise_check("scaled dot-product attention")
+@exercise_check("scaled dot-product attention",
+                reimplements=("coursekit.attention.scaled_dot_product_attention",
+                              "coursekit.attention.core.scaled_dot_product_attention",
+                              "torch.nn.functional.scaled_dot_product_attention"))
 def check_scaled_dot_product_attention(attention: Callable) -> None:
     """``attention(q, k, v, mask=None)`` against :func:`coursekit.attention.scaled_dot_product_attention`."""
     require_function(attention, "attention")
@@ -124,7 +127,8 @@ def check_scaled_dot_product_attention(attention: Callable) -> None:
 # causal mask
 # ----------------------------------------------------------------------------------------------
 
-@exercise_check("causal mask")
+@exercise_check("causal mask", reimplements=("coursekit.attention.causal_mask",
+                                              "coursekit.attention.core.causal_mask"))
 def check_causal_mask(make_mask: Callable[[int], torch.Tensor]) -> None:
     """``make_mask(T) -> (T, T)`` bool, True where query ``i`` may attend to key ``j`` (``j <= i``)."""
     require_function(make_mask, "causal mask")
@@ -165,7 +169,8 @@ def _head_cases():
         yield f"x of shape {(B, T, C)} with n_heads={H}", torch.randn(B, T, C, generator=_gen(seed)), H
 
 
-@exercise_check("split heads")
+@exercise_check("split heads", reimplements=("coursekit.attention.split_heads",
+                                              "coursekit.attention.core.split_heads"))
 def check_split_heads(split: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     """``split(x (B, T, C), n_heads) -> (B, H, T, C/H)``; head h holds features ``h*D … (h+1)*D - 1``."""
     require_function(split, "split_heads")
@@ -180,7 +185,8 @@ def check_split_heads(split: Callable[[torch.Tensor, int], torch.Tensor]) -> Non
         })
 
 
-@exercise_check("merge heads")
+@exercise_check("merge heads", reimplements=("coursekit.attention.merge_heads",
+                                              "coursekit.attention.core.merge_heads"))
 def check_merge_heads(merge: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """``merge(x (B, H, T, D)) -> (B, T, H*D)``, the inverse of split_heads."""
     require_function(merge, "merge_heads")
@@ -214,7 +220,9 @@ def _mha_reference(x, W_q, W_k, W_v, W_o, H, *, scale_by=None, no_out=False, one
     return out if no_out else out @ W_o
 
 
-@exercise_check("multi-head self-attention")
+@exercise_check("multi-head self-attention",
+                reimplements=("coursekit.attention.MultiHeadAttention", "torch.nn.MultiheadAttention",
+                              "torch.nn.functional.multi_head_attention_forward"))
 def check_multi_head_attention(mha: Callable) -> None:
     """``mha(x (B, T, C), W_q, W_k, W_v, W_o (C, C), n_heads) -> (B, T, C)`` (projections as ``x @ W``)."""
     require_function(mha, "multi_head_attention")

@@ -219,3 +219,31 @@ def test_cli_evaluate_and_translate():
     bad = subprocess.run([sys.executable, "-m", "coursekit.translation", "evaluate", "nope"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+# --------------------------------------------------------------------------- inspection helpers
+
+
+def test_translate_with_attention_and_monotonicity(small):
+    from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
+    from coursekit.translation.inspect import alignment_monotonicity, translate_with_attention
+    from coursekit.transformer import Transformer, TransformerConfig
+
+    V = len(small.tgt_vocab)
+    torch.manual_seed(0)
+    rnn = Seq2Seq(Seq2SeqConfig(V, V, d_emb=8, d_hidden=8, bidirectional=True, share_embeddings=True,
+                                attention="additive", style="bahdanau")).eval()
+    tf = Transformer(TransformerConfig(V, V, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=2,
+                                       d_ff=32, share_embeddings=True)).eval()
+    a = translate_with_attention(rnn, small, "He kept reading the book.", max_len=6)
+    assert a.source == small.src_vocab.pieces("he kept reading the book .".split()) + ["<eos>"]
+    assert a.weights.shape == (len(a.output), len(a.source)) and 1 <= len(a.output) <= 7
+    assert torch.allclose(a.weights.sum(-1), torch.ones(len(a.output)), atol=1e-5)
+    b = translate_with_attention(tf, small, "I like tea.", max_len=5)
+    assert b.weights.shape == (2, 2, len(b.output), len(b.source))
+    with pytest.raises(ValueError, match="no words"):
+        translate_with_attention(tf, small, "   ")
+    assert alignment_monotonicity(torch.eye(4)) == 1.0
+    assert alignment_monotonicity(torch.eye(4).flip(0)) == 0.0
+    with pytest.raises(ValueError, match="T ≥ 2"):
+        alignment_monotonicity(torch.ones(1, 3))

@@ -242,7 +242,7 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
                 st["train"].append(rec)
                 _log(log_path, rec)
                 window = []
-            if st["update"] % recipe.eval_every == 0 or st["update"] == recipe.max_updates:
+            if data.valid and (st["update"] % recipe.eval_every == 0 or st["update"] == recipe.max_updates):
                 point = _evaluate_point(model, data, st, time.monotonic() - t0)
                 _log(log_path, {"event": "eval", **point})
                 if not quiet:

@@ -1,6 +1,6 @@
 """Assertions shared by the tests of every exercise check (tests/test_exercises_*.py)."""
 
-from coursekit.exercises.core import FAILED
+from coursekit.exercises.core import FAILED, _resolve
 
 
 def passes(check, fn):
@@ -22,3 +22,20 @@ def fails_with(check, fn, *hint_words):
 def stub(*args, **kwargs):
     """What the student version of an exercise holds before the student writes anything."""
     raise NotImplementedError("Exercise 1: …")
+
+
+DELEGATED = "asks you to write this yourself"
+
+
+def refuses_delegation(check, fn, dotted=None, *, correct=False):
+    """The check rejects ``fn``, which calls a reference the exercise asks the student to re-create
+    (``check.reimplements``), saying so — and naming ``dotted`` when given; afterwards every one of those
+    references is back in its place. ``correct=True``: ``fn`` computes the right answer, so the check
+    without its forbidden references (``check.__wrapped__``) accepts it — only the delegation fails it."""
+    before = {name: _resolve(name)[2] for name in check.reimplements}
+    result = fails_with(check, fn, DELEGATED, *([f"calls {dotted} "] if dotted else []))
+    moved = [name for name, original in before.items() if _resolve(name)[2] is not original]
+    assert not moved, f"not restored after the check: {moved}"
+    if correct:
+        check.__wrapped__(fn)  # raises CheckFailed if fn were wrong anyway
+    return result

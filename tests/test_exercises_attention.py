@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import torch
-from exercise_helpers import fails_with, passes, stub
+from exercise_helpers import fails_with, passes, refuses_delegation, stub
 
-from coursekit import exercises
+from coursekit import exercises, transformer
 from coursekit.exercises.checks import attention as att
 from coursekit.exercises.checks import transformer as tr
 
@@ -145,3 +145,28 @@ def test_noam_schedule_check():
     fails_with(check, lambda s, d, w: min(s ** -0.5, s * w ** -1.5), "d_model^-0.5 is missing")
     fails_with(check, lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.0), "warmup^-1 instead")
     fails_with(check, lambda s, d, w: d ** -0.5 * max(s ** -0.5, s * w ** -1.5), "max instead of min")
+
+
+# ---------------------------------------------------------------- transformer: calling the library is refused
+
+def test_positional_encoding_refuses_the_library_table():
+    check = tr.check_positional_encoding
+    refuses_delegation(check, lambda T, d: transformer.sinusoidal_positions(T, d),
+                       "coursekit.transformer.sinusoidal_positions", correct=True)
+    refuses_delegation(check, lambda T, d: transformer.SinusoidalPositions(d, T),
+                       "coursekit.transformer.SinusoidalPositions")
+    passes(check, _pe)
+
+
+def test_noam_schedule_refuses_the_recipes_schedule():
+    from coursekit.translation import recipes
+
+    check = tr.check_noam_schedule
+    refuses_delegation(check, lambda s, d, w: d ** -0.5 * w ** -0.5 * recipes.inverse_sqrt(w)(s - 1),
+                       "coursekit.translation.recipes.inverse_sqrt", correct=True)
+    passes(check, lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
+
+
+def test_residual_sublayer_re_creates_no_library_function():
+    # composing the given f and norm with a residual: no library function takes them
+    assert tr.check_residual_sublayer.reimplements == ()

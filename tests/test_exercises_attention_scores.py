@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
-from exercise_helpers import fails_with, passes, stub
+import torch.nn.functional as F
+from exercise_helpers import fails_with, passes, refuses_delegation, stub
 
+from coursekit import attention as A
 from coursekit import exercises
 from coursekit.exercises.checks import attention_scores as sc
 
@@ -52,3 +55,59 @@ def test_attention_context():
     fails_with(sc.check_attention_context, lambda *a: _context(*a, zero=True), "instead of -inf")
     fails_with(sc.check_attention_context, lambda *a: _context(*a, raw=True), "raw scores")
     fails_with(sc.check_attention_context, lambda s, v, m: _context(s, v, m)[0], "pair")
+
+
+# ---------------------------------------------------------------- calling the library is refused
+
+def _additive_by_module(h, s, W_h, W_s, v, *, by_name=False):
+    A_, d_h, d_s = W_h.shape[0], W_h.shape[1], W_s.shape[1]
+    score = A.make_score("additive", d_h, d_s, d_attn=A_) if by_name else A.AdditiveScore(d_h, d_s, A_)
+    with torch.no_grad():
+        score.W_h.weight.copy_(W_h)
+        score.W_s.weight.copy_(W_s)
+        score.W_s.bias.zero_()
+        score.v.weight.copy_(v[None])
+        return score(h[:, None], s)[:, 0]
+
+
+def _general_by_module(h, s, W):
+    score = A.GeneralScore(W.shape[0], W.shape[1])
+    with torch.no_grad():
+        score.W.weight.copy_(W)
+        return score(h[:, None], s)[:, 0]
+
+
+def _general_by_bilinear(h, s, W, *, bilinear=F.bilinear):
+    return bilinear(h[:, None, :].expand(-1, s.shape[1], -1).contiguous(), s.contiguous(), W[None])[..., 0]
+
+
+def _context_by_library(scores, values, mask):
+    weights = A.masked_softmax(scores, mask)
+    return torch.einsum("bs,bsd->bd", weights, values), weights
+
+
+@pytest.mark.parametrize("check, delegating, dotted, correct", [
+    (sc.check_additive_score, _additive_by_module, "coursekit.attention.AdditiveScore", True),
+    (sc.check_additive_score, lambda *a: _additive_by_module(*a, by_name=True), "coursekit.attention.make_score",
+     True),
+    (sc.check_general_score, _general_by_module, "coursekit.attention.GeneralScore", True),
+    (sc.check_general_score, lambda h, s, W: A.make_score("general", *W.shape), "coursekit.attention.make_score",
+     False),
+    (sc.check_general_score, lambda h, s, W: _general_by_bilinear(h, s, W, bilinear=F.bilinear),
+     "torch.nn.functional.bilinear", True),
+    (sc.check_general_score, lambda h, s, W: _general_by_bilinear(h, s, W, bilinear=torch.bilinear),
+     "torch.bilinear", True),
+    (sc.check_general_score, lambda h, s, W: torch.nn.Bilinear(W.shape[0], W.shape[1], 1), "torch.nn.Bilinear",
+     False),
+    (sc.check_attention_context, _context_by_library, "coursekit.attention.masked_softmax", True),
+    (sc.check_attention_context, lambda s, v, m: A.RecurrentAttention("dot", v.shape[-1], v.shape[-1]),
+     "coursekit.attention.RecurrentAttention", False),
+])
+def test_calling_the_library_is_refused(check, delegating, dotted, correct):
+    refuses_delegation(check, delegating, dotted, correct=correct)
+
+
+def test_reference_solutions_still_pass():
+    passes(sc.check_additive_score, _additive)
+    passes(sc.check_general_score, lambda h, s, W: (s @ W.T @ h[:, :, None])[..., 0])   # notebook 06's solution
+    passes(sc.check_attention_context, _context)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
-from exercise_helpers import fails_with, stub
+from exercise_helpers import fails_with, refuses_delegation, stub
 
+from coursekit import bart, noising
 from coursekit.bart import shift_tokens_right
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
 from coursekit.exercises.core import NOT_ATTEMPTED, PASSED
-from coursekit.noising import split_sentences
 
 # ------------------------------------------------------------------ text infilling
 
@@ -55,9 +56,20 @@ def test_text_infilling_typical_mistakes():
 
 # ------------------------------------------------------------------ sentence permutation
 
+def split_after(tokens, end_id):
+    """Sentences ending after each ``end_id`` (a last one without it counts too), written out."""
+    sentences, current = [], []
+    for t in tokens:
+        current.append(t)
+        if t == end_id:
+            sentences.append(current)
+            current = []
+    return sentences + [current] if current else sentences
+
+
 def permute(ids, order, end_id, special_ids):
     pos = [i for i, t in enumerate(ids) if t not in special_ids]
-    sentences = split_sentences([ids[i] for i in pos], {end_id})
+    sentences = split_after([ids[i] for i in pos], end_id)
     out = list(ids)
     for i, t in zip(pos, [t for o in order for t in sentences[o]]):
         out[i] = t
@@ -90,7 +102,7 @@ def test_sentence_permutation_typical_mistakes():
 
     def drop_last(ids, order, end_id, special_ids):
         pos = [i for i, t in enumerate(ids) if t not in special_ids]
-        sents = [s for s in split_sentences([ids[i] for i in pos], {end_id}) if s[-1] == end_id]
+        sents = [s for s in split_after([ids[i] for i in pos], end_id) if s[-1] == end_id]
         new = [t for o in order if o < len(sents) for t in sents[o]]
         return ids[:pos[0]] + new + ids[pos[-1] + 1:]
 
@@ -102,7 +114,8 @@ def test_sentence_permutation_typical_mistakes():
 # ------------------------------------------------------------------ shift_tokens_right
 
 def test_shift_tokens_right_reference_passes_and_stub_not_attempted():
-    assert check_shift_tokens_right(shift_tokens_right, verbose=False).status == PASSED
+    handed_in = check_shift_tokens_right(shift_tokens_right, verbose=False)   # the library function itself
+    assert handed_in.status != PASSED and "library's own" in handed_in.message
 
     def manual(labels, pad_id, start_id):
         out = torch.cat([torch.full_like(labels[:, :1], start_id), labels[:, :-1]], dim=1)
@@ -132,3 +145,49 @@ def test_shift_tokens_right_typical_mistakes():
     fails_with(check_shift_tokens_right, no_start, "decoder_start token is missing")
     fails_with(check_shift_tokens_right, keeps_minus_100, "-100 label padding")
     fails_with(check_shift_tokens_right, rolled, "wrapped around")
+
+
+# ------------------------------------------------------------------ calling the library is refused
+
+def _permute_by_library(ids, order, end_id, special_ids):
+    pos = [i for i, t in enumerate(ids) if t not in special_ids]
+    sentences = noising.split_sentences([ids[i] for i in pos], {end_id})
+    out = list(ids)
+    for i, t in zip(pos, [t for o in order for t in sentences[o]]):
+        out[i] = t
+    return out
+
+
+def _shift_by_transformers(labels, pad_id, start_id):
+    from transformers.models.bart import modeling_bart
+
+    return modeling_bart.shift_tokens_right(labels, pad_id, start_id)
+
+
+@pytest.mark.parametrize("check, delegating, dotted, correct", [
+    (check_text_infilling, lambda ids, spans, m, sp: noising.text_infilling(ids, mask_id=m, special_ids=sp),
+     "coursekit.noising.text_infilling", False),
+    (check_text_infilling, lambda ids, spans, m, sp: noising._rebuild_with_masks(torch.tensor(ids), *[None] * 3, m),
+     "coursekit.noising._rebuild_with_masks", False),
+    (check_sentence_permutation, _permute_by_library, "coursekit.noising.split_sentences", True),
+    (check_sentence_permutation, lambda ids, order, e, sp: noising.sentence_permutation(ids, sentence_end_ids={e}),
+     "coursekit.noising.sentence_permutation", False),
+    (check_shift_tokens_right, lambda labels, p, s: bart.shift_tokens_right(labels, p, s),
+     "coursekit.bart.shift_tokens_right", True),
+    (check_shift_tokens_right, _shift_by_transformers,
+     "transformers.models.bart.modeling_bart.shift_tokens_right", True),
+])
+def test_calling_the_library_is_refused(check, delegating, dotted, correct):
+    refuses_delegation(check, delegating, dotted, correct=correct)
+
+
+def _manual_shift(labels, pad_id, start_id):   # the notebook's solution
+    shifted = torch.full_like(labels, start_id)
+    shifted[:, 1:] = labels[:, :-1]
+    return shifted.masked_fill(shifted == -100, pad_id)
+
+
+def test_reference_solutions_still_pass():
+    assert check_text_infilling(infill, verbose=False).status == PASSED
+    assert check_sentence_permutation(permute, verbose=False).status == PASSED
+    assert check_shift_tokens_right(_manual_shift, verbose=False).status == PASSED

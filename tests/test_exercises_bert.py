@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
-from exercise_helpers import stub
+from exercise_helpers import refuses_delegation, stub
 
+from coursekit import bert
 from coursekit.bert import IGNORE_INDEX, mask_tokens
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
 from coursekit.exercises.core import FAILED, NOT_ATTEMPTED, PASSED
@@ -28,9 +30,11 @@ def _masking(input_ids, vocab_size, mask_id, special_ids, pad_id, *, p=0.15, spl
     return corrupted, labels
 
 
-def test_mask_tokens_reference_and_library_pass():
+def test_mask_tokens_reference_passes_and_the_library_is_refused():
     assert check_mask_tokens(_masking, verbose=False).status == PASSED
-    assert check_mask_tokens(mask_tokens, verbose=False).status == PASSED
+    # handing in the library function itself is refused by name
+    handed_in = check_mask_tokens(mask_tokens, verbose=False)
+    assert handed_in.status == FAILED and "library's own mask_tokens" in handed_in.message
 
 
 def test_mask_tokens_stub_not_attempted():
@@ -105,3 +109,30 @@ def test_cls_head_typical_mistakes():
     for fn, hint in cases:
         result = check_cls_head(fn, verbose=False)
         assert result.status == FAILED and hint in result.message, (hint, result.message)
+
+
+# ------------------------------------------------------------------ calling the library is refused
+
+@pytest.mark.parametrize("check, delegating, dotted, correct", [
+    (check_mask_tokens, lambda ids, **kw: bert.mask_tokens(ids, **kw), "coursekit.bert.mask_tokens", True),
+    (check_mask_tokens, lambda ids, **kw: bert.StaticMasking(ids, **kw)[0], "coursekit.bert.StaticMasking", True),
+    (check_mask_tokens, lambda ids, **kw: bert.mlm_actions(ids != kw["pad_id"]), "coursekit.bert.mlm_actions",
+     False),
+    (check_segment_embeddings, lambda emb, ids, seg: emb(ids, seg), "coursekit.bert.BertEmbeddings.__call__", True),
+    (check_segment_embeddings, lambda emb, ids, seg: emb.forward(ids, seg), "coursekit.bert.BertEmbeddings.forward",
+     True),
+])
+def test_calling_the_library_is_refused(check, delegating, dotted, correct):
+    refuses_delegation(check, delegating, dotted, correct=correct)
+
+
+def test_reference_solutions_still_pass_and_modules_still_work():
+    assert check_segment_embeddings(_embed, verbose=False).status == PASSED
+    emb = bert.BertEmbeddings(bert.BertConfig(vocab_size=10, d_model=4, n_layers=1, n_heads=1, d_ff=8, max_len=8))
+    ids = torch.tensor([[1, 2, 3]])
+    assert emb(ids, torch.zeros_like(ids)).shape == (1, 3, 4)     # __call__ is back after the check
+
+
+def test_cls_head_re_creates_no_library_function():
+    # the pooler and the classifier are given: the exercise composes them, no library function takes them
+    assert check_cls_head.reimplements == ()

@@ -4,14 +4,18 @@ mistakes fail with the hint written for them."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, stub
+from exercise_helpers import DELEGATED, fails_with, refuses_delegation, stub
+from torch import nn
 
-from coursekit import exercises
+from coursekit import exercises, metrics
 from coursekit.exercises.checks import basics
 from coursekit.exercises.core import (
     FAILED,
@@ -20,11 +24,14 @@ from coursekit.exercises.core import (
     PASSED,
     CheckFailed,
     CheckResult,
+    _resolve,
     describe,
     exercise_check,
     expect_close,
     run_student,
 )
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.py"))
 
 # ----------------------------------------------------------------------------- core: results
 
@@ -135,7 +142,6 @@ def test_checks_are_exported_and_stubs_not_attempted():
 
 def test_softmax_reference_passes():
     assert basics.check_softmax(ref_softmax, verbose=False).passed
-    assert basics.check_softmax(lambda x: torch.softmax(x, dim=-1), verbose=False).passed
 
     def in_place(x):  # modifies its input: the check must not be fooled
         x -= x.amax(-1, keepdim=True)
@@ -146,7 +152,7 @@ def test_softmax_reference_passes():
 
 
 def test_softmax_mistakes():
-    fails_with(basics.check_softmax, lambda x: torch.softmax(x, dim=0), "square batch", "wrong axis")
+    fails_with(basics.check_softmax, lambda x: ref_softmax(x, dim=0), "square batch", "wrong axis")
     fails_with(basics.check_softmax, lambda x: x.exp() / x.exp().sum(-1, keepdim=True),
                 "large logits", "NaN", "max was not subtracted")
     fails_with(basics.check_softmax, lambda x: (x - x.amax(-1, keepdim=True)).exp(), "were not normalised")
@@ -159,6 +165,18 @@ def test_softmax_mistakes():
     fails_with(basics.check_softmax, no_keepdim, "lacks keepdim=True")
     fails_with(basics.check_softmax, lambda x: ref_softmax(x)[..., :-1], "should have shape")
     fails_with(basics.check_softmax, "my_softmax", "pass your softmax function itself")
+
+
+@pytest.mark.parametrize("delegating, dotted", [
+    (lambda x: torch.softmax(x, dim=-1), "torch.softmax"),
+    (lambda x: F.softmax(x, dim=-1), "torch.nn.functional.softmax"),
+    (lambda x: x.softmax(-1), "torch.Tensor.softmax"),
+    (lambda x: torch.special.softmax(x, -1), "torch.special.softmax"),
+    (lambda x: nn.Softmax(dim=-1)(x), "torch.nn.Softmax"),
+])
+def test_softmax_refuses_the_library_softmax(delegating, dotted):
+    refuses_delegation(basics.check_softmax, delegating, dotted)
+    assert basics.check_softmax(ref_softmax, verbose=False).passed
 
 
 # ----------------------------------------------------------------------------- basics: cross-entropy
@@ -175,8 +193,18 @@ def _ce(logits, targets, *, log=torch.log_softmax, reduce=torch.mean, shift=0):
 
 def test_cross_entropy_reference_passes():
     assert basics.check_cross_entropy(ref_cross_entropy, verbose=False).passed
-    assert basics.check_cross_entropy(F.cross_entropy, verbose=False).passed
     assert basics.check_cross_entropy(_ce, verbose=False).passed
+
+
+@pytest.mark.parametrize("delegating, dotted", [
+    (lambda x, t: F.cross_entropy(x, t), "torch.nn.functional.cross_entropy"),
+    (lambda x, t: nn.CrossEntropyLoss()(x, t), "torch.nn.CrossEntropyLoss"),
+    (lambda x, t: F.nll_loss(torch.log_softmax(x, -1), t), "torch.nn.functional.nll_loss"),
+    (lambda x, t: nn.NLLLoss()(torch.log_softmax(x, -1), t), "torch.nn.NLLLoss"),
+])
+def test_cross_entropy_refuses_the_library_loss(delegating, dotted):
+    refuses_delegation(basics.check_cross_entropy, delegating, dotted)
+    assert basics.check_cross_entropy(ref_cross_entropy, verbose=False).passed
 
 
 def test_cross_entropy_mistakes():
@@ -189,9 +217,9 @@ def test_cross_entropy_mistakes():
     fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, shift=1), "off by one (targets[b] + 1)")
     fails_with(basics.check_cross_entropy, lambda x, t: _ce(x, t, log=lambda z, d: torch.softmax(z, d).log()),
                 "large logits", "got inf", "underflows to log(0)")
-    fails_with(basics.check_cross_entropy, lambda x, t: F.cross_entropy(torch.softmax(x, -1), t),
+    fails_with(basics.check_cross_entropy, lambda x, t: ref_cross_entropy(torch.softmax(x, -1), t),
                 "softmax was applied twice")
-    fails_with(basics.check_cross_entropy, lambda x, t: F.cross_entropy(x, t).item(),
+    fails_with(basics.check_cross_entropy, lambda x, t: ref_cross_entropy(x, t).item(),
                 "the loss should be a tensor of shape ()")
 
 
@@ -207,6 +235,10 @@ def test_accuracy_reference_passes():
     assert basics.check_accuracy(lambda x, t: (x.argmax(-1) == t).float().mean(), verbose=False).passed  # 0-d
 
 
+def test_accuracy_refuses_the_library_accuracy():
+    refuses_delegation(basics.check_accuracy, lambda x, t: metrics.accuracy(x, t), "coursekit.metrics.accuracy")
+
+
 def test_accuracy_mistakes():
     right = lambda x, t: x.argmax(-1) == t
     fails_with(basics.check_accuracy, lambda x, t: (x.argmax(0) == t).float().mean(), "wrong axis")
@@ -215,3 +247,76 @@ def test_accuracy_mistakes():
     fails_with(basics.check_accuracy, lambda x, t: right(x, t).sum().item() // len(t), "integer division")
     fails_with(basics.check_accuracy, lambda x, t: right(x, t).float(), "should be one number")
     fails_with(basics.check_accuracy, lambda x, t: "0.25", "should be a number, got str")
+
+
+# ----------------------------------------------------------------------------- core: re-created references
+
+
+def test_every_reimplemented_reference_resolves_to_a_callable():
+    for name, check in exercises.all_checks().items():
+        assert len(set(check.reimplements)) == len(check.reimplements), name
+        for dotted in check.reimplements:
+            assert callable(_resolve(dotted)[2]), (name, dotted)
+
+
+def _raises(*args, **kwargs):
+    raise ValueError("a student bug")
+
+
+@pytest.mark.parametrize("name", sorted(exercises.all_checks()))
+def test_references_are_restored_after_every_check(name):
+    check = exercises.all_checks()[name]
+    before = {dotted: _resolve(dotted)[2] for dotted in check.reimplements}
+    for fn in (stub, _raises):
+        check(fn, verbose=False)
+        assert {dotted: _resolve(dotted)[2] for dotted in check.reimplements} == before, name
+        assert all(_resolve(d)[2] is before[d] for d in before), name
+
+
+def test_a_reference_bound_in_the_students_namespace_is_refused_then_restored():
+    namespace: dict = {}
+    exec("from coursekit.metrics import accuracy as acc\n"     # noqa: S102 - a notebook's globals, in small
+         "def my_accuracy(logits, target):\n"
+         "    return acc(logits, target)\n", namespace)
+    original = namespace["acc"]
+    result = basics.check_accuracy(namespace["my_accuracy"], verbose=False)
+    assert result.status == FAILED and DELEGATED in result.message and "`accuracy`" in result.message
+    assert namespace["acc"] is original is metrics.accuracy
+
+
+def test_the_check_itself_may_still_use_the_reference():
+    # check_softmax computes its expected values with torch.softmax while torch.softmax is forbidden to the student
+    assert basics.check_softmax(ref_softmax, verbose=False).passed
+    assert torch.softmax is _resolve("torch.softmax")[2]
+
+
+# ----------------------------------------------------------------------------- every notebook's own solutions
+
+
+def _exercise_cells(source: str) -> list[str]:
+    """The code cells of a jupytext notebook whose first line is ``# EXERCISE N: title``."""
+    cells = re.split(r"^# %%.*$", source, flags=re.M)
+    return [cell.strip("\n") for cell in cells if cell.lstrip("\n").startswith("# EXERCISE")]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_reference_solutions_pass_their_checks(notebook):
+    """The solution in every exercise cell passes its check, with the check's forbidden references in force
+    (a solution may use what the exercise does not re-create, e.g. split_heads in multi-head attention)."""
+    tree = ast.parse(notebook.read_text(encoding="utf-8"))
+    namespace: dict = {"__name__": "__notebook__"}
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(imports, []), str(notebook), "exec"), namespace)  # noqa: S102
+    checked = []
+    for cell in _exercise_cells(notebook.read_text(encoding="utf-8")):
+        body = ast.parse(cell).body
+        defs = [node for node in body if isinstance(node, ast.FunctionDef)]
+        exec(compile(ast.Module(defs, []), str(notebook), "exec"), namespace)  # noqa: S102
+        for node in body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if isinstance(call, ast.Call) and getattr(call.func, "id", "").startswith("check_"):
+                result = namespace[call.func.id](namespace[call.args[0].id], verbose=False)
+                assert result.passed, (notebook.name, result)
+                checked.append(call.func.id)
+    if _exercise_cells(notebook.read_text(encoding="utf-8")):
+        assert checked, notebook.name

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, stub
+from exercise_helpers import fails_with, refuses_delegation, stub
 
+from coursekit import classifiers as CL
+from coursekit import embeddings as E
 from coursekit import exercises
 from coursekit.exercises.checks import classifiers as cls_checks
 from coursekit.exercises.checks import embeddings as emb_checks
@@ -154,3 +157,51 @@ def test_max_over_time():
     fails_with(check, lambda x, mask: (x * mask.unsqueeze(-1)).max(dim=1).values, "instead of −inf")
     fails_with(check, lambda x, mask: (x * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True), "mean pooling")
     fails_with(check, lambda x, mask: pool_ok(x, mask).T, "shape")
+
+
+# ---------------------------------------------------------------- calling the library is refused
+
+def _word_vectors(W):
+    return E.WordVectors([str(i) for i in range(len(W))], W)
+
+
+def _analogy_by_library(W, a, b, c):
+    return int(_word_vectors(W).analogy(str(a), str(b), str(c))[0][0])
+
+
+def _analogy_by_nearest(W, a, b, c):
+    wv = _word_vectors(W)
+    target = wv.unit[b] - wv.unit[a] + wv.unit[c]
+    return int(wv.nearest(target, 1, exclude=(str(a), str(b), str(c)))[0][0])
+
+
+def _dan_by_library_mean(emb, mask, W1, b1, W2, b2):
+    return torch.relu(CL.masked_mean(emb, mask) @ W1.T + b1) @ W2.T + b2
+
+
+@pytest.mark.parametrize("check, delegating, dotted, correct", [
+    (emb_checks.check_ppmi, lambda C: E.ppmi(C), "coursekit.embeddings.ppmi", True),
+    (emb_checks.check_sgns_loss, lambda v, u, n: E.sgns_loss(v, u, n), "coursekit.embeddings.sgns_loss", True),
+    (emb_checks.check_analogy, _analogy_by_library, "coursekit.embeddings.WordVectors.analogy", True),
+    (emb_checks.check_analogy, _analogy_by_nearest, "coursekit.embeddings.WordVectors.nearest", True),
+    (emb_checks.check_analogy, lambda W, a, b, c: E.evaluate_analogies(_word_vectors(W), []),
+     "coursekit.embeddings.evaluate_analogies", False),
+    (cls_checks.check_bow_logits, lambda ids, mask, s, b: CL.BOW(s.shape[0], s.shape[1]),
+     "coursekit.classifiers.BOW", False),
+    (cls_checks.check_dan_forward, _dan_by_library_mean, "coursekit.classifiers.masked_mean", True),
+    (cls_checks.check_dan_forward, lambda e, m, W1, b1, W2, b2: CL.DAN(10, e.shape[-1]),
+     "coursekit.classifiers.DAN", False),
+    (cls_checks.check_max_over_time, lambda x, mask: CL.masked_max(x, mask), "coursekit.classifiers.masked_max",
+     True),
+])
+def test_calling_the_library_is_refused(check, delegating, dotted, correct):
+    refuses_delegation(check, delegating, dotted, correct=correct)
+
+
+@pytest.mark.parametrize("check, solution", [
+    (emb_checks.check_ppmi, ppmi_ok), (emb_checks.check_sgns_loss, sgns_ok), (emb_checks.check_analogy, analogy_ok),
+    (cls_checks.check_bow_logits, bow_ok), (cls_checks.check_dan_forward, dan_ok),
+    (cls_checks.check_max_over_time, pool_ok),
+])
+def test_reference_solutions_still_pass(check, solution):
+    assert check(solution, verbose=False).passed

@@ -6,9 +6,10 @@ import math
 
 import pytest
 import torch
-from exercise_helpers import fails_with, stub
+from exercise_helpers import fails_with, refuses_delegation, stub
 
-from coursekit import exercises
+from coursekit import decoding, exercises
+from coursekit.attention import KVCache
 from coursekit.exercises.checks import gpt
 
 
@@ -49,15 +50,9 @@ def _top_p(z, p, *, sort=True, inclusive=False, renormalise=True):
 
 def test_top_p():
     assert _status(gpt.check_top_p_filter, _top_p).passed
-    assert _status(gpt.check_top_p_filter, lambda z, p: torch.softmax(_coursekit_filter(z, p), -1)).passed
     fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, inclusive=True), "off by one")
     fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, sort=False), "not sorted")
     fails_with(gpt.check_top_p_filter, lambda z, p: _top_p(z, p, renormalise=False), "not renormalised")
-
-
-def _coursekit_filter(z, p):
-    from coursekit.decoding import top_p_filter
-    return top_p_filter(z, p)
 
 
 # ---------------------------------------------------------------- KV cache
@@ -86,3 +81,36 @@ def test_kv_cache_step_reference_and_bad_return():
     assert _status(gpt.check_kv_cache_step, _kv_step).passed
     fails_with(gpt.check_kv_cache_step, lambda *a: _kv_step(*a)[0], "return (out, k_all, v_all)")
     fails_with(gpt.check_kv_cache_step, 3, "function itself")
+
+
+# ---------------------------------------------------------------- calling the library is refused
+
+def _kv_by_cache(q, k_new, v_new, k_past, v_past):
+    cache = KVCache()
+    cache.append(k_past, v_past)
+    k_all, v_all = cache.append(k_new, v_new)
+    return _kv_step(q, k_new, v_new, k_past, v_past)[0], k_all, v_all
+
+
+@pytest.mark.parametrize("check, delegating, dotted, correct", [
+    (gpt.check_temperature, lambda z, T: torch.softmax(decoding.apply_temperature(z, T), -1),
+     "coursekit.decoding.apply_temperature", True),
+    (gpt.check_temperature, lambda z, T: torch.softmax(decoding.filter_logits(z, temperature=T), -1),
+     "coursekit.decoding.filter_logits", True),
+    (gpt.check_top_p_filter, lambda z, p: torch.softmax(decoding.top_p_filter(z, p), -1),
+     "coursekit.decoding.top_p_filter", True),
+    (gpt.check_top_p_filter, lambda z, p: torch.softmax(decoding.sampling.top_p_filter(z, p), -1),
+     "coursekit.decoding.sampling.top_p_filter", True),
+    (gpt.check_top_p_filter, lambda z, p: torch.softmax(decoding.filter_logits(z, top_p=p), -1),
+     "coursekit.decoding.filter_logits", True),
+    (gpt.check_kv_cache_step, _kv_by_cache, "coursekit.attention.KVCache", True),
+])
+def test_calling_the_library_is_refused(check, delegating, dotted, correct):
+    refuses_delegation(check, delegating, dotted, correct=correct)
+
+
+def test_reference_solutions_still_pass():
+    # softmax itself is not what these exercises re-create: the notebook's solutions use torch.softmax
+    assert _status(gpt.check_temperature, lambda z, T: torch.softmax(z / T, dim=-1)).passed
+    assert _status(gpt.check_top_p_filter, _top_p).passed
+    assert _status(gpt.check_kv_cache_step, _kv_step).passed

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, stub
+from exercise_helpers import fails_with, passes, refuses_delegation, stub
 
 from coursekit import exercises
+from coursekit import prompting as P
 from coursekit.exercises.checks import prompting as pr
 
 
@@ -50,10 +52,11 @@ def good_logprob(model, prompt, label):
 def test_label_likelihood_reference_and_mistakes():
     passes(pr.check_label_likelihood, good_logprob)
     passes(pr.check_label_likelihood, lambda m, p, lab: torch.tensor(good_logprob(m, p, lab)))   # 0-d tensor is fine
-    fails_with(pr.check_label_likelihood, pr._first_token_only, "only the first label token")
-    fails_with(pr.check_label_likelihood, pr._wrong_axis, "wrong axis")
-    fails_with(pr.check_label_likelihood, pr._without_prompt, "without conditioning on the prompt")
-    fails_with(pr.check_label_likelihood, pr._no_shift, "off by one")
+    # the check module's own mistakes, called from here (a student's code has its own globals, not the check's)
+    fails_with(pr.check_label_likelihood, lambda *a: pr._first_token_only(*a), "only the first label token")
+    fails_with(pr.check_label_likelihood, lambda *a: pr._wrong_axis(*a), "wrong axis")
+    fails_with(pr.check_label_likelihood, lambda *a: pr._without_prompt(*a), "without conditioning on the prompt")
+    fails_with(pr.check_label_likelihood, lambda *a: pr._no_shift(*a), "off by one")
 
     def mean_instead_of_sum(model, prompt, label):
         return good_logprob(model, prompt, label) / len(label)
@@ -113,3 +116,32 @@ def test_induction_check_case_has_a_real_induction_head():
     attn = pr._attention(3, 8, 1, induction_head=1)
     scores = good_induction(attn, 8)
     assert scores.argmax() == 1 and scores[1] > 0.5 > scores[0]
+
+
+# ------------------------------------------------------------------ calling the library is refused
+
+def _likelihood_by_classify(model, prompt, label):
+    """Token by token with the batched single-token scorer of coursekit.prompting."""
+    return sum(P.classify_by_likelihood(model, torch.tensor([prompt + label[:i]]), torch.tensor([[t]])).item()
+               for i, t in enumerate(label))
+
+
+@pytest.mark.parametrize("check, delegating, dotted, correct", [
+    (pr.check_build_prompt, lambda d, t, desc: P.build_prompt(d, t[0], task_description=desc),
+     "coursekit.prompting.build_prompt", True),
+    (pr.check_label_likelihood, lambda m, p, lab: P.label_logprobs(m, p, [lab])[0].item(),
+     "coursekit.prompting.label_logprobs", True),
+    (pr.check_label_likelihood, _likelihood_by_classify, "coursekit.prompting.classify_by_likelihood", True),
+    (pr.check_induction_score, lambda attn, period: P.induction_scores(attn, period),
+     "coursekit.prompting.induction_scores", True),
+])
+def test_calling_the_library_is_refused(check, delegating, dotted, correct):
+    refuses_delegation(check, delegating, dotted, correct=correct)
+
+
+@pytest.mark.parametrize("check, solution", [
+    (pr.check_build_prompt, good_prompt), (pr.check_label_likelihood, good_logprob),
+    (pr.check_induction_score, good_induction),
+])
+def test_reference_solutions_still_pass(check, solution):
+    passes(check, solution)

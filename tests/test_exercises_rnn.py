@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, stub
+from exercise_helpers import fails_with, refuses_delegation, stub
 
-from coursekit import exercises
+from coursekit import exercises, rnn
 from coursekit.exercises.checks import rnn as checks
 
 
@@ -178,7 +179,8 @@ def forget_ok(lstm, value):
 def test_forget_gate_bias():
     assert _status(checks.check_forget_gate_bias, forget_ok).passed
     from coursekit.rnn import init_forget_gate_bias
-    assert _status(checks.check_forget_gate_bias, init_forget_gate_bias).passed
+    handed_in = _status(checks.check_forget_gate_bias, init_forget_gate_bias)   # the library function itself
+    assert not handed_in.passed and "library's own" in handed_in.message
     assert _status(checks.check_forget_gate_bias, stub).status == "not attempted"
 
     def input_block(lstm, value):
@@ -221,3 +223,91 @@ def test_scalar_mix():
     fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, 1.0), "gamma")
     fails_with(checks.check_scalar_mix, lambda layers, w, gamma: gamma * layers.mean(0), "averaged")
     fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, gamma)[0], "shape")
+
+
+# ---------------------------------------------------------------- calling the library is refused
+
+def _step_by_cell(make_cell, x, state, W_ih, W_hh, b):
+    """One step of a library cell (coursekit's or torch's) holding the given weights."""
+    cell = make_cell(W_ih.shape[1], W_hh.shape[1])
+    with torch.no_grad():
+        cell.weight_ih.copy_(W_ih)
+        cell.weight_hh.copy_(W_hh)
+        cell.bias_ih.copy_(b)
+        cell.bias_hh.zero_()
+        return cell(x, state)
+
+
+def _grads_by_autograd(h, V, d, *, how="grad"):
+    """∂L/∂h_t by autograd: h_t = tanh(c_t + V h_{t-1}) with the rest of the pre-activation c_t held fixed."""
+    out = [d]
+    for t in range(h.shape[0] - 1, 0, -1):
+        rest = torch.atanh(h[t]) - V @ h[t - 1]
+        prev = h[t - 1].clone().requires_grad_()
+        if how == "grad":
+            (d,) = torch.autograd.grad(torch.tanh(rest + V @ prev), prev, d)
+        elif how == "backward":
+            torch.tanh(rest + V @ prev).backward(d)
+            d = prev.grad
+        else:
+            d = torch.autograd.functional.jacobian(lambda p, rest=rest: torch.tanh(rest + V @ p), h[t - 1]).T @ d
+        out.append(d)
+    return torch.stack(out[::-1])
+
+
+def _mix_by_module(layers, w, gamma):
+    mix = rnn.ScalarMix(len(w))
+    with torch.no_grad():
+        mix.scalar_parameters.copy_(w)
+        mix.gamma.copy_(gamma)
+        return mix(layers)
+
+
+@pytest.mark.parametrize("check, delegating, dotted, correct", [
+    (checks.check_elman_step, lambda x, h, W, V, b: _step_by_cell(rnn.RNNCell, x, h, W, V, b),
+     "coursekit.rnn.RNNCell", True),
+    (checks.check_elman_step, lambda x, h, W, V, b: _step_by_cell(torch.nn.RNNCell, x, h, W, V, b),
+     "torch.nn.RNNCell", True),
+    (checks.check_elman_step, lambda x, h, W, V, b: torch.rnn_tanh_cell(x, h, W, V, b, torch.zeros_like(b)),
+     "torch.rnn_tanh_cell", True),
+    (checks.check_elman_step, lambda x, h, W, V, b: torch.nn.RNN(W.shape[1], W.shape[0]), "torch.nn.RNN", False),
+    (checks.check_elman_step, lambda x, h, W, V, b: rnn.RNN(W.shape[1], W.shape[0]), "coursekit.rnn.RNN", False),
+    (checks.check_state_gradients, _grads_by_autograd, "torch.autograd.grad", True),
+    (checks.check_state_gradients, lambda h, V, d: _grads_by_autograd(h, V, d, how="backward"),
+     "torch.Tensor.backward", True),
+    (checks.check_state_gradients, lambda h, V, d: _grads_by_autograd(h, V, d, how="jacobian"),
+     "torch.autograd.functional.jacobian", True),
+    (checks.check_state_gradients, lambda h, V, d: rnn.elman_bptt(h, h, V, V, d, V), "coursekit.rnn.elman_bptt",
+     False),
+    (checks.check_state_gradients, lambda h, V, d: torch.func.vjp(torch.tanh, h), "torch.func.vjp", False),
+    (checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(rnn.LSTMCell, x, (h, c), *w),
+     "coursekit.rnn.LSTMCell", True),
+    (checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(torch.nn.LSTMCell, x, (h, c), *w),
+     "torch.nn.LSTMCell", True),
+    (checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.lstm_cell(x, (h, c), W_ih, W_hh, b,
+                                                                            torch.zeros_like(b)),
+     "torch.lstm_cell", True),
+    (checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.nn.LSTM(W_ih.shape[1], h.shape[1]),
+     "torch.nn.LSTM", False),
+    (checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: rnn.LSTM(W_ih.shape[1], h.shape[1]),
+     "coursekit.rnn.LSTM", False),
+    (checks.check_forget_gate_bias, lambda lstm, value: rnn.init_forget_gate_bias(lstm, value),
+     "coursekit.rnn.init_forget_gate_bias", True),
+    (checks.check_scalar_mix, _mix_by_module, "coursekit.rnn.ScalarMix", True),
+])
+def test_calling_the_library_is_refused(check, delegating, dotted, correct):
+    refuses_delegation(check, delegating, dotted, correct=correct)
+
+
+def test_truncated_bptt_re_creates_no_library_function():
+    # a loop over chunks with detach(): neither coursekit nor torch has it; the solution uses F.mse_loss and
+    # backward() as it should
+    assert checks.check_truncated_bptt.reimplements == ()
+
+
+@pytest.mark.parametrize("check, solution", [
+    (checks.check_elman_step, elman_ok), (checks.check_state_gradients, grads_ok),
+    (checks.check_lstm_step, lstm_ok), (checks.check_forget_gate_bias, forget_ok), (checks.check_scalar_mix, mix_ok),
+])
+def test_reference_solutions_still_pass(check, solution):
+    assert _status(check, solution).passed

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -409,3 +410,144 @@ def test_grade_against_the_reference_exercise_list(tmp_path):
     unreferenced = grade(submission, timeout=20)  # without a reference: what the notebook has
     assert [(e.number, e.status) for e in unreferenced.exercises] == [
         ("1", "not attempted"), ("1", "passed"), ("9", "passed")]
+
+
+# ----------------------------------------------------------------------------- (c) written exercises, odd checks
+
+WRITTEN_QUESTION = "**Exercise 2 (written).** Why does caching not help training? Explain."
+
+
+def _instructor() -> nbformat.NotebookNode:
+    """A code exercise (introduced by a markdown cell) and two written ones, with their mark schemes."""
+    return _notebook(
+        new_code_cell(FAKE_CHECK),
+        new_markdown_cell("**Exercise 1 (code).** Write `one` and check it."),      # introduces exercise 1
+        new_code_cell("# EXERCISE 1: one\n### BEGIN SOLUTION\ncheck_fake('one')\n### END SOLUTION"),
+        new_markdown_cell(f"{WRITTEN_QUESTION}\n\n=== BEGIN MARK SCHEME ===\nEvery key is computed once."
+                          "\n=== END MARK SCHEME ==="),
+        new_markdown_cell("**Exercise 3 (experiment).** Re-run with pre-LN.\n\n=== BEGIN MARK SCHEME ===\n"
+                          "Pre-LN trains\nwithout warm-up.\n=== END MARK SCHEME ==="),
+    )
+
+
+def _answered_submission(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(instructor's notebook, student version, a submission answering exercise 2 but not 3)."""
+    instructor = _write(_instructor(), tmp_path / "instructor" / "hw.ipynb")
+    student, _ = student_notebook(_instructor(), "hw.ipynb")
+    handed_out = _write(student, tmp_path / "student" / "hw.ipynb")
+    submission = copy.deepcopy(student)
+    submission.cells[2].source = "# EXERCISE 1: one\ncheck_fake('one')"
+    submission.cells[3].source = f"{WRITTEN_QUESTION}\n\nThe whole window is processed in one pass."
+    return instructor, handed_out, _write(submission, tmp_path / "sub.ipynb")
+
+
+def test_grade_lists_written_exercises_to_be_marked_by_hand(tmp_path, capsys):
+    from coursekit.exercises.grade import MARK_BY_HAND, grade
+
+    instructor, handed_out, submission = _answered_submission(tmp_path)
+    report = grade(submission, timeout=30, reference=instructor)
+    assert [(e.number, e.kind, e.status) for e in report.exercises] == [("1", "code", "passed")]
+    assert [(e.number, e.kind, e.status) for e in report.written] == [
+        ("2", "written", MARK_BY_HAND), ("3", "written", MARK_BY_HAND)]
+    two, three = report.written
+    assert two.title == "written: Why does caching not help training?"
+    assert two.mark_scheme == "Every key is computed once." and "in one pass" in two.answer
+    assert two.message == "the answer is in the notebook; mark scheme: Every key is computed once."
+    assert three.message.startswith("no answer yet (the cell still says _Your answer here._)")
+    assert three.message.endswith("; mark scheme: Pre-LN trains without warm-up.")
+    assert (report.passed, report.total) == (1, 1)       # written exercises are not counted
+    assert report.counts() == {"passed": 1, "failed": 0, "not attempted": 0, MARK_BY_HAND: 2}
+    assert [e.number for e in report.rows()] == ["1", "2", "3"]
+    table = report.table()
+    assert "(profile quick, 1 exercises + 2 written," in table
+    assert "2. written: Why does caching not help training?  to be marked by hand" in table
+    assert table.endswith("Total: 1 / 1 passed (0 failed, 0 not attempted); 2 written exercise(s) to be marked by hand")
+
+    assert main(["grade", str(submission), "--timeout", "30", "--json", "--reference", str(instructor)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["passed"], data["total"], data["counts"][MARK_BY_HAND]) == (1, 1, 2)
+    assert [(e["number"], e["status"], "mark_scheme" in e) for e in data["exercises"]] == [("1", "passed", False)]
+    assert [(e["number"], e["kind"], e["status"], e["mark_scheme"]) for e in data["written_exercises"]] == [
+        ("2", "written", MARK_BY_HAND, "Every key is computed once."),
+        ("3", "written", MARK_BY_HAND, "Pre-LN trains\nwithout warm-up.")]
+    assert "in one pass" in data["written_exercises"][0]["answer"]
+
+
+def test_grade_without_the_instructors_notebook_says_where_the_mark_scheme_is(tmp_path):
+    from coursekit.exercises.grade import MARK_BY_HAND, grade
+
+    _, handed_out, submission = _answered_submission(tmp_path)
+    alone = grade(submission, timeout=30)
+    assert [(e.number, e.status) for e in alone.exercises] == [("1", "passed")]
+    assert [(e.number, e.status, e.mark_scheme) for e in alone.written] == [
+        ("2", MARK_BY_HAND, None), ("3", MARK_BY_HAND, None)]
+    assert all("the mark scheme is in the instructor's notebook" in e.message for e in alone.written)
+    against_student_version = grade(submission, timeout=30, reference=handed_out)
+    assert [e.number for e in against_student_version.rows()] == ["1", "2", "3"]
+    assert "the reference notebook has no mark scheme for it" in against_student_version.written[0].message
+
+
+def test_written_exercise_missing_from_the_submission_is_still_listed(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    instructor, _, submission = _answered_submission(tmp_path)
+    nb = nbformat.read(submission, as_version=4)
+    del nb.cells[4]                                             # the student deleted exercise 3's cell
+    report = grade(_write(nb, tmp_path / "short.ipynb"), timeout=30, reference=instructor)
+    assert [e.number for e in report.written] == ["2", "3"]
+    assert report.written[1].message.startswith("the exercise's markdown cell is missing from the submission")
+    assert report.written[1].answer is None
+
+
+def test_written_exercises_are_found_in_every_version():
+    from coursekit.exercises.grade import written_exercises
+
+    instructor = written_exercises(_instructor(), code_numbers={"1"})
+    assert [(w.number, w.mark_scheme, w.answered) for w in instructor] == [
+        ("2", "Every key is computed once.", True), ("3", "Pre-LN trains\nwithout warm-up.", True)]
+    student, _ = student_notebook(_instructor())
+    assert [(w.number, w.mark_scheme, w.answered) for w in written_exercises(student, code_numbers={"1"})] == [
+        ("2", None, False), ("3", None, False)]
+    # without the code exercises' numbers, the markdown that introduces exercise 1 looks like a written one
+    assert [w.number for w in written_exercises(student)] == ["1", "2", "3"]
+    notes: list[str] = []
+    broken = _notebook(new_markdown_cell("**Exercise 7 (open).** Why?\n=== BEGIN MARK SCHEME ===\nno end"))
+    assert [(w.number, w.mark_scheme) for w in written_exercises(broken, notes=notes)] == [("7", None)]
+    assert "never closed" in notes[0]
+
+
+@pytest.mark.parametrize("line, status, words", [
+    ('{"check": "c", "status": "passed", "message": "fine"}', "passed", "fine"),
+    ('{"check": "c", "status": "passed", "message": null}', "passed", ""),
+    ('{"check": "c", "status": "great", "message": "hm"}', "failed", "unknown status 'great': hm"),
+    ('{"status": "failed"}', "failed", ""),
+    ('not json at all', "failed", "not a result"),
+    ('[1, 2]', "failed", "list instead of a result"),
+])
+def test_any_logged_check_result_becomes_a_row(line, status, words):
+    from coursekit.exercises.grade import _parse_result
+
+    result = _parse_result(line)
+    assert result.status == status and words in result.message and isinstance(result.check, str)
+
+
+def test_grade_survives_checks_that_crash_or_report_nonsense(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    log = "open(os.environ['COURSEKIT_GRADING_LOG'], 'a').write"
+    nb = _notebook(
+        new_code_cell(FAKE_CHECK + "\n\ndef check_crashes(fn):\n    raise RuntimeError('bug in the check')"),
+        new_code_cell("# EXERCISE 1: odd status\ncheck_fake('one', status='maybe', message=None)"),
+        new_code_cell(f"# EXERCISE 2: garbage in the log\n{log}('{{oops\\n')"),
+        new_code_cell("# EXERCISE 3: the check crashes\ncheck_crashes(print)"),
+        new_code_cell(f"# EXERCISE 4: a list in the log\n{log}('[1]\\n')\ncheck_fake('four')"),
+    )
+    report = grade(_write(nb, tmp_path / "odd.ipynb"), timeout=30)
+    rows = [(e.number, e.status, e.message) for e in report.exercises]
+    assert rows[0] == ("1", "failed", "the check reported the unknown status 'maybe'")
+    assert rows[1][:2] == ("2", "failed") and "not a result" in rows[1][2]
+    assert rows[2] == ("3", "failed", "your cell raised RuntimeError: bug in the check")
+    assert rows[3][:2] == ("4", "failed") and "list instead of a result" in rows[3][2]
+    assert (report.passed, report.total) == (0, 4)
+    report.table()
+    json.dumps(report.to_dict())

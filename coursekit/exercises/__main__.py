@@ -1,7 +1,7 @@
 """Command line of the exercises: ``python -m coursekit.exercises {student,grade} ...``.
 
     python -m coursekit.exercises student notebooks/ --out student/
-    python -m coursekit.exercises grade submission.ipynb [--timeout 120] [--json]
+    python -m coursekit.exercises grade submission.ipynb [--reference instructor.ipynb] [--timeout 120] [--json]
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"time limit per cell in seconds (default {DEFAULT_TIMEOUT})")
     grader.add_argument("--json", action="store_true", help="print the result as JSON (for autograders)")
     grader.add_argument("--reference", metavar="NOTEBOOK",
-                        help="the notebook as handed out: its exercises are the ones graded (a deleted one "
-                             "counts as not attempted)")
+                        help="the instructor's notebook (or the one handed out): its exercises are the ones "
+                             "graded (a deleted one counts as not attempted); the instructor's also gives the "
+                             "mark schemes of the written exercises, listed as to be marked by hand")
     grader.add_argument("--kernel", default="python3", help="Jupyter kernel to run it in (default python3)")
     grader.add_argument("--save-executed", metavar="PATH", help="also write the executed notebook here")
     grader.set_defaults(run=_grade)

@@ -131,6 +131,10 @@ def forbid_references(student_fn: Callable, references: tuple[str, ...], exercis
     stand-in that looks at its caller: code whose globals are the student's (the notebook) is refused;
     everything else — the check's own reference computation, library internals — gets the original.
     """
+    originals = [_resolve(dotted)[2] for dotted in references]
+    if any(student_fn is original for original in originals):
+        raise Delegated(f"{exercise} asks you to write this yourself: you handed in the library's own "
+                        f"{getattr(student_fn, '__qualname__', student_fn)!s}, not your function.")
     student_globals = getattr(student_fn, "__globals__", None)
     if student_globals is None or not references:
         yield
@@ -240,7 +244,7 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
             except NotImplementedError:
                 result = CheckResult(title, NOT_ATTEMPTED,
                                      "not attempted yet: replace the `raise NotImplementedError` with your code.")
-            except CheckFailed as failure:
+            except (CheckFailed, Delegated) as failure:
                 result = CheckResult(title, FAILED, str(failure))
             if verbose:
                 print(result)

@@ -1,6 +1,6 @@
 """Grade a submitted notebook: run it in a fresh kernel and collect what every check reported.
 
-``python -m coursekit.exercises grade submission.ipynb [--timeout 120] [--json]``
+``python -m coursekit.exercises grade submission.ipynb [--reference instructor.ipynb] [--timeout 120] [--json]``
 
 The notebook runs top to bottom in a fresh kernel (errors do not stop it; each cell has a time
 limit) with
@@ -17,6 +17,15 @@ cell up to the next exercise cell, and the check results logged while they ran. 
 * **failed** when a check failed (its message is shown) or one of its cells raised an error;
 * **not attempted** when its cell still raises ``NotImplementedError`` or no check reported.
 
+A check is trusted with nothing: a result line it logged that cannot be read, or an unknown status,
+is a failed check with a message saying so; a check that raises makes its cell raise, i.e. a failed row.
+
+**Written exercises** — a markdown cell with a mark scheme (``=== BEGIN MARK SCHEME ===`` …
+``=== END MARK SCHEME ===``, which the student version turns into ``_Your answer here._``) or with a
+header ``**Exercise N (written).**`` (any word in the parentheses) whose number is not a code
+exercise's — are listed too, as **to be marked by hand**, with the mark scheme when the reference
+notebook (the instructor's) has one. They are not part of the passed / total count.
+
 A lesson cell (one before the first exercise) that raises is listed under ``lesson_errors`` with its
 cell number and message: the exercises after it may then fail for a reason that is not the student's
 (a missing model file, a name the crashed cell should have defined).
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import textwrap
 import time
@@ -39,11 +49,23 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from coursekit.exercises.core import FAILED, GRADING_LOG_ENV, NOT_ATTEMPTED, PASSED, CheckResult
-from coursekit.exercises.student import Exercise, MarkerError, exercise_header, exercises_of
+from coursekit.exercises.student import (
+    ANSWER_STUB,
+    MARK_SCHEME_BEGIN,
+    MARK_SCHEME_END,
+    Exercise,
+    MarkerError,
+    exercise_header,
+    exercises_of,
+    solution_regions,
+)
 
-__all__ = ["DEFAULT_TIMEOUT", "ExerciseGrade", "GradeReport", "grade", "grading_env"]
+__all__ = ["DEFAULT_TIMEOUT", "MARK_BY_HAND", "ExerciseGrade", "GradeReport", "WrittenExercise", "grade",
+           "grading_env", "written_exercises"]
 
 DEFAULT_TIMEOUT = 120  # seconds per cell
+MARK_BY_HAND = "to be marked by hand"  # the status of a written exercise
+STATUSES = (PASSED, FAILED, NOT_ATTEMPTED)  # what a check may report
 
 
 @dataclass
@@ -60,14 +82,25 @@ class ExerciseGrade:
 
     number: str
     title: str
-    status: str  # "passed" | "failed" | "not attempted"
+    status: str  # "passed" | "failed" | "not attempted" | "to be marked by hand" (written exercises)
     message: str
     checks: list[CheckResult] = field(default_factory=list)
+    kind: str = "code"  # "code" (graded by its checks) | "written" (marked by hand)
+    mark_scheme: str | None = None  # written exercises: the reference's model answer, when known
+    answer: str | None = None  # written exercises: the student's markdown cell, as submitted
+
+    @property
+    def auto_graded(self) -> bool:
+        return self.kind == "code"
 
 
 @dataclass
 class GradeReport:
-    """The grade of one notebook: a row per exercise, plus notes about the run itself."""
+    """The grade of one notebook: a row per exercise, plus notes about the run itself.
+
+    ``exercises`` are the code exercises, graded by their checks (``passed`` / ``total`` count them);
+    ``written`` the written ones, listed with the status "to be marked by hand".
+    """
 
     notebook: str
     profile: str
@@ -75,6 +108,7 @@ class GradeReport:
     exercises: list[ExerciseGrade]
     notes: list[str] = field(default_factory=list)
     lesson_errors: list[dict] = field(default_factory=list)  # {"cell", "error", "message"} per crashed lesson cell
+    written: list[ExerciseGrade] = field(default_factory=list)
 
     @property
     def passed(self) -> int:
@@ -82,28 +116,45 @@ class GradeReport:
 
     @property
     def total(self) -> int:
+        """The number of auto-graded (code) exercises."""
         return len(self.exercises)
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(e.status == s for e in self.exercises) for s in (PASSED, FAILED, NOT_ATTEMPTED)}
+        counts = {s: sum(e.status == s for e in self.exercises) for s in STATUSES}
+        return {**counts, MARK_BY_HAND: len(self.written)}
+
+    def rows(self) -> list[ExerciseGrade]:
+        """Every exercise, in order: the code exercises as graded, each written one before the first
+        code exercise with a higher number (unnumbered written exercises last)."""
+        rows = list(self.exercises)
+        for w in self.written:
+            later = (i for i, r in enumerate(rows) if r.auto_graded and _number_key(r) > _number_key(w))
+            rows.insert(next(later, len(rows)), w)
+        return rows
 
     def to_dict(self) -> dict:
         """Plain data for autograders (what ``--json`` prints)."""
         return {"notebook": self.notebook, "profile": self.profile, "seconds": round(self.seconds, 2),
                 "passed": self.passed, "total": self.total, "counts": self.counts(), "notes": self.notes,
                 "lesson_errors": self.lesson_errors,
-                "exercises": [{**asdict(e), "checks": [asdict(c) for c in e.checks]} for e in self.exercises]}
+                "exercises": [_row_dict(e) for e in self.exercises],
+                "written_exercises": [_row_dict(e) for e in self.written]}
 
     def table(self, width: int = 100) -> str:
         """The per-exercise table and the total, as text."""
-        head = f"Grading {self.notebook} (profile {self.profile}, {self.total} exercises, {self.seconds:.1f} s)"
-        titles = [f"{e.number}. {e.title}" for e in self.exercises]
+        n_written = len(self.written)
+        written = f" + {n_written} written" if n_written else ""
+        head = (f"Grading {self.notebook} (profile {self.profile}, {self.total} exercises{written}, "
+                f"{self.seconds:.1f} s)")
+        rows = self.rows()
+        titles = [f"{e.number}. {e.title}" if e.number else e.title for e in rows]
         w_title = max([len("exercise")] + [len(t) for t in titles])
-        w_status = len(NOT_ATTEMPTED)
+        w_status = max([len(NOT_ATTEMPTED)] + [len(e.status) for e in rows])
         indent = " " * (w_title + w_status + 4)
         lines = [head, "", f"{'exercise':<{w_title}}  {'status':<{w_status}}  message"]
-        for title, e in zip(titles, self.exercises):
-            wrapped = textwrap.wrap(e.message, max(30, width - len(indent))) or [""]
+        for title, e in zip(titles, rows):
+            wrapped = textwrap.wrap(e.message, max(44, width - len(indent)), break_long_words=False,
+                                    break_on_hyphens=False) or [""]
             lines.append(f"{title:<{w_title}}  {e.status:<{w_status}}  {wrapped[0]}")
             lines += [indent + more for more in wrapped[1:]]
         lines += [f"note: {note}" for note in self.notes]
@@ -114,8 +165,19 @@ class GradeReport:
                       for e in self.lesson_errors]
         c = self.counts()
         lines += ["", f"Total: {self.passed} / {self.total} passed "
-                      f"({c[FAILED]} failed, {c[NOT_ATTEMPTED]} not attempted)"]
+                      f"({c[FAILED]} failed, {c[NOT_ATTEMPTED]} not attempted)"
+                  + (f"; {n_written} written exercise(s) {MARK_BY_HAND}" if n_written else "")]
         return "\n".join(lines)
+
+
+def _row_dict(e: ExerciseGrade) -> dict:
+    """One row as plain data: a code exercise with its checks, a written one with its mark scheme and answer."""
+    row = asdict(e)
+    if e.auto_graded:
+        del row["mark_scheme"], row["answer"]
+    else:
+        del row["checks"]
+    return row
 
 
 def grading_env(log_path: Path) -> dict[str, str]:
@@ -136,11 +198,35 @@ class _LogReader:
     def new_results(self) -> list[CheckResult]:
         if not self.path.exists():
             return []
-        with open(self.path, encoding="utf-8") as fh:
+        with open(self.path, encoding="utf-8", errors="replace") as fh:
             fh.seek(self.offset)
             text = fh.read()
             self.offset = fh.tell()
-        return [CheckResult(**json.loads(line)) for line in text.splitlines() if line.strip()]
+        return [_parse_result(line) for line in text.splitlines() if line.strip()]
+
+
+def _parse_result(line: str) -> CheckResult:
+    """One logged check result. Whatever a check wrote, this returns a result: a line that is not a
+    result (not JSON, not an object, an unknown status) is a *failed* check that says what was wrong."""
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        return CheckResult("unreadable check result", FAILED,
+                           f"a check logged something that is not a result ({exc}): {line[:200]!r}")
+    if not isinstance(data, dict):
+        return CheckResult("unreadable check result", FAILED,
+                           f"a check logged {type(data).__name__} instead of a result: {line[:200]!r}")
+    name = _text(data.get("check")) or "unnamed check"
+    status, message = data.get("status"), _text(data.get("message"))
+    if status not in STATUSES:
+        return CheckResult(name, FAILED, f"the check reported the unknown status {status!r}"
+                                         + (f": {message}" if message else ""))
+    return CheckResult(name, status, message)
+
+
+def _text(value) -> str:
+    """A message for the table: ``None`` is empty, anything else its ``str``."""
+    return "" if value is None else str(value)
 
 
 def _cell_error(cell, seconds: float, timeout: int) -> tuple[str, str] | None:
@@ -149,7 +235,7 @@ def _cell_error(cell, seconds: float, timeout: int) -> tuple[str, str] | None:
             if out.get("ename") == "KeyboardInterrupt" and seconds >= timeout:
                 return ("Timeout", f"the cell did not finish within {timeout} s (an endless loop? "
                                    f"too large a size?)")
-            return (out.get("ename", "Error"), out.get("evalue", ""))
+            return (_text(out.get("ename")) or "Error", _text(out.get("evalue")))
     return None
 
 
@@ -173,6 +259,12 @@ def _execute(nb, *, cwd: Path, env: dict, timeout: int, kernel: str, log: _LogRe
                 runs[index] = CellRun(("KernelDied", f"the kernel stopped while running this cell ({exc})"),
                                       log.new_results())
                 notes.append(f"the kernel stopped in cell {index + 1}; later cells did not run")
+                break
+            except Exception as exc:  # noqa: BLE001 - whatever the kernel does, grade what ran so far
+                runs[index] = CellRun((type(exc).__name__, f"the grader could not run this cell ({exc})"),
+                                      log.new_results())
+                notes.append(f"the grader could not run cell {index + 1} ({type(exc).__name__}); "
+                             "later cells did not run")
                 break
             runs[index] = CellRun(_cell_error(cell, time.monotonic() - start, timeout), log.new_results())
     return runs
@@ -242,7 +334,7 @@ def _match_reference(rows: list[ExerciseGrade], expected: list[Exercise], notes:
         by_number.setdefault(row.number, []).append(row)
     matched = []
     for e in expected:
-        candidates = sorted(by_number.pop(e.number, []), key=lambda r: _RANK[r.status])
+        candidates = sorted(by_number.pop(e.number, []), key=lambda r: _RANK.get(r.status, len(_RANK)))
         if len(candidates) > 1:
             notes.append(f"exercise {e.number} appears {len(candidates)} times; its best result counts")
         matched.append(candidates[0] if candidates else ExerciseGrade(
@@ -250,6 +342,116 @@ def _match_reference(rows: list[ExerciseGrade], expected: list[Exercise], notes:
             f"the exercise cell is missing (its first line must stay '# EXERCISE {e.number}: {e.title}')"))
     notes += [f"exercise {n} is not in the reference notebook; not counted" for n in by_number]
     return matched
+
+
+# ----------------------------------------------------------------------------- written exercises
+
+# "**Exercise 5 (written).** The question…": number, kind (written, experiment, open, …), the question's line
+_WRITTEN_HEADER = re.compile(r"\*\*Exercise (?P<number>\d+[a-z]?) \((?P<kind>[^)\n]+)\)\.?\*\*\.?"
+                             r"[ \t]*(?P<text>[^\n]*)")
+
+
+_TITLE_WIDTH = 45  # a written exercise's title is the start of its question
+
+
+@dataclass(frozen=True)
+class WrittenExercise:
+    """A written exercise: a markdown answer, marked by hand against its mark scheme."""
+
+    number: str  # from its header "**Exercise N (kind).**"; "" when the cell has only a mark scheme
+    title: str
+    cell_index: int
+    mark_scheme: str | None  # the text between the markers; None where the cell has none (a student version)
+    answered: bool  # False while the cell still holds the answer stub
+    source: str  # the whole markdown cell
+
+
+def _title(header: re.Match | None, source: str) -> str:
+    """``"written: Why does the KV cache not help during training?"`` (shortened)."""
+    if header is None:
+        first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+        return textwrap.shorten(f"written: {first}", _TITLE_WIDTH, placeholder="…")
+    question = re.split(r"(?<=[.?!])\s", header["text"].strip(), maxsplit=1)[0]
+    return textwrap.shorten(f"{header['kind']}: {question}", _TITLE_WIDTH, placeholder="…")
+
+
+def _mark_schemes(lines: list[str], where: str, notes: list[str]) -> list[tuple[int, str]]:
+    """``(line index, text)`` of each mark scheme in a markdown cell; a broken marker is noted, not fatal."""
+    try:
+        regions = solution_regions(lines, MARK_SCHEME_BEGIN, MARK_SCHEME_END, where=where)
+    except MarkerError as exc:
+        notes.append(f"{exc} (its mark scheme is not shown)")
+        return []
+    return [(b, "\n".join(lines[b + 1:e]).strip()) for b, e in regions]
+
+
+def written_exercises(nb, *, code_numbers: set[str] = frozenset(), name: str = "<notebook>",
+                      notes: list[str] | None = None) -> list[WrittenExercise]:
+    """The written exercises of a notebook (an instructor's, a student version or a submission).
+
+    A markdown cell holds one when it has a mark scheme, still holds the answer stub, or has a header
+    ``**Exercise N (kind).**`` whose number is not one of ``code_numbers`` (in the course, the
+    markdown that introduces a code exercise writes ``**Exercise N — title.**``). A mark scheme
+    belongs to the header above it.
+    """
+    notes = [] if notes is None else notes
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        source = cell.source
+        lines = source.split("\n")
+        schemes = _mark_schemes(lines, f"{name}, cell {index + 1}", notes)
+        headers = [h for h in _WRITTEN_HEADER.finditer(source) if h["number"] not in code_numbers]
+        stub = any(line.strip() == ANSWER_STUB for line in lines)
+        if not (headers or schemes or stub):
+            continue
+        starts = [source.count("\n", 0, h.start()) for h in headers] or [0]
+        for k, header in enumerate(headers or [None]):
+            end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+            own = [text for at, text in schemes if (k == 0 or at >= starts[k]) and at < end]
+            found.append(WrittenExercise(header["number"] if header else "", _title(header, source), index,
+                                         "\n\n".join(own) if own else None, not stub, source))
+    return found
+
+
+def _written_message(exercise: WrittenExercise | None, mark_scheme: str | None, reference_given: bool) -> str:
+    """What the table says about a written exercise: is there an answer, and how to mark it."""
+    if exercise is None:
+        said = "the exercise's markdown cell is missing from the submission"
+    elif not exercise.answered:
+        said = f"no answer yet (the cell still says {ANSWER_STUB})"
+    else:
+        said = "the answer is in the notebook"
+    if mark_scheme:
+        return f"{said}; mark scheme: " + " ".join(mark_scheme.split())
+    if reference_given:
+        return (f"{said}; the reference notebook has no mark scheme for it (pass the instructor's notebook as "
+                "--reference to see it here)")
+    return f"{said}; the mark scheme is in the instructor's notebook (grade with --reference INSTRUCTOR.ipynb)"
+
+
+def _written_rows(submitted: list[WrittenExercise], expected: list[WrittenExercise] | None,
+                  notes: list[str]) -> list[ExerciseGrade]:
+    """One row per written exercise: those of the reference when there is one, else the submission's."""
+    def row(listed: WrittenExercise, answer: WrittenExercise | None, scheme: str | None) -> ExerciseGrade:
+        return ExerciseGrade(listed.number, listed.title, MARK_BY_HAND,
+                             _written_message(answer, scheme, expected is not None), kind="written",
+                             mark_scheme=scheme, answer=answer.source if answer else None)
+
+    if expected is None:
+        return [row(w, w, w.mark_scheme) for w in submitted]
+    # matched by number; an unnumbered one (a mark scheme without a header) by its cell
+    by_key = {w.number or f"cell {w.cell_index}": w for w in submitted}
+    rows = [row(w, by_key.pop(w.number or f"cell {w.cell_index}", None), w.mark_scheme) for w in expected]
+    notes += [f"written exercise {n} is not in the reference notebook; not listed" for n in by_key if n[0].isdigit()]
+    return rows
+
+
+def _number_key(row: ExerciseGrade) -> tuple:
+    """Exercise order (numbers such as 3, 3b, 10), unnumbered ones last."""
+    match = re.match(r"(\d+)(.*)", row.number)
+    return (0, int(match[1]), match[2]) if match else (1, 0, row.number)
 
 
 def _spans(exercises: list[Exercise], n_cells: int) -> list[list[int]]:
@@ -264,8 +466,9 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
 
     ``timeout`` is the limit per cell in seconds. ``reference`` (the instructor's or the student
     version of the notebook) fixes the list of exercises, so one whose cell the student deleted or
-    renamed still counts as not attempted. ``save_executed`` writes the executed notebook (with the
-    student's outputs) there, for the instructor to read.
+    renamed still counts as not attempted; the instructor's version also gives the mark schemes of
+    the written exercises, which are listed as to be marked by hand. ``save_executed`` writes the
+    executed notebook (with the student's outputs) there, for the instructor to read.
     """
     path = Path(path)
     if not path.is_file():
@@ -273,14 +476,19 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     _require_kernel(kernel)
-    expected = None
+    notes: list[str] = []
+    expected = expected_written = None
     if reference is not None:
         if not Path(reference).is_file():
             raise FileNotFoundError(f"no such reference notebook: {reference}")
-        expected = exercises_of(nbformat.read(reference, as_version=4), name=str(reference))
+        reference_nb = nbformat.read(reference, as_version=4)
+        expected = exercises_of(reference_nb, name=str(reference))
+        expected_written = written_exercises(reference_nb, code_numbers={e.number for e in expected},
+                                             name=str(reference), notes=notes)
     nb = nbformat.read(path, as_version=4)
-    notes: list[str] = []
     exercises = _find_exercises(nb, notes)
+    code_numbers = {e.number for e in (expected if expected is not None else exercises)}
+    written = written_exercises(nb, code_numbers=code_numbers, name=str(path), notes=notes)
     with tempfile.TemporaryDirectory(prefix="coursekit-grade-") as tmp:
         log = _LogReader(Path(tmp) / "checks.jsonl")
         env = grading_env(log.path)
@@ -293,10 +501,11 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     rows = [_grade_exercise(e, span, runs) for e, span in zip(exercises, _spans(exercises, len(nb.cells)))]
     if expected is not None:
         rows = _match_reference(rows, expected, notes)
+    written_rows = _written_rows(written, expected_written, notes)
     first = exercises[0].cell_index if exercises else len(nb.cells)
     lesson_errors = [{"cell": i + 1, "error": run.error[0], "message": run.error[1]}
                      for i, run in sorted(runs.items()) if i < first and run.error]
-    return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes, lesson_errors)
+    return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes, lesson_errors, written_rows)
 
 
 def _require_kernel(name: str) -> None:

@@ -52,7 +52,9 @@ def _reference_additive(h, s, W_h, W_s, v) -> torch.Tensor:
         return score(h[:, None], s)[:, 0]  # (B, S)
 
 
-@exercise_check("additive (Bahdanau) score")
+@exercise_check("additive (Bahdanau) score", reimplements=(
+    "coursekit.attention.AdditiveScore", "coursekit.attention.scores.AdditiveScore",
+    "coursekit.attention.make_score", "coursekit.attention.scores.make_score"))
 def check_additive_score(additive_score: Callable) -> None:
     """``additive_score(h (B, d_h), s (B, S, d_s), W_h (A, d_h), W_s (A, d_s), v (A,)) -> (B, S)``."""
     require_function(additive_score, "additive_score")
@@ -74,7 +76,10 @@ def check_additive_score(additive_score: Callable) -> None:
 # general (bilinear) score
 # ----------------------------------------------------------------------------------------------
 
-@exercise_check("general (bilinear) score")
+@exercise_check("general (bilinear) score", reimplements=(
+    "coursekit.attention.GeneralScore", "coursekit.attention.scores.GeneralScore",
+    "coursekit.attention.make_score", "coursekit.attention.scores.make_score",
+    "torch.nn.functional.bilinear", "torch.bilinear", "torch.nn.Bilinear"))
 def check_general_score(general_score: Callable) -> None:
     """``general_score(h (B, d_h), s (B, S, d_s), W (d_h, d_s)) -> (B, S)`` with scores hᵀ W s_k."""
     require_function(general_score, "general_score")
@@ -110,7 +115,9 @@ def _context_cases():
         torch.randn(2, 2, 3, generator=g), torch.ones(2, 2, dtype=torch.bool)
 
 
-@exercise_check("attention weights and context vector")
+@exercise_check("attention weights and context vector", reimplements=(
+    "coursekit.attention.masked_softmax", "coursekit.attention.scores.masked_softmax",
+    "coursekit.attention.RecurrentAttention", "coursekit.attention.scores.RecurrentAttention"))
 def check_attention_context(attention_context: Callable) -> None:
     """``attention_context(scores (B, S), values (B, S, d), mask (B, S)) -> (context (B, d), weights (B, S))``."""
     require_function(attention_context, "attention_context")

@@ -57,7 +57,8 @@ _INFILL_CASES = [
 ]
 
 
-@exercise_check("text infilling (each span → ONE [MASK]; zero-length spans insert one; specials untouched)")
+@exercise_check("text infilling (each span → ONE [MASK]; zero-length spans insert one; specials untouched)",
+                reimplements=("coursekit.noising.text_infilling", "coursekit.noising._rebuild_with_masks"))
 def check_text_infilling(infill_fn) -> None:
     """``infill_fn(ids: list[int], spans: list[(start, length)], mask_id, special_ids) -> list[int]``.
 
@@ -130,7 +131,8 @@ _PERMUTE_CASES = [
 ]
 
 
-@exercise_check("sentence permutation (split after each full stop, reorder, specials stay in place)")
+@exercise_check("sentence permutation (split after each full stop, reorder, specials stay in place)",
+                reimplements=("coursekit.noising.sentence_permutation", "coursekit.noising.split_sentences"))
 def check_sentence_permutation(permute_fn) -> None:
     """``permute_fn(ids: list[int], order: list[int], end_id, special_ids) -> list[int]``.
 
@@ -159,7 +161,9 @@ def check_sentence_permutation(permute_fn) -> None:
 # Shifting decoder inputs right
 # ---------------------------------------------------------------------------------------------
 
-@exercise_check("shift_tokens_right (decoder inputs = [start] + targets[:-1]; -100 → <pad>)")
+@exercise_check("shift_tokens_right (decoder inputs = [start] + targets[:-1]; -100 → <pad>)",
+                reimplements=("coursekit.bart.shift_tokens_right",
+                              "transformers.models.bart.modeling_bart.shift_tokens_right"))
 def check_shift_tokens_right(shift_fn) -> None:
     """``shift_fn(labels (B, T) long, pad_id, decoder_start_id) -> (B, T) long``."""
     cases = [

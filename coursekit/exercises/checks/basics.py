@@ -72,7 +72,9 @@ def _softmax_mistakes(x: torch.Tensor) -> dict[str, Any]:
     }
 
 
-@exercise_check("softmax")
+@exercise_check("softmax", reimplements=(
+    "torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax", "torch.special.softmax",
+    "torch.nn.Softmax"))
 def check_softmax(softmax: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Check ``softmax(x)`` over the last axis against ``torch.softmax(x, dim=-1)``."""
     require_function(softmax, "softmax")
@@ -126,7 +128,9 @@ def _cross_entropy_mistakes(logits: torch.Tensor, targets: torch.Tensor) -> dict
     }
 
 
-@exercise_check("cross-entropy")
+@exercise_check("cross-entropy", reimplements=(
+    "torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss",
+    "torch.nn.NLLLoss"))
 def check_cross_entropy(cross_entropy: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
     """Check ``cross_entropy(logits, targets)`` against ``torch.nn.functional.cross_entropy``."""
     require_function(cross_entropy, "cross_entropy")
@@ -181,7 +185,7 @@ def _as_number(got: Any, case: str) -> float:
     return got
 
 
-@exercise_check("accuracy")
+@exercise_check("accuracy", reimplements=("coursekit.metrics.accuracy",))
 def check_accuracy(accuracy: Callable[[torch.Tensor, torch.Tensor], Any]) -> None:
     """Check ``accuracy(logits, targets)``: the fraction of rows whose arg-max is the target."""
     require_function(accuracy, "accuracy")

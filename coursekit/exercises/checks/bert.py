@@ -25,7 +25,9 @@ def _mlm_batch() -> torch.Tensor:
     return ids
 
 
-@exercise_check("masked-LM corruption (15% selected; 80% [MASK] / 10% random / 10% unchanged)")
+@exercise_check("masked-LM corruption (15% selected; 80% [MASK] / 10% random / 10% unchanged)",
+                reimplements=("coursekit.bert.mask_tokens", "coursekit.bert.mlm_actions",
+                              "coursekit.bert.StaticMasking"))
 def check_mask_tokens(mask_tokens_fn) -> None:
     """``mask_tokens_fn(input_ids, vocab_size, mask_id, special_ids, pad_id) -> (corrupted, labels)``.
 
@@ -76,7 +78,9 @@ def check_mask_tokens(mask_tokens_fn) -> None:
                           "token, 10% unchanged. The 80/10/10 split is wrong.")
 
 
-@exercise_check("BERT input representation (token + segment + position, then LayerNorm)")
+@exercise_check("BERT input representation (token + segment + position, then LayerNorm)",
+                # calling the module, emb(ids, seg), goes through __call__; forward is its body
+                reimplements=("coursekit.bert.BertEmbeddings.__call__", "coursekit.bert.BertEmbeddings.forward"))
 def check_segment_embeddings(embed_fn) -> None:
     """``embed_fn(emb: BertEmbeddings, input_ids, token_type_ids) -> (B, T, C)`` without dropout.
 

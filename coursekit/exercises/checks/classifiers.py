@@ -41,7 +41,7 @@ def _bow_cases():
             ("one sentence of 3 tokens, no padding", ids[:1, :3], mask[:1, :3], scores, bias)]
 
 
-@exercise_check("bag-of-words logits")
+@exercise_check("bag-of-words logits", reimplements=("coursekit.classifiers.BOW",))
 def check_bow_logits(bow_logits: Callable[..., torch.Tensor]) -> None:
     """Check ``bow_logits(ids, mask, scores, bias)`` = Σ over real tokens of scores[id] + bias."""
     require_function(bow_logits, "bow_logits")
@@ -71,7 +71,7 @@ def _dan_cases():
     return [("emb (3, 6, 4) with lengths [6, 3, 1], hidden 5, 2 classes", emb, mask, W1, b1, W2, b2)]
 
 
-@exercise_check("DAN forward pass")
+@exercise_check("DAN forward pass", reimplements=("coursekit.classifiers.DAN", "coursekit.classifiers.masked_mean"))
 def check_dan_forward(dan_forward: Callable[..., torch.Tensor]) -> None:
     """Check the Deep Averaging Network forward pass (average → ReLU layer → linear)."""
     require_function(dan_forward, "dan_forward")
@@ -108,7 +108,7 @@ def _pool_cases():
             ("all-negative features (2, 4, 3), lengths [4, 2], zeros at padding", neg, neg_mask)]
 
 
-@exercise_check("max-over-time pooling with a mask")
+@exercise_check("max-over-time pooling with a mask", reimplements=("coursekit.classifiers.masked_max",))
 def check_max_over_time(max_over_time: Callable[..., torch.Tensor]) -> None:
     """Check masked max-over-time pooling against :func:`coursekit.classifiers.masked_max`."""
     require_function(max_over_time, "max_over_time")

@@ -67,7 +67,7 @@ def _ppmi_mistakes(C: torch.Tensor) -> dict[str, Any]:
     }
 
 
-@exercise_check("PPMI")
+@exercise_check("PPMI", reimplements=("coursekit.embeddings.ppmi",))
 def check_ppmi(ppmi: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Check ``ppmi(C)`` against :func:`coursekit.embeddings.ppmi` (α = 1)."""
     require_function(ppmi, "ppmi")
@@ -107,7 +107,7 @@ def _sgns_mistakes(v, u, n) -> dict[str, Any]:
     }
 
 
-@exercise_check("negative-sampling loss")
+@exercise_check("negative-sampling loss", reimplements=("coursekit.embeddings.sgns_loss",))
 def check_sgns_loss(sgns_loss: Callable[..., torch.Tensor]) -> None:
     """Check the per-pair skip-gram negative-sampling loss against :func:`coursekit.embeddings.sgns_loss`."""
     require_function(sgns_loss, "sgns_loss")
@@ -155,7 +155,9 @@ def _analogy_ref(W, a, b, c, *, normalise=True, exclude=True, sign=(1, -1, 1)) -
     return int(sims.argmax())
 
 
-@exercise_check("3CosAdd analogy")
+@exercise_check("3CosAdd analogy", reimplements=(
+    "coursekit.embeddings.WordVectors.analogy", "coursekit.embeddings.WordVectors.nearest",
+    "coursekit.embeddings.evaluate_analogies"))
 def check_analogy(analogy: Callable[..., int]) -> None:
     """Check ``analogy(W, a, b, c)`` → argmax cos(w, b − a + c) excluding a, b, c."""
     require_function(analogy, "analogy")

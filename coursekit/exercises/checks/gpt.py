@@ -44,7 +44,9 @@ def _temperature_cases():
     yield "logits (3, 7) at T = 0.7", 3 * torch.randn(3, 7, generator=g), 0.7
 
 
-@exercise_check("softmax with temperature")
+@exercise_check("softmax with temperature", reimplements=(
+    "coursekit.decoding.apply_temperature", "coursekit.decoding.sampling.apply_temperature",
+    "coursekit.decoding.filter_logits", "coursekit.decoding.sampling.filter_logits"))
 def check_temperature(student_fn: Callable) -> None:
     """``student_fn(logits, T)`` must return softmax(logits / T) over the last dim."""
     require_function(student_fn, "softmax_with_temperature")
@@ -103,7 +105,9 @@ def _top_p_cases():
     yield "logits (2, 8) with p = 0.3", 3 * torch.randn(2, 8, generator=g), 0.3
 
 
-@exercise_check("nucleus (top-p) filtering")
+@exercise_check("nucleus (top-p) filtering", reimplements=(
+    "coursekit.decoding.top_p_filter", "coursekit.decoding.sampling.top_p_filter",
+    "coursekit.decoding.filter_logits", "coursekit.decoding.sampling.filter_logits"))
 def check_top_p_filter(student_fn: Callable) -> None:
     """``student_fn(logits, p)`` must return the renormalised nucleus distribution (B, V)."""
     require_function(student_fn, "top_p_probs")
@@ -130,7 +134,8 @@ def _softmax_attend(q, k, v, scale=True):
     return torch.softmax(scores, dim=-1) @ v
 
 
-@exercise_check("one KV-cache decoding step")
+@exercise_check("one KV-cache decoding step",
+                reimplements=("coursekit.attention.KVCache", "coursekit.attention.core.KVCache"))
 def check_kv_cache_step(student_fn: Callable) -> None:
     """``student_fn(q, k_new, v_new, k_past, v_past)`` → ``(out, k_all, v_all)``."""
     require_function(student_fn, "kv_cache_step")

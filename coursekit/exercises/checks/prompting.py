@@ -50,7 +50,7 @@ _PROMPT_CASES = [
 ]
 
 
-@exercise_check("build a k-shot prompt")
+@exercise_check("build a k-shot prompt", reimplements=("coursekit.prompting.build_prompt",))
 def check_build_prompt(student_fn: Callable) -> None:
     require_function(student_fn, "build_prompt")
     for case, demos, (x, y), description in _PROMPT_CASES:
@@ -112,7 +112,8 @@ def _probability_product(model, prompt, label):
     return label_logprobs(model, prompt, [label])[0].exp().item()
 
 
-@exercise_check("label likelihood of a continuation")
+@exercise_check("label likelihood of a continuation", reimplements=(
+    "coursekit.prompting.label_logprobs", "coursekit.prompting.classify_by_likelihood"))
 def check_label_likelihood(student_fn: Callable) -> None:
     require_function(student_fn, "label_logprob")
     model = _tiny_model()
@@ -160,7 +161,7 @@ def _shifted(attn, period, offset, start=None):
     return attn[..., q, q - offset].mean(-1)              # (negative keys wrap around, as in a naive loop)
 
 
-@exercise_check("induction score per head")
+@exercise_check("induction score per head", reimplements=("coursekit.prompting.induction_scores",))
 def check_induction_score(student_fn: Callable) -> None:
     require_function(student_fn, "induction_score")
     for case, attn, period in [("4 random heads, period 6", _attention(4, 6, 0), 6),

@@ -41,7 +41,8 @@ def _elman_cases():
         yield f"x of shape {(B, I)}, h of shape {(B, H)}", (x, h, W, V, b)
 
 
-@exercise_check("one Elman RNN step")
+@exercise_check("one Elman RNN step", reimplements=(
+    "coursekit.rnn.RNNCell", "coursekit.rnn.RNN", "torch.nn.RNNCell", "torch.nn.RNN", "torch.rnn_tanh_cell"))
 def check_elman_step(student_fn):
     """``student_fn(x (B, I), h (B, H), W (H, I), V (H, H), b (H,)) -> h_t (B, H)``,
     ``h_t = tanh(W x_t + V h_{t-1} + b)`` for a batch of row vectors."""
@@ -82,7 +83,10 @@ def _state_gradient_cases():
         yield f"T={T}, H={H}", (h, V, torch.randn(H, generator=g, dtype=torch.float64))
 
 
-@exercise_check("gradients through time as Jacobian products")
+@exercise_check("gradients through time as Jacobian products", reimplements=(
+    # the exercise is backpropagation by hand: autograd (and the library's manual BPTT) would do it for you
+    "coursekit.rnn.elman_bptt", "torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward",
+    "torch.autograd.functional.jacobian", "torch.autograd.functional.vjp", "torch.func.vjp", "torch.func.jacrev"))
 def check_state_gradients(student_fn):
     """``student_fn(h (T, H), V (H, H), dL_dhT (H,)) -> (T, H)``: row t is ∂L/∂h_t for a loss that
     depends on the last state only, with h_t = tanh(W x_t + V h_{t-1} + b)."""
@@ -211,7 +215,8 @@ def _lstm_variants(x, h, c, W_ih, W_hh, b):
     }
 
 
-@exercise_check("one LSTM step")
+@exercise_check("one LSTM step", reimplements=(
+    "coursekit.rnn.LSTMCell", "coursekit.rnn.LSTM", "torch.nn.LSTMCell", "torch.nn.LSTM", "torch.lstm_cell"))
 def check_lstm_step(student_fn):
     """``student_fn(x (B, I), h (B, H), c (B, H), W_ih (4H, I), W_hh (4H, H), b (4H,)) -> (h_t, c_t)``
     with PyTorch's gate layout i, f, g, o (``b`` is the total bias ``bias_ih + bias_hh``)."""
@@ -232,7 +237,7 @@ def check_lstm_step(student_fn):
 # ----------------------------------------------------------------------------------------------
 # 04 — forget-gate bias
 # ----------------------------------------------------------------------------------------------
-@exercise_check("forget-gate bias initialisation")
+@exercise_check("forget-gate bias initialisation", reimplements=("coursekit.rnn.init_forget_gate_bias",))
 def check_forget_gate_bias(student_fn):
     """``student_fn(lstm: nn.LSTM, value: float) -> None`` sets the *total* forget-gate bias
     ``bias_ih[f] + bias_hh[f]`` of every layer and direction to ``value``, leaving the other gates alone."""
@@ -269,7 +274,7 @@ def check_forget_gate_bias(student_fn):
 # ----------------------------------------------------------------------------------------------
 # 04 — ELMo's scalar mix
 # ----------------------------------------------------------------------------------------------
-@exercise_check("ELMo scalar mix")
+@exercise_check("ELMo scalar mix", reimplements=("coursekit.rnn.ScalarMix",))
 def check_scalar_mix(student_fn):
     """``student_fn(layers (L, B, T, D), w (L,), gamma (scalar tensor)) -> (B, T, D)``:
     ``γ Σ_j softmax(w)_j layers[j]`` (Peters et al. 2018, eq. 1)."""

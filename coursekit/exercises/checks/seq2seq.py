@@ -61,7 +61,8 @@ def _beam_mistakes(scores: torch.Tensor, log_probs: torch.Tensor, size: int) -> 
     }
 
 
-@exercise_check("one step of beam search")
+@exercise_check("one step of beam search", reimplements=(
+    "coursekit.decoding.beam_search_step", "coursekit.decoding.search.beam_search_step"))
 def check_beam_search_step(beam_step: Callable) -> None:
     """``beam_step(scores (k,), log_probs (k, V), beam_size) -> (new_scores, beam_index, token)``."""
     require_function(beam_step, "beam_step")
@@ -124,7 +125,9 @@ def _greedy_cases():
     yield "a random model over 7 tokens", 3 * torch.randn(7, 7, generator=g), 6
 
 
-@exercise_check("greedy decoding")
+@exercise_check("greedy decoding", reimplements=(
+    "coursekit.decoding.greedy_search", "coursekit.decoding.search.greedy_search",
+    "coursekit.decoding.beam_search", "coursekit.decoding.search.beam_search"))  # beam_size=1 is greedy
 def check_greedy_decode(greedy_decode: Callable) -> None:
     """``greedy_decode(step, bos_id, eos_id, max_len) -> list[int]`` (no ``<bos>``, no ``<eos>``)."""
     require_function(greedy_decode, "greedy_decode")
@@ -185,7 +188,9 @@ def _loss_mistakes(logits, targets, pad_id) -> dict[str, Any]:
     }
 
 
-@exercise_check("masked cross-entropy")
+@exercise_check("masked cross-entropy", reimplements=(
+    "torch.nn.functional.cross_entropy", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss",
+    "torch.nn.NLLLoss"))
 def check_masked_nll(masked_nll: Callable) -> None:
     """``masked_nll(logits (B, T, V), targets (B, T), pad_id) -> scalar`` mean over real tokens."""
     require_function(masked_nll, "masked_nll")

@@ -51,7 +51,8 @@ def _pe_variant(T: int, d: int, *, exponent: str = "2i", swap: bool = False, hal
     return pe.float()
 
 
-@exercise_check("sinusoidal positional encoding")
+@exercise_check("sinusoidal positional encoding", reimplements=(
+    "coursekit.transformer.sinusoidal_positions", "coursekit.transformer.SinusoidalPositions"))
 def check_positional_encoding(positional_encoding: Callable[[int, int], torch.Tensor]) -> None:
     """``positional_encoding(T, d) -> (T, d)`` against :func:`coursekit.transformer.sinusoidal_positions`."""
     require_function(positional_encoding, "positional_encoding")
@@ -110,7 +111,7 @@ def _noam(step: int, d: int, warmup: int, *, d_pow: float = -0.5, w_pow: float =
     return d ** d_pow * min(step ** -0.5, step * warmup ** w_pow)
 
 
-@exercise_check("warm-up learning-rate schedule")
+@exercise_check("warm-up learning-rate schedule", reimplements=("coursekit.translation.recipes.inverse_sqrt",))
 def check_noam_schedule(noam_lr: Callable[[int, int, int], float]) -> None:
     """``noam_lr(step, d_model, warmup)`` = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)."""
     require_function(noam_lr, "noam_lr")

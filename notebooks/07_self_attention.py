@@ -18,7 +18,7 @@
 # - Explain why word meaning is contextual and compute the parameter-free self-attention
 #   $A_i = \sum_j \mathrm{softmax}_j(x_i \cdot x_j)\, x_j$.
 # - Use query, key and value projections $W_q, W_k, W_v$; reproduce the slides' worked numbers
-#   (scores 112, 96 → 14, 12 → weights 0.88, 0.12; *The brown dog ran* → .87 .12 .01 0).
+#   (scores 112, 96 → 14, 12 → weights 0.88, 0.12; *The brown dog ran*: the slide's numbers checked).
 # - Measure why the scores are divided by $\sqrt{d_k}$: softmax saturation and vanishing gradients.
 # - Write attention in matrix form $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$ with padding and causal
 #   masks, and multi-head attention (split, attend, concatenate, $W_O$), and check both against
@@ -143,26 +143,31 @@ assert scores.tolist() == [112.0, 96.0] and scaled.tolist() == [14.0, 12.0]
 # The output for *Thinking* is $z = 0.88\, v_1 + 0.12\, v_2$. Note how lopsided the weights are
 # even after dividing by 8: a score difference of 2 already gives a factor $e^2 \approx 7.4$.
 #
-# **The four-word example.** For *The brown dog ran* the slides show one query's weights over the
-# four words as **.87 .12 .01 0**. With $d_k = 4$ (so $\sqrt{d_k} = 2$), integer queries and keys
-# whose dot products are 10, 6, 1 and −2 give exactly these weights:
+# **The four-word example.** For *The brown dog ran* the slides give, for two queries, the scores
+# against the four keys ($d_k = 64$, so they are divided by 8) and the weights they claim:
+# 112, 96, 16, 8 → **.87 .12 .01 0** and 92, 124, 22, 8 → **.08 .91 .01 0**. We compute the softmax of
+# the slides' own scores:
 
 # %%
 # NBVAL_CHECK_OUTPUT
 words = "The brown dog ran".split()
-q = torch.tensor([2.0, 1.0, 1.0, 0.0], dtype=torch.float64)
-K = torch.tensor([[3, 2, 2, 0],      # The
-                  [2, 1, 1, 1],      # brown
-                  [0, 0, 1, 2],      # dog
-                  [-1, 0, 0, 3]],    # ran
-                 dtype=torch.float64)
-V = torch.eye(4, dtype=torch.float64)  # one-hot values: the output *is* the weight vector
-z, w4 = scaled_dot_product_attention(q[None], K, V)
-print("q·k      :", (K @ q).tolist())
-print("÷ √d_k   :", (K @ q / 2).tolist())
-print("weights  :", "  ".join(f"{t}={a:.2f}" for t, a in zip(words, w4[0].tolist())))
-print("slides   :", "  ".join(f"{t}={a}" for t, a in zip(words, [".87", ".12", ".01", "0"])))
-assert [round(a, 2) for a in w4[0].tolist()] == [0.87, 0.12, 0.01, 0.0]
+slide_scores = torch.tensor([[112.0, 96.0, 16.0, 8.0],
+                             [92.0, 124.0, 22.0, 8.0]], dtype=torch.float64)
+slide_weights = [[".87", ".12", ".01", "0"], [".08", ".91", ".01", "0"]]
+w4 = torch.softmax(slide_scores / math.sqrt(64), dim=-1)
+for row, scores in enumerate(slide_scores.tolist()):
+    print(f"query {row + 1}: scores {scores} ÷ 8 = {[x / 8 for x in scores]}")
+    print("  softmax:", "  ".join(f"{t}={a:.6f}" for t, a in zip(words, w4[row].tolist())))
+    print("  slides :", "  ".join(f"{t}={a}" for t, a in zip(words, slide_weights[row])))
+assert [round(a, 3) for a in w4[0].tolist()] == [0.881, 0.119, 0.0, 0.0]
+assert [round(a, 3) for a in w4[1].tolist()] == [0.018, 0.982, 0.0, 0.0]
+
+# %% [markdown]
+# The first row is close to the slide for the first two words (0.881 and 0.119 against .87 and .12),
+# but the last two get about 5·10⁻⁶ and 2·10⁻⁶, not .01 and 0. The second row is off: 0.018 and
+# 0.982, not .08 and .91. The slide's weights are illustrative, not the softmax of its own scores —
+# trust the computation. The lesson holds, and is stronger than the slide shows: a score gap of 32
+# before scaling (4 after) leaves the smaller key with under 2 % of the weight.
 
 # %% [markdown]
 # ## 3. Why divide by $\sqrt{d_k}$? A measurement

@@ -28,8 +28,11 @@
 # - Read attention maps per layer and head, and see how windowed attention removes the n² cost.
 
 # %%
+import dataclasses
 import math
+import tempfile
 import time
+import warnings
 
 import matplotlib.pyplot as plt
 import torch
@@ -45,7 +48,6 @@ from coursekit.attention import (
     window_mask,
 )
 from coursekit.exercises import check_noam_schedule, check_positional_encoding, check_residual_sublayer
-from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
 from coursekit.transformer import (
     EncoderLayer,
     FeedForward,
@@ -54,15 +56,16 @@ from coursekit.transformer import (
     TransformerConfig,
     sinusoidal_positions,
 )
-from coursekit.translation import load_translation
+from coursekit.translation import benchmark, recipes
+from coursekit.translation.inspect import translation_explorer
 
 S = runtime.sizes(
-    quick=dict(n_train=4000, n_test=100, d_model=64, n_heads=4, n_layers=2, d_ff=128, batch_size=32,
-               steps=40, lr=2e-3, min_bleu=0.0, windows_T=[128, 256, 512, 1024]),
-    class_=dict(n_train=20000, n_test=1000, d_model=128, n_heads=4, n_layers=2, d_ff=256, batch_size=64,
-                steps=500, lr=2e-3, min_bleu=2.0, windows_T=[128, 256, 512, 1024, 2048, 4096]),
-    full=dict(n_train=None, n_test=1000, d_model=256, n_heads=8, n_layers=3, d_ff=1024, batch_size=256,
-              steps=3000, lr=7e-4, min_bleu=20.0, windows_T=[128, 256, 512, 1024, 2048, 4096, 8192]),
+    quick=dict(n_train=4000, n_test=100, d_model=64, n_heads=4, n_layers=2, d_ff=128, max_tokens=1000,
+               steps=30, warmup=10, lr=2e-3, min_bleu=0.0, windows_T=[128, 256, 512, 1024]),
+    class_=dict(n_train=None, n_test=1000, d_model=128, n_heads=4, n_layers=2, d_ff=512, max_tokens=2000,
+                steps=700, warmup=100, lr=2.5e-3, min_bleu=10.0, windows_T=[128, 256, 512, 1024, 2048, 4096]),
+    full=dict(n_train=None, n_test=1000, d_model=256, n_heads=4, n_layers=3, d_ff=1024, max_tokens=6000,
+              steps=3000, warmup=400, lr=1e-3, min_bleu=30.0, windows_T=[128, 256, 512, 1024, 2048, 4096, 8192]),
 )
 device = runtime.device()
 plt.rcParams["figure.dpi"] = 80
@@ -119,8 +122,12 @@ for norm_first in (False, True):
 # $$PE_{(pos, 2i)} = \sin(pos / 10000^{2i/d}), \qquad PE_{(pos, 2i+1)} = \cos(pos / 10000^{2i/d}):$$
 #
 # each pair of dimensions is a clock hand turning at its own speed, from one turn every $2\pi$
-# positions (i = 0) to one every $2\pi \cdot 10000$ positions. We derive the table and compare it
-# with `coursekit.transformer.sinusoidal_positions`.
+# positions (i = 0) to one every $2\pi \cdot 10000$ positions. Both terms of a pair use the *same*
+# frequency $10000^{-2i/d}$ — one lecture deck writes the cosine with $10000^{(2i+1)/d}$, which is a
+# slip: with it, sin and cos of a pair would turn at different speeds, a shift by $k$ positions would no
+# longer rotate each pair, and $PE_{pos} \cdot PE_{pos+k}$ would no longer depend on $k$ alone (the
+# property shown below). We derive the table and
+# compare it with `coursekit.transformer.sinusoidal_positions`.
 
 # %%
 def positional_encoding(T: int, d: int) -> torch.Tensor:
@@ -200,6 +207,8 @@ except ValueError as err:
 
 # %%
 diffs = {}
+warnings.filterwarnings("ignore", message="enable_nested_tensor is True")     # torch's notes on its own fast
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")  # path: irrelevant to the check
 for norm_first in (False, True):
     torch.manual_seed(0)
     ref = nn.Transformer(d_model, n_heads, 2, 2, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
@@ -251,90 +260,116 @@ print(f"64 decoding steps: {t_full:.2f} s re-running the prefix, {t_cache:.2f} s
 assert cache_diff < 1e-4
 
 # %% [markdown]
-# ## 4. Training on the translation task of notebooks 05 and 06
+# ## 4. Training on the translation benchmark of notebooks 05 and 06
 #
-# Same data, same split, same BLEU: `coursekit.translation.load_translation` normalises the
-# Tatoeba English–French pairs, keeps sentences of at most 10 tokens, and holds out a fixed,
-# hash-defined test set. Two training tricks from §5 of the paper:
+# Same data, same split, same vocabulary, same BLEU: `coursekit.translation.benchmark` (Tatoeba
+# English–French, sentences of at most 10 words, the fixed hash-defined test set, one shared BPE of
+# 8,000 pieces). Source, target and output layer share one embedding table. Two training tricks
+# from §5 of the paper:
 #
 # - **label smoothing** (ε = 0.1): the target distribution puts 0.9 on the right token and
 #   spreads 0.1 over the vocabulary — "the model learns to be more unsure, but BLEU improves";
-# - **warm-up**: the learning rate grows linearly for the first steps, then decays. The paper's
-#   schedule is $d^{-0.5} \min(step^{-0.5}, step \cdot warmup^{-1.5})$ (exercise 3); we use linear
-#   warm-up followed by cosine decay (`coursekit.train.warmup_cosine`), which suits a short budget.
+# - **warm-up**: the learning rate grows linearly for the first updates, then decays as
+#   $1/\sqrt{step}$ — the paper's schedule $d^{-0.5} \min(step^{-0.5}, step \cdot warmup^{-1.5})$
+#   (exercise 3), with the peak set directly (`coursekit.translation.recipes.inverse_sqrt`).
 #
-# To compare fairly, the Transformer and an RNN with attention (GRU encoder–decoder with Luong
-# "general" attention from `coursekit.seq2seq`, as in notebook 06) get the **same training budget**:
-# the same number of updates on the same batches of sentence pairs. We record how long each took.
+# Batches hold pairs of similar length, up to a fixed number of tokens. We train a small
+# Transformer live with the course recipe (`recipes.train`: the same loop, schedule, smoothing and
+# batches as the reference model, narrower and shorter), then study the reference model.
 
 # %%
-data = load_translation(max_len=10, n_train=S.n_train, n_test=S.n_test)
-print(f"{len(data.train)} training pairs, {len(data.test)} test pairs; vocabularies: "
-      f"{len(data.src_vocab)} EN, {len(data.tgt_vocab)} FR")
+t0 = time.perf_counter()
+data = benchmark.load_benchmark(n_train=S.n_train, n_test=S.n_test)
+print(f"{len(data.train):,} training pairs, {len(data.test)} test pairs, one vocabulary of {len(data.tgt_vocab):,} "
+      f"pieces (loaded in {time.perf_counter() - t0:.0f} s)")
 print("example:", " ".join(data.train[0][0]), "→", " ".join(data.train[0][1]))
 
-
-def make_transformer() -> Transformer:
-    torch.manual_seed(0)
-    cfg = TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), d_model=S.d_model, n_heads=S.n_heads,
-                            n_encoder_layers=S.n_layers, n_decoder_layers=S.n_layers, d_ff=S.d_ff, dropout=0.1,
-                            max_len=32, src_pad_id=data.src_vocab.pad_id, tgt_pad_id=data.tgt_vocab.pad_id,
-                            bos_id=data.tgt_vocab.bos_id, eos_id=data.tgt_vocab.eos_id)
-    return Transformer(cfg).to(device)
-
-
-def make_rnn() -> Seq2Seq:
-    torch.manual_seed(0)
-    cfg = Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab), d_emb=S.d_model, d_hidden=2 * S.d_model,
-                        cell="gru", attention="general", style="luong", dropout=0.1,
-                        pad_id=data.tgt_vocab.pad_id, bos_id=data.tgt_vocab.bos_id, eos_id=data.tgt_vocab.eos_id)
-    return Seq2Seq(cfg).to(device)
-
-
-recipes = {
-    "Transformer": (make_transformer, lambda m, b: m.loss(b, label_smoothing=0.1), S.lr),
-    "RNN + attention (GRU, Luong)": (make_rnn, lambda m, b: m.loss(b), S.lr),
-}
-
-
-results, models, histories = [], {}, {}
-for name, (make, loss_fn, lr) in recipes.items():
-    model = make()
-    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
-    hist = train.fit(model, opt, data.batch_fn(S.batch_size, torch.Generator().manual_seed(0), device=device),
-                     loss_fn, steps=S.steps, scheduler=train.warmup_cosine(opt, max(1, S.steps // 10), S.steps),
-                     progress=False, desc=name)
-    models[name], histories[name] = model, hist
-    start = time.perf_counter()
-    greedy = data.evaluate(model.translator(max_len=14), device=device)
-    t_greedy = time.perf_counter() - start
-    beam = data.evaluate(model.translator(max_len=14, beam_size=4, length_penalty=1.0), device=device)
-    results.append({"model": name, "parameters": train.count_parameters(model), "train steps": S.steps,
-                    "train time (s)": round(hist.seconds, 1), "steps/s": round(S.steps / hist.seconds, 2),
-                    "first/last train loss": f"{hist.train_loss[0]:.2f} / {sum(hist.train_loss[-10:]) / 10:.2f}",
-                    "BLEU greedy": round(greedy.bleu, 2), "BLEU beam 4": round(beam.bleu, 2),
-                    "greedy decode time (s)": round(t_greedy, 1)})
-viz.show_table(results, title=f"EN→FR, {len(data.test)} test sentences; {S.steps} updates of {S.batch_size} pairs "
-                              "each (times on a shared CPU are inflated by the other processes)")
-
 # %%
-viz.plot_curves({name: (h.steps, h.train_loss) for name, h in histories.items()}, xlabel="step",
-                ylabel="training loss (Transformer: with label smoothing)", title="training curves")
-plt.show()
-for name, model in models.items():
-    print(name)
-    for ex in data.evaluate(model.translator(max_len=14), limit=5, device=device).examples(5):
-        print(f"  {ex['source']:<32} → {ex['hypothesis']:<36} (ref: {ex['reference']})")
-for name, h in histories.items():  # both models learned: the loss fell by more than one nat
-    assert sum(h.train_loss[-10:]) / 10 < h.train_loss[0] - 1.0, name
-assert results[0]["BLEU beam 4"] >= S.min_bleu
+live_recipe = dataclasses.replace(
+    recipes.RECIPES["transformer"], max_tokens=S.max_tokens, lr=S.lr, warmup=S.warmup, max_updates=S.steps,
+    eval_every=S.steps, arch={**recipes.RECIPES["transformer"].arch, "d_model": S.d_model, "n_heads": S.n_heads,
+                              "n_encoder_layers": S.n_layers, "n_decoder_layers": S.n_layers, "d_ff": S.d_ff})
+print("reference recipe:", recipes.RECIPES["transformer"])
+with tempfile.TemporaryDirectory() as work:
+    live, live_state = recipes.train("transformer", work, data=data, recipe=live_recipe, quiet=True)
+live = live.to(device)
+live_test = recipes.evaluate(live, data, "test")
+print(f"live: {train.count_parameters(live):,} parameters, {live_state['update']} updates in "
+      f"{live_state['seconds']:.0f} s -> test BLEU {live_test.bleu:.2f}, chrF {live_test.chrf:.2f} "
+      f"on {len(data.test)} sentences")
+loss_points = [(r["update"], r["loss"]) for r in live_state["train"]]
+if loss_points:
+    plt.figure(figsize=(5, 3))
+    plt.plot(*zip(*loss_points), marker=".")
+    plt.xlabel("update")
+    plt.ylabel("training loss (label-smoothed)")
+    plt.title("the live Transformer learning")
+    plt.show()
+for ex in live_test.examples(4):
+    print(f"  {ex['source']:<34} → {ex['hypothesis']:<40} (ref: {ex['reference']})")
+assert live_test.bleu >= S.min_bleu
 
 # %% [markdown]
-# Reading the table: the Transformer processes all target positions of a batch in parallel, the
-# RNN step by step; on a CPU with sentences of ≤ 10 tokens that difference is small, on a GPU it
-# is large. A few hundred updates are far from convergence for either model — the class profile
-# shows the trend, the `full` profile (GPU) trains ten times longer. At scale the Transformer won
-# clearly, as the paper reports (Vaswani et al. 2017, Table 2; newstest2014):
+# ### The reference Transformer, and the GRU with attention at an equal budget
+#
+# The reference model (`data/translation/transformer/`) is the paper's architecture at a small size
+# — d = 256, 4 heads, FFN 1,024, 3 + 3 layers, pre-LN, 7.6 M parameters — trained with the same
+# recipe for 4,000 updates on one CPU core. The GRU with Bahdanau attention of notebook 06 was trained
+# on the same benchmark with the same optimiser, schedule, smoothing and batch size. Both logged the
+# validation BLEU every 250 updates, so we can compare them at equal updates *and* at equal wall time.
+
+# %%
+reference, report = recipes.load_model("transformer", data=data)
+reference = reference.to(device)
+att_model, att_report = recipes.load_model("attention", data=data)
+s2s_model, s2s_report = recipes.load_model("seq2seq", data=data)
+reports = {"Transformer": report, "GRU + attention": att_report, "GRU, no attention": s2s_report}
+viz.show_table([{"model": n, "parameters": r["parameters"], "updates": r["updates"], "epochs": r["epochs"],
+                 "train min": r["train_seconds"] / 60, "test BLEU": r["test"]["bleu"], "chrF": r["test"]["chrf"],
+                 "exact": r["test"]["exact"], **{f"len {row['bucket']}": row["bleu"]
+                                                 for row in r["test"]["bleu_by_length"]}}
+                for n, r in reports.items()], title="reference models, 1,000 test sentences, greedy decoding")
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+for n, r in reports.items():
+    axes[0].plot([c["update"] for c in r["curve"]], [c["valid_bleu"] for c in r["curve"]], marker=".", label=n)
+    axes[1].plot([c["seconds"] / 60 for c in r["curve"]], [c["valid_bleu"] for c in r["curve"]], marker=".",
+                 label=n)
+axes[0].set(xlabel="updates", ylabel="validation BLEU", title="equal updates")
+axes[1].set(xlabel="training minutes (one CPU core)", ylabel="validation BLEU", title="equal wall time")
+for ax in axes:
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+
+def valid_bleu_at(r: dict, *, update: int | None = None, minutes: float | None = None) -> float:
+    """The last validation BLEU logged at or before the given update / wall time."""
+    points = [c for c in r["curve"] if (update is None or c["update"] <= update)
+              and (minutes is None or c["seconds"] <= 60 * minutes)]
+    return points[-1]["valid_bleu"] if points else 0.0
+
+
+budget_updates = att_report["updates"]
+budget_minutes = att_report["train_seconds"] / 60
+equal = {n: (valid_bleu_at(r, update=budget_updates), valid_bleu_at(r, minutes=budget_minutes))
+         for n, r in reports.items()}
+print(f"validation BLEU after {budget_updates} updates / after {budget_minutes:.0f} minutes:",
+      {n: tuple(round(x, 1) for x in v) for n, v in equal.items()})
+assert equal["Transformer"][0] > equal["GRU + attention"][0]          # better at equal updates
+assert equal["Transformer"][1] > equal["GRU + attention"][1]          # and at equal wall time
+seconds_per_update = {n: r["train_seconds"] / r["updates"] for n, r in reports.items()}
+print("seconds per update:", {n: round(v, 2) for n, v in seconds_per_update.items()})
+assert seconds_per_update["Transformer"] <= seconds_per_update["GRU + attention"]
+assert report["test"]["bleu"] >= 40                                   # the benchmark's target
+
+# %% [markdown]
+# At equal updates the Transformer is ahead: every decoder position of a batch is computed at once and
+# every layer can attend to every source piece, while the GRU decoder runs step by step and carries
+# the whole prefix in one state. On this CPU an update of the Transformer also costs no more than
+# one of the GRU with attention (the GRU's per-step loop is cheap arithmetic but many small
+# operations), so at equal wall time the ordering is the same. The paper reports the same ordering
+# at scale (Vaswani et al. 2017, Table 2; newstest2014 — other test sets: compare the scale only):
 
 # %%
 viz.show_table([
@@ -342,25 +377,47 @@ viz.show_table([
      "training": "12 h on 8 P100 GPUs (100k steps)"},
     {"model": "Transformer (big), paper scale", "EN-DE BLEU": 28.4, "EN-FR BLEU": 41.8, "parameters": "213M",
      "training": "3.5 days on 8 P100 GPUs (300k steps)"},
-    {"model": f"ours: Transformer, Tatoeba EN→FR ≤ 10 tokens, {S.steps} steps on a CPU", "EN-DE BLEU": None,
-     "EN-FR BLEU": results[0]["BLEU beam 4"], "parameters": f"{results[0]['parameters'] / 1e6:.2f}M",
-     "training": f"{results[0]['train time (s)']} s, {results[0]['train steps']} steps"},
+    {"model": "ours: reference Transformer, Tatoeba EN→FR ≤ 10 words", "EN-DE BLEU": None,
+     "EN-FR BLEU": report["test"]["bleu"], "parameters": f"{report['parameters'] / 1e6:.1f}M",
+     "training": f"{report['train_seconds'] / 60:.0f} min on 1 CPU core ({report['updates']} steps)"},
+    {"model": "ours: live run of this notebook", "EN-DE BLEU": None, "EN-FR BLEU": round(live_test.bleu, 2),
+     "parameters": f"{train.count_parameters(live) / 1e6:.1f}M",
+     "training": f"{live_state['seconds']:.0f} s ({live_state['update']} steps)"},
 ], title="reference: Vaswani et al. (2017), Table 2 (not comparable test sets: scale only)")
+
+# %% [markdown]
+# Twenty sentences by eye — the first 12 of the test set and 8 everyday sentences that are not in
+# Tatoeba — translated by the three reference models:
+
+# %%
+shown = benchmark.showcase(data)
+outs = {n: recipes.translate_sentences(m, data, [r["source"] for r in shown])
+        for n, m in (("Transformer", reference), ("GRU + attention", att_model), ("no attention", s2s_model))}
+viz.show_table([{"English": r["source"], "reference": r["reference"], **{n: o[i] for n, o in outs.items()}}
+                for i, r in enumerate(shown)], title="greedy translations")
+exact = {n: sum(o[i] == r["reference"] for i, r in enumerate(shown)) for n, o in outs.items()}
+print("exactly as the reference:", exact, f"of {len(shown)}")
 
 # %% [markdown]
 # ## 5. Attention maps, per layer and head
 #
 # Three kinds of attention in one model: encoder self-attention (source ↔ source), decoder masked
 # self-attention (target prefix) and cross-attention (target → source, the alignment of notebook 06).
-# We feed a test sentence and the model's own greedy translation.
+# We feed a test sentence that the reference model translates exactly right, and its translation.
 
 # %%
-transformer = models["Transformer"].eval()
+transformer = reference.eval()
+greedy_ref = data.evaluate(transformer.translator(max_len=30), device=device)
+is_exact = [h == r for h, r in zip(greedy_ref.hypotheses, greedy_ref.references)]
+correct = sorted(range(len(data.test)), key=lambda i: (not is_exact[i], -len(data.test[i][0])))  # exact, long first
+print(f"{sum(is_exact)} of {len(data.test)} test translations exact; the maps below use test sentence "
+      f"{correct[0]}: {data.source_text(correct[0])!r} → {greedy_ref.hypotheses[correct[0]]!r} "
+      f"({'exact' if is_exact[correct[0]] else 'not exact'})")
 
 
 def maps_for(i: int):
     batch = data.make_batch([i], split="test").to(device)
-    hyp = transformer.translate(batch.src, batch.src_mask, max_len=14).tokens[0]
+    hyp = transformer.translate(batch.src, batch.src_mask, max_len=30).tokens[0]
     tgt_in = torch.tensor([[data.tgt_vocab.bos_id] + hyp], device=device)
     with torch.no_grad():
         maps = transformer.attention_maps(batch.src, tgt_in)
@@ -372,7 +429,7 @@ def maps_for(i: int):
 KINDS = {"encoder": ("encoder self-attention", "src", "src"),
          "decoder_self": ("decoder masked self-attention", "tgt", "tgt"),
          "cross": ("cross-attention (decoder → encoder)", "tgt", "src")}
-maps0, src0, tgt0 = maps_for(0)
+maps0, src0, tgt0 = maps_for(correct[0])
 for kind, (title, rows, cols) in KINDS.items():
     L, H = maps0[kind].shape[0], maps0[kind].shape[2]
     fig, axes = plt.subplots(L, H, figsize=(2.6 * H, 2.4 * L), squeeze=False)
@@ -402,9 +459,19 @@ def render(sentence=0, kind="cross", layer=0, head=0):
     plt.show()
 
 
-widgets.explorer(render, [dict(sentence=1, kind="cross", layer=S.n_layers - 1, head=0),
-                          dict(sentence=2, kind="encoder", layer=0, head=1)],
-                 sentence=(0, 30, 1), kind=list(KINDS), layer=(0, S.n_layers - 1, 1), head=(0, S.n_heads - 1, 1))
+n_layers, n_heads = maps0["cross"].shape[0], maps0["cross"].shape[2]
+widgets.explorer(render, [dict(sentence=correct[1], kind="cross", layer=n_layers - 1, head=0),
+                          dict(sentence=correct[2], kind="encoder", layer=0, head=1)],
+                 sentence=(0, len(data.test) - 1, 1), kind=list(KINDS), layer=(0, n_layers - 1, 1),
+                 head=(0, n_heads - 1, 1))
+
+# %% [markdown]
+# Or type your own sentence: the three reference models translate it; the two with attention show where
+# they looked (for the Transformer, the last layer's cross-attention averaged over its heads).
+
+# %%
+translation_explorer({"Transformer": transformer, "GRU + attention": att_model, "no attention": s2s_model}, data,
+                     [benchmark.EVERYDAY[2][0], benchmark.EVERYDAY[6][0]])
 
 # %% [markdown]
 # ## 6. Outlook: restricted (windowed) attention
@@ -470,8 +537,10 @@ assert full_ms[-1] > band_ms[-1]
 #   only on the distance. Learned positions are the alternative.
 # - Decoding runs step by step with a KV cache (same outputs, far less work) and plugs into the
 #   same greedy and beam search as the RNN models.
-# - On the course's EN→FR task the Transformer and an RNN with attention were trained with the same
-#   budget of updates; the table above gives BLEU, size, training time and speed.
+# - On the course's EN→FR benchmark the reference Transformer (7.6 M parameters, 4,000 updates, about
+#   80 minutes of one CPU core) reaches about 44 test BLEU; at equal updates and at equal wall time it is
+#   ahead of the GRU with attention trained with the same recipe, which is itself far ahead of the GRU
+#   without attention. A narrower Transformer trained live for two minutes already passes 10 BLEU.
 # - Attention maps show heads with different jobs; cross-attention gives soft alignments.
 # - Windowed attention turns the n² cost into n·w.
 #

@@ -226,8 +226,8 @@ def test_cli_evaluate_and_translate():
 
 def test_translate_with_attention_and_monotonicity(small):
     from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
-    from coursekit.translation.inspect import alignment_monotonicity, translate_with_attention
     from coursekit.transformer import Transformer, TransformerConfig
+    from coursekit.translation.inspect import alignment_monotonicity, translate_with_attention
 
     V = len(small.tgt_vocab)
     torch.manual_seed(0)

@@ -207,6 +207,7 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
         _log(log_path, {"event": "resume", "update": st["update"], "seconds": st["seconds"]})
     elif not resume and ckpt.exists():
         raise FileExistsError(f"{ckpt} exists: pass resume=True (--resume) to continue it, or remove it")
+    st.setdefault("hardware", _hardware())  # the machine and threads of the first training run
     src_len, tgt_len = data.lengths("train")
     model.train()
     last_save = time.monotonic()
@@ -301,7 +302,7 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
         "parameters": count_parameters(model),
         "updates": state["update"],
         "epochs": round(state["epoch"] + state["position"] / _epoch_len(data, recipe), 3),
-        "train_seconds": round(state["seconds"], 1), "hardware": _hardware(),
+        "train_seconds": round(state["seconds"], 1), "hardware": state.get("hardware", _hardware()),
         "test": {"bleu": round(report.bleu, 2), "chrf": round(report.chrf, 2), "exact": round(report.exact, 4),
                  "n_test": len(report.references), "decode_seconds": round(test_seconds, 1),
                  "bleu_by_length": [{**row, "bleu": round(row["bleu"], 2)} for row in report.by_length]},

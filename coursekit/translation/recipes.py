@@ -160,7 +160,7 @@ def translate_sentences(model: nn.Module, data: TranslationData, sentences: list
 
 def _hardware() -> dict:
     return {"machine": platform.machine(), "processor": platform.processor() or platform.machine(),
-            "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
+            "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": str(torch.__version__),
             "device": "cpu"}
 
 

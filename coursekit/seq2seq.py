@@ -326,11 +326,13 @@ class Seq2Seq(nn.Module):
         state = self.encode(src, src_mask)
         return self.decoder(tgt_in, state, teacher_forcing=teacher_forcing, generator=generator, stepwise=stepwise)
 
-    def loss(self, batch, *, teacher_forcing: float = 1.0, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Mean cross-entropy per real target token (padding ignored) of a ``TranslationBatch``."""
+    def loss(self, batch, *, teacher_forcing: float = 1.0, generator: torch.Generator | None = None,
+             label_smoothing: float = 0.0) -> torch.Tensor:
+        """Mean cross-entropy per real target token (padding ignored) of a ``TranslationBatch``, optionally
+        label-smoothed (as ``Transformer.loss``)."""
         logits, _ = self(batch.src, batch.src_mask, batch.tgt_in, teacher_forcing=teacher_forcing, generator=generator)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1),
-                               ignore_index=self.config.pad_id)
+                               ignore_index=self.config.pad_id, label_smoothing=label_smoothing)
 
     @torch.no_grad()
     def translate(self, src: torch.Tensor, src_mask: torch.Tensor, *, beam_size: int = 1, max_len: int = 20,

@@ -107,23 +107,31 @@ class Vocab:
 
     def decode(self, ids: Iterable[int], *, strip_specials: bool = False) -> list[str]:
         """Ids → token strings; ``strip_specials`` drops ``<pad>/<bos>`` and stops at ``<eos>``."""
-        out = []
-        for i in (ids.tolist() if isinstance(ids, torch.Tensor) else ids):
-            if not 0 <= int(i) < len(self.itos):
-                raise ValueError(f"id {i} out of range for a vocabulary of {len(self.itos)}")
-            tok = self.itos[int(i)]
-            if strip_specials:
-                if tok == EOS:
-                    break
-                if tok in (PAD, BOS):
-                    continue
-            out.append(tok)
-        return out
+        return decode_ids(self.itos, ids, strip_specials=strip_specials)
 
     def detokenize(self, ids: Iterable[int]) -> str:
         """Ids → the sentence string (specials dropped, stops at ``<eos>``): tokens joined by spaces."""
         return " ".join(self.decode(ids, strip_specials=True))
 
+
+
+def decode_ids(itos: Sequence[str], ids: Iterable[int], *, strip_specials: bool = False) -> list[str]:
+    """Ids → the strings ``itos[i]``; ``strip_specials`` drops ``<pad>/<bos>`` and stops at ``<eos>``.
+
+    The one decoder of the course's vocabularies (word :class:`Vocab` and the subword vocabulary).
+    """
+    out = []
+    for i in (ids.tolist() if isinstance(ids, torch.Tensor) else ids):
+        if not 0 <= int(i) < len(itos):
+            raise ValueError(f"id {i} out of range for a vocabulary of {len(itos)}")
+        tok = itos[int(i)]
+        if strip_specials:
+            if tok == EOS:
+                break
+            if tok in (PAD, BOS):
+                continue
+        out.append(tok)
+    return out
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, *, max_len: int | None = None,

@@ -33,11 +33,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from coursekit.data import sha256_file
 from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
-from coursekit.translation.core import BleuReport, TranslationData, length_buckets
+from coursekit.translation.core import BleuReport, TranslationData
 
 __all__ = ["Recipe", "RECIPES", "MODELS", "build_model", "train", "export", "load_model", "evaluate",
            "translate_sentences", "inverse_sqrt"]
@@ -98,17 +98,6 @@ def inverse_sqrt(warmup: int):
     return lambda u: (u + 1) / warmup if u + 1 < warmup else math.sqrt(warmup / (u + 1))
 
 
-def _loss(model: nn.Module, batch, label_smoothing: float) -> tuple[torch.Tensor, int]:
-    """Mean label-smoothed cross-entropy per real target token, and the number of those tokens."""
-    if hasattr(model, "encoder") and hasattr(model.encoder, "rnn"):       # Seq2Seq
-        logits, _ = model(batch.src, batch.src_mask, batch.tgt_in)
-    else:
-        logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1), ignore_index=0,
-                           label_smoothing=label_smoothing)
-    return loss, int(batch.tgt_mask.sum())
-
-
 @torch.no_grad()
 def valid_nll(model: nn.Module, data: TranslationData, split: str = "valid", batch_size: int = 250) -> float:
     """Mean NLL per target token (no smoothing) on ``split``."""
@@ -116,8 +105,8 @@ def valid_nll(model: nn.Module, data: TranslationData, split: str = "valid", bat
     model.eval()
     total, count = 0.0, 0
     for batch in data.batches(batch_size, split=split):
-        loss, n = _loss(model, batch, 0.0)
-        total, count = total + loss.item() * n, count + n
+        n = int(batch.tgt_mask.sum())
+        total, count = total + model.loss(batch).item() * n, count + n
     model.train(was)
     return total / count
 
@@ -128,8 +117,7 @@ def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, be
     from coursekit.translation.core import translator
 
     return data.evaluate(translator(model, beam_size=beam_size, max_len=2 * data.max_len + 10), split=split,
-                         limit=limit, batch_size=batch_size,
-                         buckets=length_buckets(data.max_len))
+                         limit=limit, batch_size=batch_size)
 
 
 def translate_sentences(model: nn.Module, data: TranslationData, sentences: list[str], *,
@@ -225,7 +213,7 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
                               torch.Generator().manual_seed(recipe.seed * 1000 + st["epoch"]))
         for index in order[st["position"]:]:
             batch = data.make_batch(index)
-            loss, n_tok = _loss(model, batch, recipe.label_smoothing)
+            loss, n_tok = model.loss(batch, label_smoothing=recipe.label_smoothing), int(batch.tgt_mask.sum())
             opt.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
@@ -311,7 +299,7 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
         "curve": state["curve"], "train_log": state["train"],
         "showcase": [{**r, "hypothesis": h} for r, h in zip(shown, hyps)],
         "samples": report.examples(20),
-        "file_sha256": _sha256(path), "size_bytes": path.stat().st_size,
+        "file_sha256": sha256_file(path), "size_bytes": path.stat().st_size,
         "reproduce": f"python -m coursekit.translation train {name} --work runs/{name} --out data/translation/{name}",
     }
     (out / "report.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -321,12 +309,6 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
 def _epoch_len(data: TranslationData, recipe: Recipe) -> int:
     src_len, tgt_len = data.lengths("train")
     return len(token_batches(src_len, tgt_len, recipe.max_tokens, torch.Generator().manual_seed(recipe.seed * 1000)))
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def load_model(name: str, directory: str | Path | None = None, *, data: TranslationData | None = None
@@ -344,8 +326,8 @@ def load_model(name: str, directory: str | Path | None = None, *, data: Translat
         raise FileNotFoundError(f"no report at {report_path}; make the model with `{reproduce}`")
     report = json.loads(report_path.read_text(encoding="utf-8"))
     path = directory / "model.safetensors"
-    if path.is_file() and _sha256(path) != report["file_sha256"]:
-        raise ValueError(f"{path} does not match its report (sha256 {_sha256(path)[:12]}… vs "
+    if path.is_file() and sha256_file(path) != report["file_sha256"]:
+        raise ValueError(f"{path} does not match its report (sha256 {sha256_file(path)[:12]}… vs "
                          f"{report['file_sha256'][:12]}…): a truncated or replaced file; re-run `{reproduce}`")
 
     def build(config: dict, extra: dict) -> nn.Module:

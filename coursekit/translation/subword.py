@@ -21,10 +21,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import torch
-
 from coursekit.checks import check_positive_int
-from coursekit.text import BOS, EOS, PAD, SPECIALS, UNK
+from coursekit.text import SPECIALS, UNK, decode_ids
 
 __all__ = ["SubwordVocab", "END_OF_WORD"]
 
@@ -116,18 +114,7 @@ class SubwordVocab:
 
     def decode(self, ids: Iterable[int], *, strip_specials: bool = False) -> list[str]:
         """Ids → piece strings; ``strip_specials`` drops ``<pad>/<bos>`` and stops at ``<eos>``."""
-        out = []
-        for i in (ids.tolist() if isinstance(ids, torch.Tensor) else ids):
-            if not 0 <= int(i) < len(self.itos):
-                raise ValueError(f"id {i} out of range for a vocabulary of {len(self.itos)}")
-            piece = self.itos[int(i)]
-            if strip_specials:
-                if piece == EOS:
-                    break
-                if piece in (PAD, BOS):
-                    continue
-            out.append(piece)
-        return out
+        return decode_ids(self.itos, ids, strip_specials=strip_specials)
 
     def detokenize(self, ids: Iterable[int]) -> str:
         """Ids → the sentence: pieces joined, a space after each ``</w>`` (specials dropped, stops at ``<eos>``)."""

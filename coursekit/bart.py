@@ -489,3 +489,30 @@ class BartForSequenceClassification(nn.Module):
                     for n in ("dense", "out_proj") for p in ("weight", "bias")}
         model.bart._load_hf(_strip_prefix(state), key_map, allowed_extra=set(), module=model)
         return (model.to(dtype) if dtype is not None else model).eval()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m coursekit.bart denoise [--json]``: how well the committed pre-trained BART denoises."""
+    import argparse
+    import json
+
+    from coursekit.bart_pretraining import denoising_report
+
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart", description="the course's pre-trained BART")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("denoise", help="copy and fill accuracy on held-out sentences, next to the unigram guess")
+    p.add_argument("--model", default=None, help="model directory (default: the committed data/bart)")
+    p.add_argument("--seed", type=int, default=1234, help="seed of the corruption")
+    p.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    r = denoising_report(args.model, seed=args.seed)
+    print(json.dumps(r, indent=1) if args.json else
+          f"{r['held_out_sentences']} held-out sentences, text infilling of {r['mask_ratio']:.0%} of the tokens:\n"
+          f"  uncorrupted tokens copied: {r['copy_accuracy']:.3f} ({r['n_copy']} tokens)\n"
+          f"  masked tokens filled:      {r['fill_accuracy']:.3f} ({r['n_fill']} tokens); unigram guess "
+          f"{r['unigram_guess']!r}: {r['unigram_fill_accuracy']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -161,7 +161,8 @@ def poisson_span_lengths(n_tokens: int, *, poisson_lambda: float = 3.0,
 
 
 def text_infilling(ids, *, mask_id: int, ratio: float = 0.3, poisson_lambda: float = 3.0,
-                   special_ids: Iterable[int] = (), generator: torch.Generator | None = None) -> torch.Tensor:
+                   special_ids: Iterable[int] = (), generator: torch.Generator | None = None,
+                   return_masked: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Replace spans covering ``round(ratio · n_content)`` tokens, each span by ONE ``mask_id``.
 
     1. Span lengths ~ Poisson(λ) (:func:`poisson_span_lengths`) add up to the number of tokens to mask.
@@ -174,7 +175,12 @@ def text_infilling(ids, *, mask_id: int, ratio: float = 0.3, poisson_lambda: flo
     So exactly ``round(ratio · n)`` content tokens disappear and the output holds one ``[MASK]`` per
     non-merged span. Special tokens are never inside a span: a span interrupted by a special token
     continues after it with a fresh ``[MASK]``.
+
+    ``return_masked=True`` also returns which positions of ``ids`` were hidden, a (T,) bool tensor: the
+    tokens a reconstruction must *fill* (the others it must *copy*).
     """
+    if not isinstance(return_masked, bool):
+        raise TypeError(f"return_masked must be a bool, got {return_masked!r}")
     ids = _as_ids(ids)
     special = _as_id_set(special_ids, "special_ids")
     mask_id = _check_mask_id(mask_id)
@@ -183,7 +189,7 @@ def text_infilling(ids, *, mask_id: int, ratio: float = 0.3, poisson_lambda: flo
     n = int(content.sum())
     n_mask = int(round(ratio * n))
     if n_mask == 0:
-        return ids.clone()
+        return (ids.clone(), torch.zeros(len(ids), dtype=torch.bool)) if return_masked else ids.clone()
     lengths = poisson_span_lengths(n_mask, poisson_lambda=poisson_lambda, generator=generator)  # (k,)
     n_gaps = n - n_mask + 1
     k = len(lengths)
@@ -204,7 +210,12 @@ def text_infilling(ids, *, mask_id: int, ratio: float = 0.3, poisson_lambda: flo
             insert_before[pos] = True
         masked[pos:pos + int(span_in_gap[g])] = True
         pos += int(span_in_gap[g]) + 1                                     # skip the span, then one kept token
-    return _rebuild_with_masks(ids, content, masked, insert_before, mask_id)
+    out = _rebuild_with_masks(ids, content, masked, insert_before, mask_id)
+    if not return_masked:
+        return out
+    hidden = torch.zeros(len(ids), dtype=torch.bool)                       # over all positions of ids
+    hidden[content.nonzero().squeeze(1)[masked]] = True
+    return out, hidden
 
 
 def _rebuild_with_masks(ids: torch.Tensor, content: torch.Tensor, masked: torch.Tensor,

@@ -13,6 +13,8 @@ import hashlib
 import itertools
 import json
 import math
+import os
+import platform
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -272,3 +274,27 @@ def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
         seen.add(id(p))
         total += p.numel()
     return total
+
+
+# --------------------------------------------------------------------------- long runs in a work folder
+
+
+def hardware() -> dict:
+    """The machine a run trained on (recorded in reports): architecture, CPUs, torch threads and version."""
+    return {"machine": platform.machine(), "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": str(torch.__version__),
+            "device": "cpu"}
+
+
+def append_jsonl(path: str | Path, record: dict) -> None:
+    """Append one JSON record as a line to a run's log (``tail -f`` shows the progress)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+def save_state_atomic(path: str | Path, state: dict) -> None:
+    """``torch.save`` to a temporary file, then rename: an interruption never leaves a half-written checkpoint."""
+    path = Path(path)
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)

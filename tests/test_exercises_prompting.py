@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from exercise_helpers import fails_with, passes, refuses_delegation, stub
 
 from coursekit import exercises
+from coursekit import induction
 from coursekit import prompting as P
 from coursekit.exercises.checks import prompting as pr
 
@@ -132,8 +133,8 @@ def _likelihood_by_classify(model, prompt, label):
     (pr.check_label_likelihood, lambda m, p, lab: P.label_logprobs(m, p, [lab])[0].item(),
      "coursekit.prompting.label_logprobs", True),
     (pr.check_label_likelihood, _likelihood_by_classify, "coursekit.prompting.classify_by_likelihood", True),
-    (pr.check_induction_score, lambda attn, period: P.induction_scores(attn, period),
-     "coursekit.prompting.induction_scores", True),
+    (pr.check_induction_score, lambda attn, period: induction.induction_scores(attn, period),
+     "coursekit.induction.induction_scores", True),
 ])
 def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from coursekit import icl, induction
 from coursekit import prompting as P
 from coursekit.gpt import GPT, GPTConfig
 
@@ -126,27 +127,27 @@ def test_greedy_continuation_equals_gpt_generate():
 
 # ------------------------------------------------------------------ synthetic tasks
 
-FAM = P.ICLTaskFamily()
+FAM = icl.ICLTaskFamily()
 
 
 def test_train_and_heldout_tasks_use_disjoint_pool_pairings():
     g = torch.Generator().manual_seed(0)
     half_in = lambda t: int(t.inputs[0] >= FAM.input_ids(1)[0])                     # noqa: E731
     half_lab = lambda t: int(t.labels[0] >= FAM.label_ids(1)[0])                    # noqa: E731
-    for task in P.sample_tasks(FAM, 50, "train", g):
+    for task in icl.sample_tasks(FAM, 50, "train", g):
         assert half_in(task) == half_lab(task)
         assert set(task.inputs.tolist()) <= set(FAM.input_ids(half_in(task)).tolist())
         assert torch.bincount(task.mapping).tolist() == [2, 2, 2, 2]             # balanced labels
-    for task in P.sample_tasks(FAM, 50, "heldout", g):
+    for task in icl.sample_tasks(FAM, 50, "heldout", g):
         assert half_in(task) != half_lab(task)
         assert set(task.labels.tolist()) <= set(FAM.label_ids(half_lab(task)).tolist())
     with pytest.raises(ValueError, match="split"):
-        P.sample_tasks(FAM, 2, "test", g)
+        icl.sample_tasks(FAM, 2, "test", g)
 
 
 def test_training_batch_targets_are_the_labels_of_the_mapping():
     g = torch.Generator().manual_seed(1)
-    idx, targets = P.training_batch(FAM, 8, g, "arrow")
+    idx, targets = icl.training_batch(FAM, 8, g, "arrow")
     assert idx.shape == targets.shape == (8, FAM.n_pairs * 4 - 1)
     label_lo = FAM.label_ids(0)[0]
     for b in range(8):
@@ -161,8 +162,8 @@ def test_training_batch_targets_are_the_labels_of_the_mapping():
 
 def test_icl_batch_answers_shown_labels_and_noise():
     g = torch.Generator().manual_seed(2)
-    tasks = P.sample_tasks(FAM, 5, "heldout", g)
-    b = P.icl_batch(FAM, tasks, 8, "arrow", g)
+    tasks = icl.sample_tasks(FAM, 5, "heldout", g)
+    b = icl.icl_batch(FAM, tasks, 8, "arrow", g)
     assert b["prompts"].shape == (5 * 8, 8 * 4 + 2) and b["candidates"].shape == (40, 4)
     assert b["seen"].all() and (b["shown"] == b["answer"]).all()                 # k = K: every input shown once
     q = b["prompts"][:, -2]                                                      # the query token
@@ -170,29 +171,29 @@ def test_icl_batch_answers_shown_labels_and_noise():
         t = tasks[b["task"][i]]
         j = (t.inputs == q[i]).nonzero().item()
         assert b["answer"][i] == t.mapping[j]
-    z = P.icl_batch(FAM, tasks, 0, "bare", g)
+    z = icl.icl_batch(FAM, tasks, 0, "bare", g)
     assert z["prompts"].shape == (40, 1) and not z["seen"].any()
-    flip = P.icl_batch(FAM, tasks, 8, "arrow", g, label_noise=1.0, noise="flip")
+    flip = icl.icl_batch(FAM, tasks, 8, "arrow", g, label_noise=1.0, noise="flip")
     assert (flip["shown"] == (flip["answer"] + 1) % 4).all()
-    rnd = P.icl_batch(FAM, tasks, 8, "arrow", g, label_noise=1.0)
+    rnd = icl.icl_batch(FAM, tasks, 8, "arrow", g, label_noise=1.0)
     assert (rnd["shown"] != rnd["answer"]).all()
     with pytest.raises(ValueError, match="shots"):
-        P.icl_batch(FAM, tasks, -1, "arrow", g)
+        icl.icl_batch(FAM, tasks, -1, "arrow", g)
 
 
 def test_ideal_accuracy():
-    assert P.ideal_accuracy(0, 8, 4) == 0.25
-    assert P.ideal_accuracy(4, 8, 4) == 0.5 + 0.5 * 0.25
-    assert P.ideal_accuracy(16, 8, 4) == 1.0
+    assert icl.ideal_accuracy(0, 8, 4) == 0.25
+    assert icl.ideal_accuracy(4, 8, 4) == 0.5 + 0.5 * 0.25
+    assert icl.ideal_accuracy(16, 8, 4) == 1.0
 
 
 def test_finetuning_memorises_its_k_examples():
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=FAM.vocab_size, block_size=FAM.block_size(), n_layer=1, n_head=2, n_embd=16))
-    task = P.sample_tasks(FAM, 1, "heldout", torch.Generator().manual_seed(3))[0]
+    task = icl.sample_tasks(FAM, 1, "heldout", torch.Generator().manual_seed(3))[0]
     fmt = FAM.formats()["arrow"]
     demos = [(int(task.inputs[j]), task.label_of(j)) for j in range(4)]
-    ft = P.finetune_on_demonstrations(model, demos, fmt, steps=60, lr=1e-2)
+    ft = icl.finetune_on_demonstrations(model, demos, fmt, steps=60, lr=1e-2)
     prompts = torch.tensor([P.build_token_prompt([], x, fmt) for x, _ in demos])
     pred = P.classify_by_likelihood(ft, prompts, task.labels.expand(4, -1)).argmax(-1)
     assert (task.labels[pred] == torch.tensor([y for _, y in demos])).all()
@@ -210,19 +211,19 @@ def test_induction_score_of_ideal_and_other_patterns():
         ideal[i, i - p + 1 if i >= p else 0] = 1.0
         prev[i, max(i - 1, 0)] = 1.0
     uniform = torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1)[:, None]
-    scores = P.induction_scores(torch.stack([ideal, prev, uniform]), p)
+    scores = induction.induction_scores(torch.stack([ideal, prev, uniform]), p)
     assert scores[0] == 1.0 and scores[1] == 0.0
     assert torch.allclose(scores[2], (1 / torch.arange(p + 1, T + 1).double()).mean().float())
     with pytest.raises(ValueError, match="2·period"):
-        P.induction_scores(ideal, 4)
+        induction.induction_scores(ideal, 4)
 
 
 def test_attention_maps_are_causal_distributions_and_match_the_forward_pass():
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=2, n_head=2, n_embd=16)).eval()
-    idx = P.repeated_random_tokens(3, 6, torch.arange(20), torch.Generator().manual_seed(0))
+    idx = induction.repeated_random_tokens(3, 6, torch.arange(20), torch.Generator().manual_seed(0))
     assert idx.shape == (3, 12) and torch.equal(idx[:, :6], idx[:, 6:])
-    maps = P.attention_maps(model, idx)
+    maps = induction.attention_maps(model, idx)
     assert maps.shape == (2, 3, 2, 12, 12)
     assert torch.allclose(maps.sum(-1), torch.ones(2, 3, 2, 12), atol=1e-5)
     assert (maps.triu(1) == 0).all()
@@ -232,7 +233,7 @@ def test_attention_maps_are_causal_distributions_and_match_the_forward_pass():
     _, w = model.blocks[1].self_attn(model.blocks[1].norm1(x), causal=True, need_weights=True)
     assert torch.allclose(w, maps[1], atol=1e-6)
     with pytest.raises(TypeError):
-        P.attention_maps(Bigram(torch.zeros(3, 3)), idx)
+        induction.attention_maps(Bigram(torch.zeros(3, 3)), idx)
 
 
 # ------------------------------------------------------------------ real-checkpoint path
@@ -287,21 +288,50 @@ ICL_DIR = ROOT / "data" / "icl"
 
 
 @pytest.mark.skipif(not (ICL_DIR / "model.safetensors").exists(), reason="data/icl not committed yet")
-def test_committed_checkpoint_reproduces_its_recorded_accuracy():
-    model, cfg, report = P.load_icl_checkpoint(ICL_DIR)
-    ev = report["eval"]
-    fam = cfg.task_family()
-    tasks = P.sample_tasks(fam, ev["n_tasks"], "heldout", torch.Generator().manual_seed(ev["tasks_seed"]))
-    acc = P.evaluate_shots(model, fam, tasks, (0, 8), ev["format"], seed=ev["prompts_seed"])
-    assert abs(acc[8].mean().item() - ev["accuracy_mean"]["8"]) < 1.5 / (8 * ev["n_tasks"])   # ≤ one prompt flips
-    assert abs(acc[0].mean().item() - ev["accuracy_mean"]["0"]) < 1.5 / (8 * ev["n_tasks"])
-    assert acc[8].mean() > 0.5 and abs(acc[0].mean() - 0.25) < 0.1               # it learns in context; 0-shot ≈ chance
+def test_committed_checkpoint_reproduces_its_recorded_figures_and_meets_the_targets():
+    """The issue's targets, from the committed weights: an induction head ≥ 0.5 (uniform ≈ 0.04) and
+    ≥ 0.9 accuracy at 8 shots on strictly held-out pairings, with 0 shots at chance."""
+    model, cfg, report = icl.load_icl_checkpoint(ICL_DIR)
+    held = icl.heldout_accuracy(model, cfg, shots=(0, 8), n_tasks=report["heldout"]["n_tasks"])
+    for k in ("0", "8"):
+        assert held["by_shots"][k]["accuracy"] == pytest.approx(report["heldout"]["by_shots"][k]["accuracy"], abs=2e-3)
+    assert held["by_shots"]["8"]["accuracy"] >= 0.9 and abs(held["by_shots"]["0"]["accuracy"] - 0.25) < 0.05
+    heads = induction.head_scores(model, torch.arange(4, cfg.task_family().vocab_size))
+    assert heads == report["heads"]
+    assert heads["best_score"] >= 0.5 > 0.05 > heads["uniform"]
     assert json.loads((ICL_DIR / "config.json").read_text()) == report["config"]
+
+
+@pytest.mark.skipif(not (ICL_DIR / "model.safetensors").exists(), reason="data/icl not committed yet")
+def test_knocking_out_the_induction_heads_removes_in_context_copying():
+    model, cfg, report = icl.load_icl_checkpoint(ICL_DIR)
+    fam = cfg.task_family()
+    tasks = icl.sample_tasks(fam, 32, "heldout", torch.Generator().manual_seed(5))
+    scores = torch.tensor(report["heads"]["induction"])
+    heads = [divmod(int(i), scores.shape[1]) for i in (scores > 0.5).flatten().nonzero().flatten()]
+    others = [divmod(int(i), scores.shape[1]) for i in (scores <= 0.5).flatten().nonzero().flatten()]
+    full = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
+    with induction.ablate_heads(model, heads):
+        without = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
+    assert full > 0.9 and without < 0.4
+
+
+def test_committed_checkpoint_file_must_match_its_report(tmp_path):
+    import shutil
+
+    if not (ICL_DIR / "model.safetensors").exists():
+        pytest.skip("data/icl not committed yet")
+    for name in ("model.safetensors", "report.json", "config.json"):
+        shutil.copy(ICL_DIR / name, tmp_path / name)
+    report = json.loads((tmp_path / "report.json").read_text())
+    (tmp_path / "report.json").write_text(json.dumps(dict(report, file_sha256="0" * 64)))
+    with pytest.raises(ValueError, match="does not match its report"):
+        icl.load_icl_checkpoint(tmp_path)
 
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="python -m coursekit.prompting train"):
-        P.load_icl_checkpoint(tmp_path)
+        icl.load_icl_checkpoint(tmp_path)
 
 
 def test_ablating_a_head_zeroes_its_slice_before_the_output_projection():
@@ -311,43 +341,72 @@ def test_ablating_a_head_zeroes_its_slice_before_the_output_projection():
     seen = {}
     model.blocks[0].self_attn.out_proj.register_forward_hook(lambda m, a, o: seen.__setitem__("x", a[0]))
     full = model(idx)[0]
-    with P.ablate_heads(model, [(0, 1)]):
+    with induction.ablate_heads(model, [(0, 1)]):
         ablated = model(idx)[0]
         assert (seen["x"][..., 8:] == 0).all() and (seen["x"][..., :8] != 0).any()
     assert not torch.allclose(full, ablated)
     assert torch.allclose(model(idx)[0], full)                                  # hooks removed afterwards
     with pytest.raises(ValueError, match="head"):
-        with P.ablate_heads(model, [(0, 2)]):
+        with induction.ablate_heads(model, [(0, 2)]):
             pass
 
 
-def test_recipe_runs_and_reports(tmp_path):
-    cfg = P.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=3, batch_size=4, eval_tasks=2, eval_every=3)
-    model, report = P.train_icl(cfg, progress=False)
-    assert set(report["eval"]["accuracy_mean"]) == {0, 1, 2, 4, 8, 16}
-    assert len(report["history"]["train_loss"]) == 3 and report["history"]["evals"][-1][0] == 3
-    assert all(0 <= v <= 1 for v in report["eval"]["accuracy_mean"].values())
-    P.main(["train", "--steps", "2", "--out", str(tmp_path), "--config", str(_write(tmp_path / "c.json", cfg))])
-    loaded, cfg2, rep2 = P.load_icl_checkpoint(tmp_path)
-    assert cfg2.steps == 2 and cfg2.n_embd == 16 and rep2["config"]["steps"] == 2
+def test_recipe_runs_resumes_exactly_and_reports(tmp_path):
+    cfg = icl.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=6, batch_size=4, eval_tasks=2, eval_every=3)
+    model, report = icl.train_icl(cfg, tmp_path / "full")
+    assert report["steps_done"] == 6 and len(report["train_loss"]) == 6
+    assert [p["step"] for p in report["curve"]] == [0, 3, 6]
+    assert all(len(p["induction"]) == 1 and len(p["induction"][0]) == 2 for p in report["curve"])
+    _, part = icl.train_icl(cfg, tmp_path / "split", stop_at=3)
+    assert part["steps_done"] == 3
+    resumed, rest = icl.train_icl(cfg, tmp_path / "split", resume=True)
+    assert rest["train_loss"] == report["train_loss"]                      # the same batches, the same updates
+    for a, b in zip(model.parameters(), resumed.parameters()):
+        assert torch.equal(a, b)
+    with pytest.raises(FileExistsError, match="--resume"):
+        icl.train_icl(cfg, tmp_path / "full")
 
 
-def _write(path, cfg):
-    path.write_text(json.dumps({k: v for k, v in dataclasses.asdict(cfg).items() if k != "steps"}))
-    return path
+def test_command_line_trains_and_reads_back(tmp_path, capsys):
+    cfg = icl.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=2, batch_size=4, eval_tasks=2, eval_every=2)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(dataclasses.asdict(cfg)))
+    assert P.main(["train", "--config", str(path), "--work", str(tmp_path / "w"), "--out", str(tmp_path / "m")]) == 0
+    loaded, cfg2, rep = icl.load_icl_checkpoint(tmp_path / "m")
+    assert cfg2 == cfg and rep["steps_done"] == 2 and set(rep["heldout"]["by_shots"]) == {"0", "1", "2", "4", "8", "16"}
+    capsys.readouterr()
+    P.main(["induction", "--model", str(tmp_path / "m"), "--json"])
+    heads = json.loads(capsys.readouterr().out)
+    assert len(heads["induction"]) == 1 and len(heads["induction"][0]) == 2 and heads["best_head"][0] == 0
+    P.main(["icl", "--model", str(tmp_path / "m"), "--json"])
+    acc = json.loads(capsys.readouterr().out)
+    assert all(0 <= r["accuracy"] <= 1 for r in acc["by_shots"].values()) and acc["by_shots"]["8"]["ideal"] == 1.0
 
 
-def test_previous_token_head_initialisation_attends_to_the_previous_position():
-    from coursekit.transformer import sinusoidal_positions
+def test_repeated_segments_can_only_be_predicted_by_copying():
+    fam = icl.ICLTaskFamily()
+    x, y = icl.repeated_segment_batch(fam, 32, 34, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (32, 33)
+    seq = torch.cat([x, y[:, -1:].clamp(min=0)], 1)
+    periods = set()
+    for row in range(32):
+        t = (y[row] >= 0).nonzero().flatten()                             # predicted positions (of x)
+        assert len(t) >= 3
+        p = next(p for p in range(4, 18) if (y[row, t] == seq[row, t + 1 - p]).all())   # target = token p back
+        periods.add(p)
+        assert torch.equal(x[row, t], seq[row, t - p])                      # ... after the same token p back
+    assert len(periods) > 4                                               # the period changes: no positional shortcut
+    assert x.min() >= 4 and x.max() < fam.vocab_size                        # inputs and labels alike, no format tokens
 
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=FAM.vocab_size, block_size=68, n_layer=2, n_head=4, n_embd=64))
-    with torch.no_grad():
-        model.wpe.embedding.weight.copy_(0.1 * sinusoidal_positions(68, 64))
-    idx = torch.randint(0, FAM.vocab_size, (4, 40))
-    before = P.attention_maps(model, idx)[0, :, 0]
-    P.init_previous_token_head(model, 3.0)
-    after = P.attention_maps(model, idx)[0, :, 0]                                  # (B, T, T)
-    prev = lambda a: a[:, torch.arange(1, 40), torch.arange(0, 39)]                # noqa: E731
-    assert prev(before).mean() < 0.2 < 0.5 < prev(after).mean()
-    assert (after[:, 1:].argmax(-1) == torch.arange(0, 39)).float().mean() > 0.6
+
+def test_previous_token_and_uniform_scores():
+    T = 8
+    prev = torch.zeros(T, T)
+    prev[0, 0] = 1
+    prev[torch.arange(1, T), torch.arange(0, T - 1)] = 1
+    assert induction.previous_token_scores(prev).item() == 1.0
+    uniform = torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1)[:, None]
+    assert induction.induction_scores(uniform, 4).item() == pytest.approx(induction.uniform_induction_score(4))
+    assert induction.uniform_induction_score(16) == pytest.approx(0.0424, abs=1e-4)
+    with pytest.raises(ValueError):
+        induction.previous_token_scores(torch.zeros(3, 4))

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import platform
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -36,6 +34,7 @@ import torch
 from torch import nn
 
 from coursekit.data import sha256_file
+from coursekit.train import append_jsonl, hardware, save_state_atomic
 from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
 from coursekit.translation.core import BleuReport, TranslationData
 
@@ -146,23 +145,6 @@ def translate_sentences(model: nn.Module, data: TranslationData, sentences: list
 # --------------------------------------------------------------------------- training with checkpoints
 
 
-def _hardware() -> dict:
-    return {"machine": platform.machine(), "processor": platform.processor() or platform.machine(),
-            "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": str(torch.__version__),
-            "device": "cpu"}
-
-
-def _log(path: Path, record: dict) -> None:
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record) + "\n")
-
-
-def _save_state(path: Path, state: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)  # atomic: an interruption never leaves a half-written checkpoint
-
-
 def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int | None = None,
           checkpoint_minutes: float = 3.0, data: TranslationData | None = None,
           recipe: Recipe | None = None, quiet: bool = False) -> tuple[nn.Module, dict]:
@@ -192,10 +174,10 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
         sched.load_state_dict(saved["scheduler"])
         st = saved["state"]
         torch.set_rng_state(saved["rng"])  # dropout continues with the numbers the interrupted run would have drawn
-        _log(log_path, {"event": "resume", "update": st["update"], "seconds": st["seconds"]})
+        append_jsonl(log_path, {"event": "resume", "update": st["update"], "seconds": st["seconds"]})
     elif not resume and ckpt.exists():
         raise FileExistsError(f"{ckpt} exists: pass resume=True (--resume) to continue it, or remove it")
-    st.setdefault("hardware", _hardware())  # the machine and threads of the first training run
+    st.setdefault("hardware", hardware())  # the machine and threads of the first training run
     src_len, tgt_len = data.lengths("train")
     model.train()
     last_save = time.monotonic()
@@ -204,7 +186,7 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
 
     def save():
         st["seconds"] = time.monotonic() - t0
-        _save_state(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+        save_state_atomic(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
                            "scheduler": sched.state_dict(), "state": st, "recipe": asdict(recipe),
                            "rng": torch.get_rng_state()})
 
@@ -229,11 +211,11 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
                        "tokens": sum(w[1] for w in window), "sentences": sum(w[2] for w in window),
                        "lr": sched.get_last_lr()[0]}
                 st["train"].append(rec)
-                _log(log_path, rec)
+                append_jsonl(log_path, rec)
                 window = []
             if data.valid and (st["update"] % recipe.eval_every == 0 or st["update"] == recipe.max_updates):
                 point = _evaluate_point(model, data, st, time.monotonic() - t0)
-                _log(log_path, {"event": "eval", **point})
+                append_jsonl(log_path, {"event": "eval", **point})
                 if not quiet:
                     print(json.dumps(point), flush=True)
             if time.monotonic() - last_save > 60 * checkpoint_minutes:
@@ -290,7 +272,7 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
         "parameters": count_parameters(model),
         "updates": state["update"],
         "epochs": round(state["epoch"] + state["position"] / _epoch_len(data, recipe), 3),
-        "train_seconds": round(state["seconds"], 1), "hardware": state.get("hardware", _hardware()),
+        "train_seconds": round(state["seconds"], 1), "hardware": state.get("hardware", hardware()),
         "test": {"bleu": round(report.bleu, 2), "chrf": round(report.chrf, 2), "exact": round(report.exact, 4),
                  "n_test": len(report.references), "decode_seconds": round(test_seconds, 1),
                  "bleu_by_length": [{**row, "bleu": round(row["bleu"], 2)} for row in report.by_length]},

@@ -12,7 +12,7 @@ What the student writes:
   a random block of ``period`` tokens repeated twice (T = 2·period), the mean over the queries i of the
   second half of ``attn[h, i, i - period + 1]``: the weight on the token *after* the previous occurrence.
 
-The references are :mod:`coursekit.prompting`; each mismatch is compared with the typical mistakes.
+The references are :mod:`coursekit.prompting` and :mod:`coursekit.induction`; each mismatch is compared with the typical mistakes.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from coursekit.exercises.core import (
     run_student,
 )
 from coursekit.gpt import GPT, GPTConfig
-from coursekit.prompting import build_prompt, induction_scores, label_logprobs
+from coursekit.induction import induction_scores
+from coursekit.prompting import build_prompt, label_logprobs
 
 __all__ = ["check_build_prompt", "check_label_likelihood", "check_induction_score"]
 
@@ -161,7 +162,7 @@ def _shifted(attn, period, offset, start=None):
     return attn[..., q, q - offset].mean(-1)              # (negative keys wrap around, as in a naive loop)
 
 
-@exercise_check("induction score per head", reimplements=("coursekit.prompting.induction_scores",))
+@exercise_check("induction score per head", reimplements=("coursekit.induction.induction_scores",))
 def check_induction_score(student_fn: Callable) -> None:
     require_function(student_fn, "induction_score")
     for case, attn, period in [("4 random heads, period 6", _attention(4, 6, 0), 6),

@@ -1,0 +1,267 @@
+"""Does pre-training pay off? The committed BART against the same model from random init (notebook 11).
+
+Two downstream tasks, each with a small labelled set — the regime where pre-training matters most
+(BART §5, mBART §3.2 for low-resource translation):
+
+* **English → French** on the course benchmark (:mod:`coursekit.translation.benchmark`): a fixed subset
+  of ``n_pairs`` training pairs, the benchmark's 1,000 test sentences, greedy decoding, sacreBLEU;
+* **SST-2** sentiment: ``n_train`` training sentences, the 872 validation sentences as the test set, the
+  classification head of §3.1 (:class:`coursekit.bart.BartForSequenceClassification`).
+
+Both conditions get the *same* architecture, fine-tuning recipe and budget; only the starting weights
+differ (the committed pre-trained ones, or a fresh N(0, 0.02) init seeded by ``seed``). The fine-tuning
+seed also decides the batch order and dropout. :func:`compare` runs both conditions for each seed and
+returns the table (mean ± sd over seeds); ``python -m coursekit.bart_finetuning compare --out
+data/bart/downstream.json`` reproduces the committed one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from coursekit.bart import Bart, BartForSequenceClassification, seq2seq_batch
+from coursekit.bart_pretraining import RECIPE, BartVocab, build_bart, load_pretrained_bart
+from coursekit.text import pad_batch
+from coursekit.train import hardware
+from coursekit.translation.benchmark import load_benchmark, token_batches
+from coursekit.translation.recipes import inverse_sqrt
+
+__all__ = ["FinetuneRecipe", "FINETUNE", "starting_model", "finetune_translation", "translation_bleu",
+           "finetune_sst2", "sst2_accuracy", "compare"]
+
+
+@dataclass(frozen=True)
+class FinetuneRecipe:
+    """The fine-tuning budget, the same for pre-trained and random init."""
+
+    n_pairs: int = 4000              # EN→FR training pairs (a fixed subset of the benchmark's)
+    mt_updates: int = 800
+    mt_max_tokens: int = 2000
+    mt_lr: float = 5e-4
+    mt_warmup: int = 100
+    label_smoothing: float = 0.1
+    n_sst2: int = 2000               # SST-2 training sentences
+    sst2_updates: int = 500
+    sst2_batch: int = 32
+    sst2_lr: float = 2e-4
+    clip: float = 1.0
+
+
+FINETUNE = FinetuneRecipe()
+
+
+def starting_model(init: str, seed: int, vocab: BartVocab | None = None) -> tuple[Bart, BartVocab]:
+    """``init="pretrained"``: the committed BART; ``"random"``: the same architecture, freshly initialised."""
+    if init == "pretrained":
+        model, vocab, _ = load_pretrained_bart()
+        return model.train(), vocab
+    if init == "random":
+        vocab = vocab or BartVocab()
+        torch.manual_seed(seed)
+        return build_bart(RECIPE, vocab).train(), vocab
+    raise ValueError(f"init must be 'pretrained' or 'random', got {init!r}")
+
+
+def _optimizer(model: nn.Module, lr: float, warmup: int):
+    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-6)
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(warmup))
+
+
+def _step(model: nn.Module, opt, sched, loss: torch.Tensor, clip: float) -> float:
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    sched.step()
+    return loss.item()
+
+
+# --------------------------------------------------------------------------- English → French
+
+
+def translation_subset(n_pairs: int, vocab: BartVocab, data=None):
+    """The benchmark (test and validation sentences as always) with its first ``n_pairs`` training pairs in
+    a fixed shuffle; returns (data, sources, targets) with ``<s> … </s>`` around every sentence."""
+    data = data or load_benchmark(tokenizer=vocab.subwords)
+    order = list(range(len(data.train)))
+    random.Random(1).shuffle(order)
+    pairs = [data.train[i] for i in order[:n_pairs]]
+    return data, [vocab.encode(e) for e, _ in pairs], [vocab.encode(f) for _, f in pairs]
+
+
+def finetune_translation(model: Bart, sources: list[list[int]], targets: list[list[int]], vocab: BartVocab, *,
+                         recipe: FinetuneRecipe = FINETUNE, seed: int = 0) -> list[float]:
+    """Teacher-forced cross-entropy (label smoothing) on (English → French) pairs; returns the loss per update."""
+    torch.manual_seed(seed)
+    opt, sched = _optimizer(model, recipe.mt_lr, recipe.mt_warmup)
+    src_len, tgt_len = [len(s) for s in sources], [len(t) for t in targets]
+    losses, epoch = [], 0
+    model.train()
+    while len(losses) < recipe.mt_updates:
+        for index in token_batches(src_len, tgt_len, recipe.mt_max_tokens,
+                                   torch.Generator().manual_seed(seed * 1000 + epoch)):
+            b = seq2seq_batch([sources[i] for i in index], [targets[i] for i in index], pad_id=vocab.pad_id,
+                              decoder_start_id=vocab.eos_id)
+            logits = model(b.src, b.tgt_in, src_keep=b.src_keep, tgt_keep=b.tgt_keep)
+            loss = F.cross_entropy(logits[b.tgt_keep], b.tgt_out[b.tgt_keep], label_smoothing=recipe.label_smoothing)
+            losses.append(_step(model, opt, sched, loss, recipe.clip))
+            if len(losses) == recipe.mt_updates:
+                break
+        epoch += 1
+    return losses
+
+
+def bart_translator(model: Bart, vocab: BartVocab, max_len: int = 30):
+    """``batch → target ids`` for :meth:`TranslationData.evaluate`: the benchmark's sources (``… </s>``)
+    get BART's ``<s>`` in front; greedy decoding from ``</s>``."""
+
+    @torch.no_grad()
+    def translate(batch) -> list[list[int]]:
+        model.eval()
+        bos = torch.full((len(batch), 1), vocab.bos_id, dtype=batch.src.dtype)
+        src = torch.cat([bos, batch.src], 1)                                      # (B, 1 + S)
+        keep = torch.cat([torch.ones_like(bos, dtype=torch.bool), batch.src_mask], 1)
+        out = model.generate(src, keep, max_len=max_len).tokens       # the decoder writes <s> first
+        return [[t for t in seq if t != vocab.bos_id] for seq in out]
+    return translate
+
+
+def translation_bleu(model: Bart, vocab: BartVocab, data, split: str = "test"):
+    """The benchmark's :class:`~coursekit.translation.core.BleuReport` of greedy translations."""
+    return data.evaluate(bart_translator(model, vocab), split=split)
+
+
+# --------------------------------------------------------------------------- SST-2
+
+
+def sst2_data(vocab: BartVocab, n_train: int) -> dict:
+    """``train_ids``/``train_labels``: the first ``n_train`` SST-2 training sentences (in a fixed shuffle) that
+    fit the model's positions; ``test_ids``/``test_labels``: the 872 validation sentences, ``<s> … </s>``. The
+    few validation sentences longer than the positions (10 of 872) keep their first pieces and their
+    ``</s>``; ``test_truncated`` counts them."""
+    from coursekit.data import load_sst2
+
+    sst = load_sst2()
+    train = list(zip(sst["train"]["sentence"], sst["train"]["label"]))
+    random.Random(2).shuffle(train)
+    limit = RECIPE.arch["max_len"]
+    train = [(vocab.encode_text(s), y) for s, y in train if s.strip()]
+    train = [(ids, y) for ids, y in train if len(ids) <= limit][:n_train]
+    test = [vocab.encode_text(s) for s in sst["validation"]["sentence"]]
+    return {"train_ids": [t[0] for t in train], "train_labels": [t[1] for t in train],
+            "test_ids": [ids if len(ids) <= limit else ids[:limit - 1] + [vocab.eos_id] for ids in test],
+            "test_labels": list(sst["validation"]["label"]), "test_truncated": sum(len(ids) > limit for ids in test)}
+
+
+def finetune_sst2(model: Bart, ids: list[list[int]], labels: list[int], vocab: BartVocab, *,
+                  recipe: FinetuneRecipe = FINETUNE, seed: int = 0) -> tuple[BartForSequenceClassification, list]:
+    """BART's classification head (§3.1) on top of ``model``; all weights fine-tuned with cross-entropy."""
+    torch.manual_seed(seed)
+    clf = BartForSequenceClassification(model, 2, dropout=0.1).train()
+    opt, sched = _optimizer(clf, recipe.sst2_lr, max(1, recipe.sst2_updates // 10))
+    g = torch.Generator().manual_seed(seed)
+    losses = []
+    while len(losses) < recipe.sst2_updates:
+        perm = torch.randperm(len(ids), generator=g)                                # one epoch
+        for start in range(0, len(ids), recipe.sst2_batch):
+            if len(losses) == recipe.sst2_updates:
+                break
+            index = perm[start:start + recipe.sst2_batch].tolist()
+            x, keep, _ = pad_batch([ids[i] for i in index], vocab.pad_id)
+            loss = F.cross_entropy(clf(x, keep), torch.tensor([labels[i] for i in index]))
+            losses.append(_step(clf, opt, sched, loss, recipe.clip))
+    return clf.eval(), losses
+
+
+@torch.no_grad()
+def sst2_accuracy(clf: BartForSequenceClassification, ids: list[list[int]], labels: list[int], vocab: BartVocab,
+                  batch_size: int = 256) -> float:
+    clf.eval()
+    right = 0
+    for start in range(0, len(ids), batch_size):
+        x, keep, _ = pad_batch(ids[start:start + batch_size], vocab.pad_id)
+        right += int((clf(x, keep).argmax(-1) == torch.tensor(labels[start:start + batch_size])).sum())
+    return right / len(ids)
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+def _summary(rows: list[dict], key: str) -> dict:
+    out = {}
+    for init in ("pretrained", "random"):
+        values = [r[key] for r in rows if r["init"] == init]
+        out[init] = {"mean": statistics.mean(values), "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
+                     "values": values}
+    out["difference"] = out["pretrained"]["mean"] - out["random"]["mean"]
+    return out
+
+
+def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translation", "sst2"),
+            log=print) -> dict:
+    """Fine-tune pre-trained and random-init BART on each task with each seed; the table and its summary."""
+    vocab = BartVocab()
+    result = {"recipe": asdict(recipe), "seeds": list(seeds), "hardware": hardware()}
+    if "translation" in tasks:
+        data, src, tgt = translation_subset(recipe.n_pairs, vocab)
+        rows = []
+        for seed in seeds:
+            for init in ("pretrained", "random"):
+                t0 = time.monotonic()
+                model, _ = starting_model(init, seed, vocab)
+                losses = finetune_translation(model, src, tgt, vocab, recipe=recipe, seed=seed)
+                report = translation_bleu(model, vocab, data)
+                rows.append({"init": init, "seed": seed, "bleu": round(report.bleu, 2), "chrf": round(report.chrf, 2),
+                             "final_train_loss": round(sum(losses[-50:]) / 50, 4),
+                             "seconds": round(time.monotonic() - t0, 1), "examples": report.examples(5)})
+                log(json.dumps({k: v for k, v in rows[-1].items() if k != "examples"}))
+        result["translation"] = {"n_pairs": recipe.n_pairs, "n_test": len(data.test), "rows": rows,
+                                 "bleu": _summary(rows, "bleu"), "chrf": _summary(rows, "chrf")}
+    if "sst2" in tasks:
+        sst = sst2_data(vocab, recipe.n_sst2)
+        x, y, xt, yt = sst["train_ids"], sst["train_labels"], sst["test_ids"], sst["test_labels"]
+        rows = []
+        for seed in seeds:
+            for init in ("pretrained", "random"):
+                t0 = time.monotonic()
+                model, _ = starting_model(init, seed, vocab)
+                clf, losses = finetune_sst2(model, x, y, vocab, recipe=recipe, seed=seed)
+                rows.append({"init": init, "seed": seed, "accuracy": round(sst2_accuracy(clf, xt, yt, vocab), 4),
+                             "seconds": round(time.monotonic() - t0, 1)})
+                log(json.dumps(rows[-1]))
+        result["sst2"] = {"n_train": len(x), "n_test": len(xt), "test_truncated": sst["test_truncated"],
+                          "rows": rows, "accuracy": _summary(rows, "accuracy")}
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart_finetuning", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("compare", help="pre-trained vs random init on EN→FR and SST-2")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--tasks", nargs="+", default=["translation", "sst2"], choices=["translation", "sst2"])
+    p.add_argument("--out", default=None, help="write the table as JSON here (e.g. data/bart/downstream.json)")
+    p.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    result = compare(tuple(args.seeds), tasks=tuple(args.tasks))
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

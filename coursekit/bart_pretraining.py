@@ -1,0 +1,421 @@
+"""Pre-training the course's small BART on monolingual English and French (notebook 11).
+
+Lewis et al. 2020 pre-train BART by **text infilling** — spans with Poisson(3) lengths covering 30 % of
+the tokens, each replaced by one ``<mask>`` (§2.2) — and reconstructing the original document. The
+recipe here is that objective on a corpus built so that pre-training can pay off downstream and the
+comparison stays honest (in the spirit of mBART, Liu et al. 2020, which pre-trains one model on the
+monolingual text of several languages before fine-tuning it to translate):
+
+* **English** sentences: the English side of one half of the benchmark's training pairs;
+* **French** sentences: the French side of the *other* half — so no translation pair is ever seen
+  whole, and nothing of the test or validation sentences;
+* **SST-2 training sentences** (unlabelled): in-domain text for the sentiment task (Gururangan et al.
+  2020, *Don't Stop Pretraining*); the labels and the validation sentences are never used.
+
+Every document is one sentence, written in the benchmark's BPE (:mod:`coursekit.translation.benchmark`)
+with one extra piece, ``<mask>`` (id 8000): the ids of the 8,000 translation pieces are unchanged, so the
+pre-trained model fine-tunes on the benchmark as it is. Sentence permutation needs documents of several
+*related* sentences; Tatoeba's sentences are unrelated, so the recipe uses text infilling alone (Table 1
+of the paper: text infilling alone is within a few tenths of the best combination).
+
+:func:`pretrain` checkpoints every few minutes into a work folder and resumes exactly (``--resume``);
+:func:`export` writes the committed model (fp16 safetensors with its content hash, recipe, report).
+:func:`denoising_accuracy` measures what the issue asks of a working denoiser on held-out sentences:
+the share of *uncorrupted* tokens the decoder copies (teacher forced, argmax) and the share of *masked*
+tokens it fills, next to the unigram guess (always the most frequent piece).
+
+``python -m coursekit.bart_pretraining pretrain --work runs/bart --out data/bart`` reproduces it;
+``python -m coursekit.bart denoise --json`` prints the reconstruction figures of the committed weights.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from coursekit.bart import Bart, BartConfig, seq2seq_batch
+from coursekit.data import model_dir, sha256_file
+from coursekit.noising import text_infilling
+from coursekit.train import append_jsonl, count_parameters, hardware, save_checkpoint, save_state_atomic
+from coursekit.translation.benchmark import load_benchmark, load_tokenizer, token_batches
+from coursekit.translation.core import split_tokens
+from coursekit.translation.recipes import inverse_sqrt
+
+__all__ = ["MASK", "BartRecipe", "RECIPE", "BartVocab", "PretrainingCorpus", "build_corpus", "held_out_sentences",
+           "build_bart", "corrupt", "denoising_accuracy", "denoising_report", "pretrain", "export",
+           "load_pretrained_bart"]
+
+MASK = "<mask>"
+
+
+@dataclass(frozen=True)
+class BartRecipe:
+    """Everything that decides the committed BART: size, noise, optimisation and corpus."""
+
+    arch: dict = field(default_factory=lambda: dict(d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3,
+                                                    d_ff=1024, dropout=0.1, max_len=64))
+    mask_ratio: float = 0.3          # share of the tokens hidden by text infilling (§2.2, the paper's best)
+    poisson_lambda: float = 3.0      # mean span length
+    max_tokens: int = 3000           # per batch, corrupted source + original target, padding included
+    lr: float = 7e-4
+    warmup: int = 500
+    max_updates: int = 4000
+    clip: float = 1.0
+    eval_every: int = 250
+    n_held_out: int = 500            # validation sentences of each language, never trained on
+    seed: int = 0
+
+
+RECIPE = BartRecipe()
+
+
+class BartVocab:
+    """The benchmark BPE (ids 0–7999 unchanged) plus ``<mask>``; BART's ids: ``<pad>`` 0, ``<s>`` 2, ``</s>`` 3."""
+
+    def __init__(self, subwords=None) -> None:
+        self.subwords = subwords or load_tokenizer()
+        self.itos = list(self.subwords.itos) + [MASK]
+        self.mask_id = len(self.itos) - 1
+        self.pad_id, self.unk_id, self.bos_id, self.eos_id = (self.subwords.pad_id, self.subwords.unk_id,
+                                                              self.subwords.bos_id, self.subwords.eos_id)
+        self.special_ids = (self.pad_id, self.bos_id, self.eos_id, self.mask_id)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, words: list[str]) -> list[int]:
+        """The words of one normalised sentence → ``<s> pieces </s>``."""
+        return self.subwords.encode(words, add_bos=True, add_eos=True)
+
+    def encode_text(self, text: str) -> list[int]:
+        return self.encode(split_tokens(text))
+
+    def detokenize(self, ids) -> str:
+        """Ids → the sentence (specials and ``<mask>`` dropped by the BPE decoder, ``<mask>`` kept visible)."""
+        ids = [int(i) for i in ids]
+        parts, run = [], []
+        for i in ids:
+            if i == self.mask_id:
+                parts += [self.subwords.detokenize(run), MASK] if run else [MASK]
+                run = []
+            else:
+                run.append(i)
+        parts.append(self.subwords.detokenize(run))
+        return " ".join(p for p in parts if p)
+
+
+@dataclass
+class PretrainingCorpus:
+    """Pre-training documents (one sentence each, as ids) and held-out sentences, with where they came from."""
+
+    vocab: BartVocab
+    train: list[list[int]]
+    held_out: list[list[int]]
+    sources: dict
+    unigram_top: int                 # the most frequent content piece of the training documents
+
+
+def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
+                 sst_sentences: list[str] | None = None) -> PretrainingCorpus:
+    """English of half the training pairs, French of the other half, SST-2 training sentences; held out:
+    ``n_held_out`` validation sentences of each language. Sentences longer than the model's positions are
+    counted and left out (none of the benchmark's are; a few SST-2 sentences are)."""
+    from coursekit.data import load_sst2
+
+    vocab = BartVocab()
+    data = data or load_benchmark(tokenizer=vocab.subwords)
+    order = list(range(len(data.train)))
+    random.Random(recipe.seed).shuffle(order)
+    half = len(order) // 2
+    english = [vocab.encode(data.train[i][0]) for i in order[:half]]
+    french = [vocab.encode(data.train[i][1]) for i in order[half:]]
+    if sst_sentences is None:
+        sst_sentences = list(load_sst2()["train"]["sentence"])
+    sst = [vocab.encode_text(s) for s in sst_sentences if s.strip()]
+    limit = recipe.arch["max_len"]
+    too_long = sum(len(d) > limit for d in sst)
+    sst = [d for d in sst if len(d) <= limit]
+    held_out = held_out_sentences(recipe, vocab, data)
+    train = english + french + sst
+    counts = Counter(t for d in train for t in d if t not in vocab.special_ids)
+    sources = {"english_sentences": len(english), "french_sentences": len(french), "sst2_sentences": len(sst),
+               "sst2_too_long_left_out": too_long, "tokens": sum(len(d) for d in train),
+               "held_out_sentences": len(held_out), "held_out_from": "benchmark validation split (EN and FR sides)"}
+    return PretrainingCorpus(vocab, train, held_out, sources, counts.most_common(1)[0][0])
+
+
+def held_out_sentences(recipe: BartRecipe, vocab: BartVocab, data=None) -> list[list[int]]:
+    """The first ``n_held_out`` validation pairs of the benchmark: their English sentences, then their French."""
+    data = data or load_benchmark(tokenizer=vocab.subwords)
+    return ([vocab.encode(e) for e, _ in data.valid[:recipe.n_held_out]]
+            + [vocab.encode(f) for _, f in data.valid[:recipe.n_held_out]])
+
+
+def denoising_report(directory: str | Path | None = None, *, seed: int = 1234) -> dict:
+    """What ``python -m coursekit.bart denoise`` prints: the committed model's copy and fill accuracy on the
+    held-out sentences (a fresh corruption per ``seed``) next to the unigram guess."""
+    model, vocab, report = load_pretrained_bart(directory)
+    recipe = BartRecipe(**report["recipe"])
+    docs = held_out_sentences(recipe, vocab)
+    acc = denoising_accuracy(model, docs, vocab, recipe, unigram_top=vocab.itos.index(report["unigram_top"]),
+                             seed=seed)
+    return {"held_out_sentences": len(docs), "mask_ratio": recipe.mask_ratio, **acc,
+            "unigram_guess": report["unigram_top"], "updates": report["updates"]}
+
+
+def build_bart(recipe: BartRecipe, vocab: BartVocab) -> Bart:
+    """The untrained BART of ``recipe`` (seeded by the caller)."""
+    a = recipe.arch
+    return Bart(BartConfig(vocab_size=len(vocab), d_model=a["d_model"], n_heads=a["n_heads"], d_ff=a["d_ff"],
+                           n_encoder_layers=a["n_encoder_layers"], n_decoder_layers=a["n_decoder_layers"],
+                           max_len=a["max_len"], dropout=a["dropout"], pad_id=vocab.pad_id, bos_id=vocab.bos_id,
+                           eos_id=vocab.eos_id, decoder_start_id=vocab.eos_id))
+
+
+def corrupt(docs: list[list[int]], vocab: BartVocab, recipe: BartRecipe, generator: torch.Generator):
+    """Text infilling of each document → (seq2seq batch of corrupted → original, hidden (B, T) bool)."""
+    pairs = [text_infilling(torch.tensor(d), mask_id=vocab.mask_id, ratio=recipe.mask_ratio,
+                            poisson_lambda=recipe.poisson_lambda, special_ids=vocab.special_ids,
+                            generator=generator, return_masked=True) for d in docs]
+    batch = seq2seq_batch([p[0] for p in pairs], docs, pad_id=vocab.pad_id, decoder_start_id=vocab.eos_id)
+    hidden = torch.zeros_like(batch.tgt_keep)
+    for row, (_, h) in enumerate(pairs):
+        hidden[row, : len(h)] = h
+    return batch, hidden
+
+
+@torch.no_grad()
+def denoising_accuracy(model: Bart, docs: list[list[int]], vocab: BartVocab, recipe: BartRecipe = RECIPE, *,
+                       unigram_top: int | None = None, seed: int = 1234, batch_size: int = 250) -> dict:
+    """Teacher-forced reconstruction of ``docs`` corrupted by text infilling (a fixed corruption per ``seed``).
+
+    ``copy_accuracy``: argmax = original at the content tokens the corruption kept; ``fill_accuracy``: at
+    the tokens it hid; ``loss``: cross-entropy per target token; ``unigram_fill_accuracy``: always
+    guessing ``unigram_top`` at the hidden tokens.
+    """
+    if not docs:
+        raise ValueError("denoising_accuracy needs at least one document")
+    was = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    g = torch.Generator().manual_seed(seed)
+    special = torch.tensor(vocab.special_ids)
+    n = Counter()
+    for start in range(0, len(docs), batch_size):
+        batch, hidden = corrupt(docs[start:start + batch_size], vocab, recipe, g)
+        batch = batch.to(device)
+        logits = model(batch.src, batch.tgt_in, src_keep=batch.src_keep, tgt_keep=batch.tgt_keep)  # (B, T, V)
+        right = (logits.argmax(-1) == batch.tgt_out).cpu()
+        content = batch.tgt_keep.cpu() & ~torch.isin(batch.tgt_out.cpu(), special)
+        copy, fill = content & ~hidden, content & hidden
+        n["copy"] += int(copy.sum())
+        n["copy_right"] += int(right[copy].sum())
+        n["fill"] += int(fill.sum())
+        n["fill_right"] += int(right[fill].sum())
+        if unigram_top is not None:
+            n["unigram_right"] += int((batch.tgt_out.cpu()[fill] == unigram_top).sum())
+        keep = batch.tgt_keep
+        n["nll"] += F.cross_entropy(logits[keep], batch.tgt_out[keep], reduction="sum").item()
+        n["targets"] += int(keep.sum())
+    model.train(was)
+    out = {"copy_accuracy": n["copy_right"] / n["copy"], "fill_accuracy": n["fill_right"] / n["fill"],
+           "loss": n["nll"] / n["targets"], "n_copy": n["copy"], "n_fill": n["fill"], "seed": seed}
+    if unigram_top is not None:
+        out["unigram_fill_accuracy"] = n["unigram_right"] / n["fill"]
+    return out
+
+
+# --------------------------------------------------------------------------- pre-training with checkpoints
+
+
+def pretrain(work: str | Path, *, recipe: BartRecipe = RECIPE, corpus: PretrainingCorpus | None = None,
+             resume: bool = False, max_updates: int | None = None, checkpoint_minutes: float = 3.0,
+             quiet: bool = False) -> tuple[Bart, dict, PretrainingCorpus]:
+    """Denoising pre-training in ``work`` (``checkpoint.pt``, ``train.log``); ``resume=True`` continues exactly:
+    the batches of an epoch depend on the seed and epoch, the noise of an update on the seed and update."""
+    if max_updates is not None:
+        recipe = replace(recipe, max_updates=max_updates)
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    corpus = corpus or build_corpus(recipe)
+    vocab = corpus.vocab
+    torch.manual_seed(recipe.seed)
+    model = build_bart(recipe, vocab)
+    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-6)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(recipe.warmup))
+    ckpt, log_path = work / "checkpoint.pt", work / "train.log"
+    st = {"update": 0, "epoch": 0, "position": 0, "seconds": 0.0, "curve": [], "train": []}
+    if resume and ckpt.exists():
+        saved = torch.load(ckpt, weights_only=True)
+        if saved["recipe"] != asdict(recipe) | {"max_updates": saved["recipe"]["max_updates"]}:
+            raise ValueError(f"{ckpt} was written by another recipe: {saved['recipe']} (now {asdict(recipe)})")
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["scheduler"])
+        st = saved["state"]
+        torch.set_rng_state(saved["rng"])
+        append_jsonl(log_path, {"event": "resume", "update": st["update"], "seconds": st["seconds"]})
+    elif not resume and ckpt.exists():
+        raise FileExistsError(f"{ckpt} exists: pass resume=True (--resume) to continue it, or remove it")
+    st.setdefault("hardware", hardware())
+    lengths = [len(d) for d in corpus.train]
+    model.train()
+    t0, last_save, window = time.monotonic() - st["seconds"], time.monotonic(), []
+
+    def save():
+        st["seconds"] = time.monotonic() - t0
+        save_state_atomic(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                 "scheduler": sched.state_dict(), "state": st, "recipe": asdict(recipe),
+                                 "rng": torch.get_rng_state()})
+
+    if not st["curve"]:
+        st["curve"].append(_evaluate(model, corpus, recipe, 0, 0.0))
+    while st["update"] < recipe.max_updates:
+        order = token_batches(lengths, lengths, recipe.max_tokens,
+                              torch.Generator().manual_seed(recipe.seed * 1000 + st["epoch"]))
+        for index in order[st["position"]:]:
+            noise = torch.Generator().manual_seed(recipe.seed * 1_000_003 + st["update"])
+            batch, _ = corrupt([corpus.train[i] for i in index], vocab, recipe, noise)
+            logits = model(batch.src, batch.tgt_in, src_keep=batch.src_keep, tgt_keep=batch.tgt_keep)
+            loss = F.cross_entropy(logits[batch.tgt_keep], batch.tgt_out[batch.tgt_keep])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
+            opt.step()
+            sched.step()
+            st["update"] += 1
+            st["position"] += 1
+            window.append((loss.item(), int(batch.tgt_keep.sum()) + int(batch.src_keep.sum())))
+            if st["update"] % 50 == 0:
+                rec = {"update": st["update"], "epoch": round(st["epoch"] + st["position"] / len(order), 4),
+                       "seconds": round(time.monotonic() - t0, 1), "loss": sum(w[0] for w in window) / len(window),
+                       "tokens": sum(w[1] for w in window), "lr": sched.get_last_lr()[0]}
+                st["train"].append(rec)
+                append_jsonl(log_path, rec)
+                window = []
+            if st["update"] % recipe.eval_every == 0 or st["update"] == recipe.max_updates:
+                point = _evaluate(model, corpus, recipe, st["update"], time.monotonic() - t0)
+                st["curve"].append(point)
+                append_jsonl(log_path, {"event": "eval", **point})
+                if not quiet:
+                    print(json.dumps(point), flush=True)
+            if time.monotonic() - last_save > 60 * checkpoint_minutes:
+                save()
+                last_save = time.monotonic()
+            if st["update"] >= recipe.max_updates:
+                break
+        else:
+            st["epoch"] += 1
+            st["position"] = 0
+    save()
+    model.eval()
+    return model, st, corpus
+
+
+def _evaluate(model: Bart, corpus: PretrainingCorpus, recipe: BartRecipe, update: int, seconds: float) -> dict:
+    start = time.monotonic()
+    acc = denoising_accuracy(model, corpus.held_out, corpus.vocab, recipe, unigram_top=corpus.unigram_top)
+    model.train()
+    return {"update": update, "seconds": round(seconds, 1), "held_out_loss": round(acc["loss"], 4),
+            "copy_accuracy": round(acc["copy_accuracy"], 4), "fill_accuracy": round(acc["fill_accuracy"], 4),
+            "eval_seconds": round(time.monotonic() - start, 1)}
+
+
+# --------------------------------------------------------------------------- the committed model
+
+
+def _reproduce(out) -> str:
+    return f"python -m coursekit.bart_pretraining pretrain --work runs/bart --out {out}"
+
+
+def export(model: Bart, state: dict, corpus: PretrainingCorpus, out: str | Path, *,
+           recipe: BartRecipe = RECIPE) -> dict:
+    """Write ``out/model.safetensors`` (fp16, content hash) and ``out/report.json``; the figures are measured
+    on the weights as stored (fp16 → fp32)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    model = model.half().float().eval()
+    vocab = corpus.vocab
+    path = save_checkpoint(out / "model.safetensors", model.half(), model.config,
+                           extra={"recipe": asdict(recipe), "tokenizer_sha256": vocab.subwords.sha256(),
+                                  "mask_id": str(vocab.mask_id)})
+    model = model.float()
+    held_out = denoising_accuracy(model, corpus.held_out, vocab, recipe, unigram_top=corpus.unigram_top)
+    examples = []
+    g = torch.Generator().manual_seed(7)
+    for doc in corpus.held_out[:5] + corpus.held_out[recipe.n_held_out:recipe.n_held_out + 5]:
+        batch, _ = corrupt([doc], vocab, recipe, g)
+        restored = model.generate(batch.src, max_len=len(doc) + 4).tokens[0]
+        examples.append({"original": vocab.detokenize(doc), "corrupted": vocab.detokenize(batch.src[0].tolist()),
+                         "reconstruction": vocab.detokenize(restored)})
+    report = {"recipe": asdict(recipe), "corpus": corpus.sources, "parameters": count_parameters(model),
+              "updates": state["update"],
+              "epochs": round(state["epoch"] + state["position"] / _epoch_len(corpus, recipe), 3),
+              "train_seconds": round(state["seconds"], 1), "hardware": state["hardware"],
+              "held_out": held_out, "unigram_top": vocab.itos[corpus.unigram_top], "examples": examples,
+              "curve": state["curve"], "train_log": state["train"],
+              "file_sha256": sha256_file(path), "size_bytes": path.stat().st_size, "reproduce": _reproduce(out)}
+    (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return report
+
+
+def _epoch_len(corpus: PretrainingCorpus, recipe: BartRecipe) -> int:
+    lengths = [len(d) for d in corpus.train]
+    return len(token_batches(lengths, lengths, recipe.max_tokens, torch.Generator().manual_seed(recipe.seed * 1000)))
+
+
+def load_pretrained_bart(directory: str | Path | None = None) -> tuple[Bart, BartVocab, dict]:
+    """The committed pre-trained BART (fp32, eval mode), its vocabulary and report; hashes are checked."""
+    from coursekit.train import load_model_directory
+
+    directory = Path(directory) if directory is not None else model_dir("bart")
+    report_path = directory / "report.json"
+    if not report_path.is_file():
+        raise FileNotFoundError(f"no report at {report_path}; make the model with `{_reproduce(directory)}`")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    path = directory / "model.safetensors"
+    if path.is_file() and sha256_file(path) != report["file_sha256"]:
+        raise ValueError(f"{path} does not match its report (sha256 {sha256_file(path)[:12]}… vs "
+                         f"{report['file_sha256'][:12]}…): a truncated or replaced file; re-run "
+                         f"`{_reproduce(directory)}`")
+    vocab = BartVocab()
+
+    def build(config: dict, extra: dict) -> nn.Module:
+        if extra.get("tokenizer_sha256") != vocab.subwords.sha256():
+            raise ValueError(f"{path} was trained with another tokenizer than the benchmark's")
+        return build_bart(BartRecipe(**extra["recipe"]), vocab).half()
+
+    model, _ = load_model_directory(directory, build, reproduce=_reproduce(directory))
+    return model.float().eval(), vocab, report
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart_pretraining", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("pretrain", help="pre-train (checkpoints in --work, the committed model in --out)")
+    p.add_argument("--work", default="runs/bart")
+    p.add_argument("--out", default=None, help="export here when done (e.g. data/bart)")
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--max-updates", type=int, default=None)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, state, corpus = pretrain(args.work, resume=args.resume, max_updates=args.max_updates)
+    if args.out:
+        report = export(model, state, corpus, args.out)
+        print(json.dumps({k: report[k] for k in ("updates", "train_seconds", "held_out", "size_bytes")}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

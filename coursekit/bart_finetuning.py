@@ -33,6 +33,7 @@ from coursekit.bart_pretraining import RECIPE, BartVocab, build_bart, load_pretr
 from coursekit.text import pad_batch
 from coursekit.train import hardware
 from coursekit.translation.benchmark import load_benchmark, token_batches
+from coursekit.translation.core import split_tokens
 from coursekit.translation.recipes import inverse_sqrt
 
 __all__ = ["FinetuneRecipe", "FINETUNE", "starting_model", "finetune_translation", "translation_bleu",
@@ -92,10 +93,13 @@ def translation_subset(n_pairs: int, vocab: BartVocab, data=None):
     """The benchmark (test and validation sentences as always) with its first ``n_pairs`` training pairs in
     a fixed shuffle; returns (data, sources, targets) with ``<s> … </s>`` around every sentence."""
     data = data or load_benchmark(tokenizer=vocab.subwords)
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or not 0 < n_pairs <= len(data.train):
+        raise ValueError(f"n_pairs must be an int in [1, {len(data.train)}] (the benchmark's training pairs), "
+                         f"got {n_pairs!r}")
     order = list(range(len(data.train)))
     random.Random(1).shuffle(order)
     pairs = [data.train[i] for i in order[:n_pairs]]
-    return data, [vocab.encode(e) for e, _ in pairs], [vocab.encode(f) for _, f in pairs]
+    return data, vocab.encode_many([e for e, _ in pairs]), vocab.encode_many([f for _, f in pairs])
 
 
 def finetune_translation(model: Bart, sources: list[list[int]], targets: list[list[int]], vocab: BartVocab, *,
@@ -154,9 +158,12 @@ def sst2_data(vocab: BartVocab, n_train: int) -> dict:
     train = list(zip(sst["train"]["sentence"], sst["train"]["label"]))
     random.Random(2).shuffle(train)
     limit = RECIPE.arch["max_len"]
-    train = [(vocab.encode_text(s), y) for s, y in train if s.strip()]
-    train = [(ids, y) for ids, y in train if len(ids) <= limit][:n_train]
-    test = [vocab.encode_text(s) for s in sst["validation"]["sentence"]]
+    train = [(s, y) for s, y in train if s.strip()][: 2 * n_train]            # enough to find n_train that fit
+    train = [(ids, y) for ids, (_, y) in zip(vocab.encode_many([split_tokens(s) for s, _ in train]), train)
+             if len(ids) <= limit][:n_train]
+    if len(train) < n_train:
+        raise ValueError(f"only {len(train)} SST-2 training sentences fit {limit} positions, {n_train} asked")
+    test = vocab.encode_many([split_tokens(s) for s in sst["validation"]["sentence"]])
     return {"train_ids": [t[0] for t in train], "train_labels": [t[1] for t in train],
             "test_ids": [ids if len(ids) <= limit else ids[:limit - 1] + [vocab.eos_id] for ids in test],
             "test_labels": list(sst["validation"]["label"]), "test_truncated": sum(len(ids) > limit for ids in test)}
@@ -209,6 +216,12 @@ def _summary(rows: list[dict], key: str) -> dict:
 def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translation", "sst2"),
             log=print) -> dict:
     """Fine-tune pre-trained and random-init BART on each task with each seed; the table and its summary."""
+    seeds = tuple(seeds)
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ValueError(f"seeds must be a non-empty sequence of ints, got {seeds!r}")
+    unknown = set(tasks) - {"translation", "sst2"}
+    if unknown or not tasks:
+        raise ValueError(f"tasks must be among ('translation', 'sst2'), got {tasks!r}")
     vocab = BartVocab()
     result = {"recipe": asdict(recipe), "seeds": list(seeds), "hardware": hardware()}
     if "translation" in tasks:

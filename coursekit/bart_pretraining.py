@@ -98,6 +98,10 @@ class BartVocab:
     def encode_text(self, text: str) -> list[int]:
         return self.encode(split_tokens(text))
 
+    def encode_many(self, sentences: list[list[str]]) -> list[list[int]]:
+        """:meth:`encode` of many word lists at once (the tokenizer's parallel batch encoder)."""
+        return [[self.bos_id] + ids for ids in self.subwords.encode_batch(sentences, add_eos=True)]
+
     def detokenize(self, ids) -> str:
         """Ids → the sentence (specials and ``<mask>`` dropped by the BPE decoder, ``<mask>`` kept visible)."""
         ids = [int(i) for i in ids]
@@ -135,11 +139,11 @@ def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
     order = list(range(len(data.train)))
     random.Random(recipe.seed).shuffle(order)
     half = len(order) // 2
-    english = [vocab.encode(data.train[i][0]) for i in order[:half]]
-    french = [vocab.encode(data.train[i][1]) for i in order[half:]]
+    english = vocab.encode_many([data.train[i][0] for i in order[:half]])
+    french = vocab.encode_many([data.train[i][1] for i in order[half:]])
     if sst_sentences is None:
         sst_sentences = list(load_sst2()["train"]["sentence"])
-    sst = [vocab.encode_text(s) for s in sst_sentences if s.strip()]
+    sst = vocab.encode_many([split_tokens(s) for s in sst_sentences if s.strip()])
     limit = recipe.arch["max_len"]
     too_long = sum(len(d) > limit for d in sst)
     sst = [d for d in sst if len(d) <= limit]
@@ -155,8 +159,8 @@ def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
 def held_out_sentences(recipe: BartRecipe, vocab: BartVocab, data=None) -> list[list[int]]:
     """The first ``n_held_out`` validation pairs of the benchmark: their English sentences, then their French."""
     data = data or load_benchmark(tokenizer=vocab.subwords)
-    return ([vocab.encode(e) for e, _ in data.valid[:recipe.n_held_out]]
-            + [vocab.encode(f) for _, f in data.valid[:recipe.n_held_out]])
+    return (vocab.encode_many([e for e, _ in data.valid[:recipe.n_held_out]])
+            + vocab.encode_many([f for _, f in data.valid[:recipe.n_held_out]]))
 
 
 def denoising_report(directory: str | Path | None = None, *, seed: int = 1234) -> dict:

@@ -23,13 +23,18 @@
 #   real document.
 # - Build the model from the course's Transformer layers, and check that Hugging Face BART checkpoints
 #   load into it with the same outputs.
-# - Pre-train a small BART on WikiText-2 with text infilling + sentence permutation, and compare noise
-#   schemes on a downstream measure (the paper's ablation table, at classroom scale).
-# - Fine-tune it for a generation task (English→French, against the Transformer of notebook 08 trained
-#   from scratch) and for classification (SST-2: same input to encoder and decoder, last decoder state).
+# - See a pre-trained BART denoise: held-out sentences reconstructed, the uncorrupted context copied and
+#   masked spans filled far above a unigram guess (the course's committed model, and the same recipe live).
+# - Measure whether pre-training pays off: the same BART fine-tuned from pre-trained or random weights on
+#   a small English→French set (BLEU on notebook 05–08's benchmark) and on SST-2 (same input to encoder and
+#   decoder, last decoder state), over two seeds.
+# - Compare noise schemes on a downstream measure, with seeds and error bars (the paper's ablation table,
+#   at classroom scale).
 
 # %%
 import copy
+import dataclasses
+import json
 import math
 import tempfile
 import time
@@ -41,26 +46,37 @@ import torch.nn.functional as F
 import transformers
 from IPython.display import HTML, display
 
-from coursekit import bart, data, noising, runtime, text, train, translation, viz, widgets
+from coursekit import (
+    bart,
+    bart_finetuning,
+    bart_pretraining,
+    data,
+    noising,
+    runtime,
+    text,
+    train,
+    translation,
+    viz,
+    widgets,
+)
 from coursekit.attention import causal_mask
 from coursekit.bart import Bart, BartConfig, BartForSequenceClassification, shift_tokens_right
 from coursekit.bert import wikitext_documents  # the article/sentence splitter of notebook 09
+from coursekit.data import model_dir
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
-from coursekit.transformer import Transformer, TransformerConfig
+from coursekit.translation.benchmark import load_benchmark
 
 S = runtime.sizes(
-    quick=dict(vocab=2500, d_model=32, n_layers=1, n_heads=2, d_ff=64, doc_len=32, pt_batch=16, pt_steps=25,
-               abl_steps=6, abl_batch=8, abl_ft_steps=5, lr=2e-3, eval_docs=32, mono_docs=200,
-               mt_train=2000, mt_test=100, mt_batch=32, mt_steps=20, ft_lr=2e-3, cls_train=300, cls_val=200,
-               cls_steps=10, cls_batch=16),
-    class_=dict(vocab=6000, d_model=64, n_layers=2, n_heads=4, d_ff=128, doc_len=32, pt_batch=32, pt_steps=300,
-                abl_steps=80, abl_batch=16, abl_ft_steps=40, lr=2e-3, eval_docs=128, mono_docs=3000,
-                mt_train=10000, mt_test=500, mt_batch=64, mt_steps=300, ft_lr=2e-3, cls_train=4000, cls_val=872,
-                cls_steps=150, cls_batch=32),
-    full=dict(vocab=12000, d_model=256, n_layers=3, n_heads=4, d_ff=1024, doc_len=64, pt_batch=64, pt_steps=3000,
-              abl_steps=600, abl_batch=64, abl_ft_steps=300, lr=1e-3, eval_docs=512, mono_docs=20000,
-              mt_train=100000, mt_test=1000, mt_batch=128, mt_steps=2000, ft_lr=5e-4, cls_train=20000, cls_val=872,
-              cls_steps=1000, cls_batch=32),
+    quick=dict(vocab=2500, d_model=32, n_layers=1, n_heads=2, d_ff=64, doc_len=32, lr=2e-3, eval_docs=32,
+               mono_docs=200, abl_steps=6, abl_batch=8, abl_ft_steps=5, abl_seeds=[1], mt_train=2000, mt_test=100,
+               mt_batch=32, pt_updates=6, pt_eval_every=3, pt_warmup=3, mt_updates=6, cls_updates=6),
+    class_=dict(vocab=6000, d_model=64, n_layers=2, n_heads=4, d_ff=128, doc_len=32, lr=2e-3, eval_docs=128,
+                mono_docs=3000, abl_steps=80, abl_batch=16, abl_ft_steps=40, abl_seeds=[1, 2], mt_train=10000,
+                mt_test=200, mt_batch=64, pt_updates=60, pt_eval_every=20, pt_warmup=20, mt_updates=60, cls_updates=40),
+    full=dict(vocab=12000, d_model=256, n_layers=3, n_heads=4, d_ff=1024, doc_len=64, lr=1e-3, eval_docs=512,
+              mono_docs=20000, abl_steps=600, abl_batch=64, abl_ft_steps=300, abl_seeds=[1, 2, 3], mt_train=100000,
+              mt_test=1000, mt_batch=128, pt_updates=600, pt_eval_every=100, pt_warmup=100, mt_updates=800,
+              cls_updates=500),
 )
 device = runtime.device()
 print(S, "| device:", device)
@@ -312,14 +328,177 @@ for theirs in ("shared.weight", "encoder.embed_positions.weight", "encoder.layer
 print("position table rows:", tuple(ours.encoder_positions.embedding.weight.shape), "= max_len + 2")
 
 # %% [markdown]
-# ## 4. Pre-training a small BART on WikiText-2
+# ## 4. The course's pre-trained BART
 #
-# The paper's best scheme: **text infilling (30% of the tokens, Poisson(3) spans) + sentence
-# permutation**. Our corpus is the WikiText-2 validation split (English Wikipedia, ~217k tokens) packed
-# into documents of a few sentences, plus — as mBART does for translation (Liu et al. 2020) —
-# monolingual documents made of the *training* sentences of the English→French task, English and French
-# separately (never as pairs, never test sentences), so that the decoder has seen French before it is
-# asked to translate. The held-out documents come from the WikiText-2 test split.
+# The paper's best scheme is **text infilling** (30% of the tokens in Poisson(3) spans, each span → one
+# `<mask>`), combined with sentence permutation. The course's BART uses text infilling alone: its documents
+# are single sentences (sentence permutation needs several related ones), and Table 1 shows infilling alone
+# within a few tenths of the combination. What it reads, chosen so that pre-training *can* pay off
+# downstream (as mBART does for translation, Liu et al. 2020):
+#
+# - **English**: the English side of one half of the benchmark's training pairs (notebooks 05–08);
+# - **French**: the French side of the *other* half — no translation pair is ever seen whole, and no test
+#   or validation sentence at all;
+# - **SST-2 training sentences**, unlabelled: in-domain text for section 7 (Gururangan et al. 2020).
+#
+# The vocabulary is the benchmark's BPE plus `<mask>` (ids unchanged), the size that of notebook 08's
+# Transformer (d 256, 4 heads, FFN 1024, 3 + 3 layers). Pre-training takes longer than a class, so the
+# model in `data/bart/` was made by `python -m coursekit.bart_pretraining pretrain --work runs/bart --out
+# data/bart` (checkpoints every few minutes, exact `--resume`); its report holds the curves.
+
+# %%
+pre, bvocab, pre_report = bart_pretraining.load_pretrained_bart()
+recipe = bart_pretraining.BartRecipe(**pre_report["recipe"])
+hw = pre_report["hardware"]
+print(f"{pre_report['parameters']:,} parameters, {pre_report['size_bytes'] / 1e6:.1f} MB (fp16); "
+      f"{pre_report['updates']:,} updates ({pre_report['epochs']:.2f} epochs) in "
+      f"{pre_report['train_seconds'] / 60:.0f} min on {hw['torch_threads']} CPU thread(s)")
+viz.show_table([pre_report["corpus"]], title="pre-training corpus (sentences)")
+curve = pre_report["curve"]
+held = pre_report["held_out"]
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+upd = [p["update"] for p in curve]
+viz.plot_curves({"held-out reconstruction loss": (upd, [p["held_out_loss"] for p in curve])}, ax=axes[0],
+                ylabel="cross-entropy per token")
+viz.plot_curves({"uncorrupted tokens copied": (upd, [p["copy_accuracy"] for p in curve]),
+                 "masked tokens filled": (upd, [p["fill_accuracy"] for p in curve])}, ax=axes[1],
+                ylabel="accuracy (teacher forced)")
+axes[1].axhline(held["unigram_fill_accuracy"], ls=":", c="gray",
+                label=f"unigram guess ({pre_report['unigram_top']!r})")
+axes[1].legend()
+for ax in axes:
+    ax.set_xlabel("update")
+plt.tight_layout()
+plt.show()
+print(f"held-out ({held['n_copy'] + held['n_fill']:,} tokens of 1,000 validation sentences, EN and FR): "
+      f"copied {held['copy_accuracy']:.3f} of the uncorrupted tokens, filled {held['fill_accuracy']:.3f} of the "
+      f"masked ones; the unigram guess fills {held['unigram_fill_accuracy']:.3f}")
+assert held["copy_accuracy"] >= 0.95, "denoising works: the uncorrupted context is copied"
+assert held["fill_accuracy"] >= 3 * held["unigram_fill_accuracy"], "masked spans are filled far above a unigram guess"
+
+# %% [markdown]
+# Reconstructions of corrupted held-out sentences, greedy decoding from the committed model (English,
+# then French; a fresh corruption each):
+
+# %%
+bench = load_benchmark(tokenizer=bvocab.subwords)
+held_docs = bart_pretraining.held_out_sentences(recipe, bvocab, bench)
+g = torch.Generator().manual_seed(11)
+shown = held_docs[:3] + held_docs[recipe.n_held_out:recipe.n_held_out + 3]
+html, exact = "", 0
+for doc in shown:
+    batch, _ = bart_pretraining.corrupt([doc], bvocab, recipe, g)
+    restored = pre.generate(batch.src, max_len=len(doc) + 4).tokens[0]
+    exact += restored == doc[1:]
+    html += (noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(batch.src[0]).split(),
+                               title="corrupted") +
+             noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(restored).split(),
+                               title="reconstructed"))
+display(HTML(html))
+print(f"{exact} of {len(shown)} reconstructed exactly")
+
+# %% [markdown]
+# The context around each `<mask>` comes back verbatim (99% of the uncorrupted tokens, above). The fills
+# are another matter: about one masked token in four is the original (against 8% for always guessing the
+# most frequent piece), and the rest are often plausible and often plainly wrong — the model fills like a
+# small language model trained for an hour on a CPU, which is what it is. Masked text is also genuinely
+# ambiguous: a masked verb or object often has several right answers.
+#
+# **The same recipe, live.** `S.pt_updates` updates of the same recipe (same model, corpus, noise and
+# optimiser) from random weights, measured on 200 of the held-out sentences. One change: the learning
+# rate warms up over `S.pt_warmup` updates instead of 500, or a class-length run would hardly move.
+
+# %%
+live_corpus = bart_pretraining.build_corpus(recipe, data=bench)
+live_corpus.held_out = held_docs[:100] + held_docs[recipe.n_held_out:recipe.n_held_out + 100]
+with tempfile.TemporaryDirectory() as work:
+    live_bart, live_state, _ = bart_pretraining.pretrain(
+        work, recipe=dataclasses.replace(recipe, eval_every=S.pt_eval_every, warmup=S.pt_warmup), corpus=live_corpus,
+        max_updates=S.pt_updates, quiet=True)
+live_curve = live_state["curve"]
+fig, ax = plt.subplots(figsize=(6, 3.2))
+viz.plot_curves({"live": ([p["update"] for p in live_curve], [p["held_out_loss"] for p in live_curve]),
+                 "committed run": (upd, [p["held_out_loss"] for p in curve])}, ax=ax,
+                ylabel="held-out reconstruction loss")
+ax.set_xlim(0, max(S.pt_updates, 100) * 1.5)
+ax.set_xlabel("update")
+plt.show()
+print(f"{S.pt_updates} updates in {live_state['seconds']:.0f} s: held-out loss {live_curve[0]['held_out_loss']:.2f} "
+      f"→ {live_curve[-1]['held_out_loss']:.2f}; copied {live_curve[-1]['copy_accuracy']:.3f}, "
+      f"filled {live_curve[-1]['fill_accuracy']:.3f}")
+assert live_curve[-1]["held_out_loss"] < live_curve[0]["held_out_loss"], "the live run learns"
+if S.pt_updates >= 60:
+    assert live_curve[-1]["held_out_loss"] < live_curve[0]["held_out_loss"] - 1.0
+
+# %% [markdown]
+# ## 5. Fine-tuning for generation: English → French, with and without pre-training
+#
+# A seq2seq model fine-tunes for translation without any new parts: the encoder reads the English
+# sentence, the decoder writes the French one. (The paper adds a new encoder in front of BART for MT,
+# because its BART is English-only; ours read French in pre-training.) The experiment that says whether
+# pre-training pays off: **the same architecture, the same fine-tuning recipe and budget**, starting from the
+# committed pre-trained weights or from a random initialisation, on a *small* parallel set — 4,000 of the
+# benchmark's training pairs — and measured on the benchmark's 1,000 test sentences (greedy decoding,
+# sacreBLEU, as in 05–08). Two seeds each; the fine-tuning takes longer than a class, so the table was made
+# by `python -m coursekit.bart_finetuning compare --out data/bart/downstream.json`.
+
+# %%
+down = json.loads((model_dir("bart") / "downstream.json").read_text())
+mt_down = down["translation"]
+viz.show_table([{k: r[k] for k in ("init", "seed", "bleu", "chrf", "final_train_loss", "seconds")}
+                for r in mt_down["rows"]],
+               title=f"EN→FR, {mt_down['n_pairs']:,} training pairs, {down['recipe']['mt_updates']} updates, "
+                     f"{mt_down['n_test']:,} test sentences")
+bleu = mt_down["bleu"]
+print(f"test BLEU: pre-trained {bleu['pretrained']['mean']:.2f} ± {bleu['pretrained']['sd']:.2f}, "
+      f"random init {bleu['random']['mean']:.2f} ± {bleu['random']['sd']:.2f} (mean ± sd over seeds "
+      f"{down['seeds']}): pre-training is worth {bleu['difference']:+.2f} BLEU")
+viz.show_table(next(r for r in mt_down["rows"] if r["init"] == "pretrained")["examples"],
+               title="the pre-trained model's translations (seed 0)")
+assert min(bleu["pretrained"]["values"]) - max(bleu["random"]["values"]) >= 5, \
+    "pre-training beats random init by at least 5 BLEU on every seed"
+
+# %% [markdown]
+# **Live**: the same comparison with `S.mt_updates` updates on the same 4,000 pairs, measured on the first
+# `S.mt_test` test sentences.
+
+# %%
+ft_src, ft_tgt = bart_finetuning.translation_subset(4000, bvocab, bench)[1:]
+live_recipe = dataclasses.replace(bart_finetuning.FINETUNE, mt_updates=S.mt_updates)
+mt_test = copy.copy(bench)
+mt_test.truncate("test", S.mt_test)
+live_rows, live_losses = [], {}
+for init in ("pretrained", "random"):
+    m = copy.deepcopy(pre).train() if init == "pretrained" else bart_finetuning.starting_model("random", 0, bvocab)[0]
+    t = time.perf_counter()
+    live_losses[init] = bart_finetuning.finetune_translation(m, ft_src, ft_tgt, bvocab, recipe=live_recipe)
+    rep = bart_finetuning.translation_bleu(m, bvocab, mt_test)
+    live_rows.append({"init": init, "updates": S.mt_updates, "final training loss": sum(live_losses[init][-10:]) / 10,
+                      "test BLEU": rep.bleu, "test chrF": rep.chrf, "seconds": time.perf_counter() - t})
+viz.show_table(live_rows, title=f"live: {S.mt_updates} updates, {S.mt_test} test sentences")
+viz.plot_curves({k: (list(range(1, len(v) + 1)), v) for k, v in live_losses.items()},
+                ylabel="training cross-entropy (label smoothing 0.1)", title="same fine-tuning budget")
+plt.show()
+assert live_rows[0]["final training loss"] < live_rows[1]["final training loss"], \
+    "from pre-trained weights the loss falls further with the same budget"
+
+# ## 6. Which noise? The ablation (paper Table 1, at classroom scale)
+#
+# The paper pre-trains one model per corruption for the same number of steps and fine-tunes each on the
+# same tasks. We repeat the *shape* of that experiment at a scale a class can run: a small BART on the
+# word vocabulary of section 2, pre-trained for `S.abl_steps` steps on WikiText-2 documents of a few
+# sentences (so that sentence permutation and rotation have something to permute) plus monolingual
+# English and French sentences of the translation task (never as pairs), then fine-tuned for
+# `S.abl_ft_steps` steps on English→French. For each corruption we report
+#
+# * the held-out **denoising loss** on the scheme's own corruption — how hard its task is, *not*
+#   comparable across rows, and
+# * one **downstream** measure in the spirit of the paper's generation columns: the English→French test
+#   **perplexity** (teacher forced, per French token; lower is better). BLEU would be near zero for all at
+#   this budget. "No pre-training" is the baseline.
+#
+# Each row is run with `len(S.abl_seeds)` seeds (the seed sets the initialisation, the batches and the
+# noise); the error bars are the spread over seeds.
 
 # %%
 def mono_docs(sentences, per_doc=4):
@@ -329,116 +508,44 @@ def mono_docs(sentences, per_doc=4):
 
 half = S.mono_docs // 2
 pretrain_docs = wiki_docs + mono_docs([e for e, _ in mt.train])[:half] + mono_docs([f for _, f in mt.train])[:half]
-print(f"pre-training pool: {len(wiki_docs)} WikiText-2 documents + {2 * half} monolingual Tatoeba documents")
+mt_src = [vocab.encode(e, add_bos=True, add_eos=True) for e, _ in mt.train]
+mt_tgt = [vocab.encode(f, add_bos=True, add_eos=True) for _, f in mt.train]
+test_src = [vocab.encode(e, add_bos=True, add_eos=True) for e, _ in mt.test]
+test_tgt = [vocab.encode(f, add_bos=True, add_eos=True) for _, f in mt.test]
+print(f"pre-training pool: {len(wiki_docs)} WikiText-2 documents + {2 * half} monolingual Tatoeba documents; "
+      f"fine-tuning: {len(mt_src)} pairs; test: {len(test_src)} pairs")
 
 
-def make_bart(seed=0):
+def make_bart(seed):
     torch.manual_seed(seed)
-    cfg = BartConfig(vocab_size=len(vocab), d_model=S.d_model, n_heads=S.n_heads, d_ff=S.d_ff,
-                     n_encoder_layers=S.n_layers, n_decoder_layers=S.n_layers, max_len=128, dropout=0.1,
-                     pad_id=PAD, bos_id=BOS, eos_id=EOS, decoder_start_id=EOS)
-    return Bart(cfg).to(device)
+    return Bart(BartConfig(vocab_size=len(vocab), d_model=S.d_model, n_heads=S.n_heads, d_ff=S.d_ff,
+                           n_encoder_layers=S.n_layers, n_decoder_layers=S.n_layers, max_len=128, dropout=0.1,
+                           pad_id=PAD, bos_id=BOS, eos_id=EOS, decoder_start_id=EOS)).to(device)
 
 
-def denoising_batches(docs, noise, batch_size, seed):
+def random_batches(make, n, batch_size, seed):
+    """step → a batch of ``batch_size`` random indices into ``n`` items, built by ``make(indices, generator)``."""
     g = torch.Generator().manual_seed(seed)
+    return lambda step: make(torch.randint(n, (batch_size,), generator=g).tolist(), g).to(device)
 
-    def get(step):
-        idx = torch.randint(len(docs), (batch_size,), generator=g).tolist()
-        return bart.denoising_batch([docs[i] for i in idx], noise, pad_id=PAD, decoder_start_id=EOS,
-                                    generator=g).to(device)
-    return get
+
+def fit(m, batches, steps, lr, desc):
+    opt = torch.optim.AdamW(m.parameters(), lr=lr, weight_decay=0.01)
+    return train.fit(m, opt, batches, bart.denoising_loss, steps=steps, desc=desc,
+                     scheduler=train.warmup_cosine(opt, warmup=max(1, steps // 10), total=steps))
 
 
 @torch.no_grad()
-def heldout_loss(model, noise, seed=123, batch_size=64):
+def heldout_loss(m, noise, seed=123, batch_size=64):
     """Token-weighted reconstruction loss on the held-out documents, with a fixed corruption."""
-    model.eval()
+    m.eval()
     g, total, n = torch.Generator().manual_seed(seed), 0.0, 0
     for i in range(0, len(eval_docs), batch_size):
         b = bart.denoising_batch(eval_docs[i:i + batch_size], noise, pad_id=PAD, decoder_start_id=EOS,
                                  generator=g).to(device)
         k = int(b.tgt_keep.sum())
-        total += bart.denoising_loss(model, b).item() * k
-        n += k
+        total, n = total + bart.denoising_loss(m, b).item() * k, n + k
     return total / n
-
-
-def pretrain(model, noise, steps, seed=0):
-    opt = torch.optim.AdamW(model.parameters(), lr=S.lr, weight_decay=0.01)
-    sched = train.warmup_cosine(opt, warmup=max(1, steps // 10), total=steps)
-    return train.fit(model, opt, denoising_batches(pretrain_docs, noise, S.pt_batch, seed), bart.denoising_loss,
-                     steps=steps, scheduler=sched, desc="pre-train")
-
-
-best_noise = noises["text infilling + sentence permutation"]
-model = make_bart()
-before = heldout_loss(model, best_noise)
-history = pretrain(model, best_noise, S.pt_steps)
-after = heldout_loss(model, best_noise)
-print(f"{S.pt_steps} steps in {history.seconds:.0f} s; held-out denoising loss {before:.2f} → {after:.2f} "
-      f"(uniform guess: ln V = {math.log(len(vocab)):.2f})")
-assert after < before - 0.5
-viz.plot_curves({"training loss (smoothed)": history.smoothed_loss(10)}, ylabel="cross-entropy",
-                title="BART pre-training: text infilling + sentence permutation")
-plt.show()
-
-# %% [markdown]
-# What has it learned? Corrupt a held-out document, let the model reconstruct it with greedy decoding,
-# and compare. (A model this small, trained for minutes, copies the uncorrupted context well and guesses
-# frequent words for the masks — the point is the mechanism, not the prose.)
-
-# %%
-g = torch.Generator().manual_seed(5)
-demo = eval_docs[3]
-noisy = noises["text infilling"](demo, generator=g)
-restored = model.generate(noisy[None].to(device), max_len=len(demo) + 2).tokens[0]
-display(HTML(noising.diff_html(vocab.decode(demo), vocab.decode(noisy.tolist()), title="corrupted input")
-             + noising.diff_html(vocab.decode(demo), vocab.decode(restored), title="BART's reconstruction")))
-
-# %% [markdown]
-# ## 5. Fine-tuning for generation: English → French
-#
-# A seq2seq model fine-tunes for translation without any new parts: the encoder reads the English
-# sentence, the decoder writes the French one. (The paper does something more elaborate for MT — a new
-# encoder in front of BART — because its BART is English-only; ours saw monolingual French in
-# pre-training.) We compare with the Transformer of notebook 08 (`coursekit.transformer.Transformer`,
-# the same width and depth, trained from scratch) with **the same fine-tuning budget**: same steps,
-# batch size, optimiser and schedule, on the same `coursekit.translation` pairs and test sentences.
-
-# %%
-def mt_encode(pairs):
-    return ([vocab.encode(e, add_bos=True, add_eos=True) for e, _ in pairs],
-            [vocab.encode(f, add_bos=True, add_eos=True) for _, f in pairs])
-
-
-mt_src, mt_tgt = mt_encode(mt.train)
-test_src, test_tgt = mt_encode(mt.test)
-
-
-def mt_batches(seed=0):
-    g = torch.Generator().manual_seed(seed)
-
-    def get(step):
-        idx = torch.randint(len(mt_src), (S.mt_batch,), generator=g).tolist()
-        return bart.seq2seq_batch([mt_src[i] for i in idx], [mt_tgt[i] for i in idx], pad_id=PAD,
-                                  decoder_start_id=EOS).to(device)
-    return get
-
-
-def finetune(model, batches, loss_fn, steps, desc):
-    opt = torch.optim.AdamW(model.parameters(), lr=S.ft_lr, weight_decay=0.01)
-    return train.fit(model, opt, batches, loss_fn, steps=steps, desc=desc,
-                     scheduler=train.warmup_cosine(opt, warmup=max(1, steps // 10), total=steps))
-
-
-def bart_translate(m):
-    def translate(batch):
-        ids, keep, _ = text.pad_batch([test_src[i] for i in batch.index.tolist()], PAD)
-        out = m.generate(ids.to(device), keep.to(device), max_len=mt.max_len + 3).tokens
-        return [[mt.tgt_vocab.stoi.get(vocab.itos[t], mt.tgt_vocab.unk_id) for t in seq if t not in SPECIAL]
-                for seq in out]
-    return translate
 
 
 @torch.no_grad()
@@ -457,95 +564,46 @@ def mt_test_perplexity(m, batch_size=256):
     return math.exp(total / n)
 
 
-@torch.no_grad()
-def transformer_test_perplexity(m):
-    m.eval()
-    total, n = 0.0, 0
-    for b in mt.batches(256, split="test"):
-        b = b.to(device)
-        k = int(b.tgt_mask.sum())
-        total += m.loss(b).item() * k
-        n += k
-    return math.exp(total / n)
+def ablation_run(noise, seed):
+    """(held-out denoising loss or nan, EN→FR test perplexity) of one pre-training scheme and seed."""
+    m = make_bart(seed)
+    loss = float("nan")
+    if noise is not None:
+        docs = random_batches(lambda idx, g: bart.denoising_batch([pretrain_docs[i] for i in idx], noise, pad_id=PAD,
+                                                                   decoder_start_id=EOS, generator=g),
+                              len(pretrain_docs), S.abl_batch, seed)
+        fit(m, docs, S.abl_steps, S.lr, "pre-train")
+        loss = heldout_loss(m, noise)
+    pairs = random_batches(lambda idx, g: bart.seq2seq_batch([mt_src[i] for i in idx], [mt_tgt[i] for i in idx],
+                                                             pad_id=PAD, decoder_start_id=EOS),
+                           len(mt_src), S.mt_batch, seed)
+    fit(m, pairs, S.abl_ft_steps, S.lr, "fine-tune")
+    return loss, mt_test_perplexity(m)
 
 
-bart_mt = copy.deepcopy(model)
-h_bart = finetune(bart_mt, mt_batches(), bart.denoising_loss, S.mt_steps, "BART → fr")
-bleu_bart = mt.evaluate(bart_translate(bart_mt))
-
-torch.manual_seed(0)
-tf = Transformer(TransformerConfig(len(mt.src_vocab), len(mt.tgt_vocab), d_model=S.d_model, n_heads=S.n_heads,
-                                   n_encoder_layers=S.n_layers, n_decoder_layers=S.n_layers, d_ff=S.d_ff,
-                                   dropout=0.1, max_len=64, src_pad_id=mt.src_vocab.pad_id,
-                                   tgt_pad_id=mt.tgt_vocab.pad_id, bos_id=mt.tgt_vocab.bos_id,
-                                   eos_id=mt.tgt_vocab.eos_id)).to(device)
-h_tf = finetune(tf, mt.batch_fn(S.mt_batch, torch.Generator().manual_seed(0), device), Transformer.loss,
-                S.mt_steps, "Transformer (scratch)")
-bleu_tf = mt.evaluate(tf.translator(max_len=mt.max_len + 2))
-viz.show_table([
-    {"model": "BART (pre-trained here), fine-tuned", "fine-tuning steps": S.mt_steps,
-     "test PPL per French token": mt_test_perplexity(bart_mt), "test BLEU (greedy)": bleu_bart.bleu,
-     "seconds": h_bart.seconds},
-    {"model": "Transformer from scratch (notebook 08's model)", "fine-tuning steps": S.mt_steps,
-     "test PPL per French token": transformer_test_perplexity(tf), "test BLEU (greedy)": bleu_tf.bleu,
-     "seconds": h_tf.seconds},
-], title=f"English→French, {len(mt.train)} training pairs, {len(mt.test)} test sentences")
-viz.show_table(bleu_bart.examples(4), title="BART's translations")
-assert h_bart.smoothed_loss(10)[1][-1] < h_bart.train_loss[0]
-viz.plot_curves({"BART fine-tuned": h_bart.smoothed_loss(10), "Transformer from scratch": h_tf.smoothed_loss(10)},
-                ylabel="training cross-entropy", title="same fine-tuning budget")
+schemes = {"none (random init)": None, **noises}
+runs = {name: [ablation_run(noise, seed) for seed in S.abl_seeds] for name, noise in schemes.items()}
+ablation = []
+for name, rs in runs.items():
+    ppl = torch.tensor([r[1] for r in rs])
+    ablation.append({"pre-training": name, "denoising loss": sum(r[0] for r in rs) / len(rs),
+                     "EN→FR test PPL (mean)": ppl.mean().item(),
+                     "sd over seeds": ppl.std().item() if len(rs) > 1 else 0.0,
+                     "per seed": [round(r[1], 2) for r in rs]})
+viz.show_table(ablation, title=f"our ablation: {S.abl_steps} pre-training steps of {S.abl_batch} documents, then "
+                               f"{S.abl_ft_steps} fine-tuning steps on EN→FR; seeds {S.abl_seeds}")
+fig, ax = plt.subplots(figsize=(7, 3.2))
+ax.barh([r["pre-training"] for r in ablation], [r["EN→FR test PPL (mean)"] for r in ablation],
+        xerr=[r["sd over seeds"] for r in ablation], color=["gray"] + ["tab:blue"] * (len(ablation) - 1), capsize=3)
+ax.set_xlim(min(r["EN→FR test PPL (mean)"] for r in ablation) * 0.9, None)
+ax.set_xlabel("EN→FR test perplexity after fine-tuning (lower is better)")
+ax.invert_yaxis()
 plt.show()
-
-# %% [markdown]
-# Both are measured on the same test sentences: BLEU on the decoded strings, and the perplexity of the
-# reference translation per French token (+ `</s>`). BART's softmax runs over a larger vocabulary
-# (Wikipedia words too), which costs it a little perplexity. Models this small after a few hundred
-# updates translate badly — greedy decoding repeats words and BLEU stays near zero, where a single
-# matched 4-gram moves it — so perplexity, which improves long before BLEU does, is the more telling
-# number at this budget. Notebook 08 trains a wider Transformer for longer on twice the pairs; its stored
-# BLEU shows what the task reaches with more compute.
-#
-# Pre-training is no guarantee at this scale. BART's softmax runs over about twice as many words as the
-# Transformer's French vocabulary, its knowledge of French comes from a few hundred denoising steps, and
-# the Transformer's sinusoidal positions and √d-scaled embeddings suit very short runs. Whether the
-# pre-trained BART wins this comparison therefore depends on the budget; the ablation below isolates the
-# effect of pre-training *within one architecture* (the same BART from random or pre-trained weights).
-#
-# ## 6. Which noise? The ablation (paper Table 1, at classroom scale)
-#
-# Each scheme pre-trains a fresh copy of the same model for the same number of steps; we report
-# * the held-out **denoising loss** on the scheme's own corruption — how hard its task is, *not*
-#   comparable across rows (rotation and permutation are easy to state and hard to solve; masking keeps
-#   every position), and
-# * one **downstream** measure in the spirit of the paper's generation columns: the English→French test
-#   **perplexity** (teacher forced, per French token) after the same short fine-tuning from each
-#   pre-trained model (BLEU would be near zero for all of them at this budget). Lower is better;
-#   "no pre-training" is the baseline.
-
-# %%
-def downstream(m, seed=1):
-    finetune(m, mt_batches(seed), bart.denoising_loss, S.abl_ft_steps, "fine-tune")
-    return mt_test_perplexity(m)
-
-
-def pretrain_small(m, noise, seed=1):
-    opt = torch.optim.AdamW(m.parameters(), lr=S.lr, weight_decay=0.01)
-    return train.fit(m, opt, denoising_batches(pretrain_docs, noise, S.abl_batch, seed), bart.denoising_loss,
-                     steps=S.abl_steps, scheduler=train.warmup_cosine(opt, max(1, S.abl_steps // 10), S.abl_steps),
-                     desc="pre-train")
-
-
-ablation = [{"pre-training": "none (random init)", "denoising loss": float("nan"),
-             "EN→FR test PPL": downstream(make_bart(seed=1))}]
-for name, noise in noises.items():
-    m = make_bart(seed=1)
-    pretrain_small(m, noise)
-    loss = heldout_loss(m, noise)
-    ablation.append({"pre-training": name, "denoising loss": loss, "EN→FR test PPL": downstream(m)})
-viz.show_table(ablation, title=f"our ablation: {S.abl_steps} pre-training steps of {S.abl_batch} documents, "
-                               f"then {S.abl_ft_steps} fine-tuning steps on EN→FR")
+none = ablation[0]["EN→FR test PPL (mean)"]
+better = [r["pre-training"] for r in ablation[1:] if r["EN→FR test PPL (mean)"] < none]
+print(f"{len(better)} of {len(ablation) - 1} schemes beat no pre-training on the mean: {better}")
 # any denoising pre-training, however short, beats starting from random weights on the downstream task
-assert all(r["EN→FR test PPL"] < ablation[0]["EN→FR test PPL"] for r in ablation[1:])
+assert len(better) == len(ablation) - 1
 
 # %% [markdown]
 # For scale, the paper's Table 1 (BART-base-sized models, 1M steps on books + Wikipedia; SQuAD F1,
@@ -565,76 +623,72 @@ viz.show_table([dict(zip(("pre-training (paper scale)", "SQuAD 1.1 F1", "MNLI ac
                title="paper scale: Lewis et al. 2020, Table 1")
 
 # %% [markdown]
+# %%
+ours_rank = [r["pre-training"] for r in sorted(ablation[1:], key=lambda r: r["EN→FR test PPL (mean)"])]
+paper_rank = [row[0] for row in sorted(paper, key=lambda row: row[3])]          # by ELI5 perplexity
+sd_max = max(r["sd over seeds"] for r in ablation[1:])
+spread = max(r["EN→FR test PPL (mean)"] for r in ablation[1:]) - min(r["EN→FR test PPL (mean)"] for r in ablation[1:])
+viz.show_table([{"rank": i + 1, "ours (EN→FR PPL)": o, "paper (ELI5 PPL)": q}
+                for i, (o, q) in enumerate(zip(ours_rank, paper_rank))], title="rankings, best first")
+print(f"our schemes span {spread:.2f} perplexity points; the largest sd over seeds is {sd_max:.2f}")
+
+# %% [markdown]
 # Reading the two tables together: in the paper, rotation and permutation *alone* are poor pre-training
-# tasks, token deletion beats masking on generation, and infilling (+ permutation) is consistently
-# among the best. At our scale (a 2-layer model, a few minutes of CPU, one seed) the differences between
-# schemes are small and partly noise; what transfers is the shape of the experiment — same model, same
-# budget, one row per corruption — and the gap to "no pre-training".
+# tasks, token deletion beats masking on generation, and infilling (+ permutation) is consistently among
+# the best. Compare the rankings printed above, and the spread between our schemes with the spread over
+# seeds: where the schemes differ by less than the seeds do, our experiment cannot rank them, and where our
+# ranking disagrees with the paper's, a 2-layer model pre-trained for a few minutes on ~1% of the paper's
+# text is the likelier explanation than the paper being wrong. What transfers is the shape of the
+# experiment — same model, same budget, one row per corruption, several seeds — and the gap to "no
+# pre-training".
 #
 # ## 7. Fine-tuning for classification
 #
 # For classification BART feeds the **same input to the encoder and the decoder** and classifies the
 # decoder's final hidden state — at the last `</s>`, which has attended (causally) to the whole input
-# and (through cross-attention) to the encoder's bidirectional reading of it (§3.1). On SST-2 sentences,
-# first derive that representation by hand:
+# and (through cross-attention) to the encoder's bidirectional reading of it (§3.1). On SST-2 sentences
+# and the committed model, first derive that representation by hand:
 
 # %%
 sst = data.load_sst2()
-order = torch.randperm(len(sst["train"]), generator=torch.Generator().manual_seed(0))[: S.cls_train].tolist()
-sst_train = sst["train"].select(order)
-sst_val = sst["validation"].select(range(min(S.cls_val, len(sst["validation"]))))
-
-
-def encode_sst(split):
-    return [vocab.encode(translation.split_tokens(s), add_bos=True, add_eos=True) for s in split["sentence"]]
-
-
-sst_x = {"train": encode_sst(sst_train), "val": encode_sst(sst_val)}
-sst_y = {"train": torch.tensor(sst_train["label"]), "val": torch.tensor(sst_val["label"])}
-
-clf = BartForSequenceClassification(copy.deepcopy(model), 2).to(device).eval()
-ids, keep, _ = text.pad_batch(sst_x["val"][:4], PAD)
-ids, keep = ids.to(device), keep.to(device)
+ids, keep, _ = text.pad_batch([bvocab.encode_text(s) for s in sst["validation"]["sentence"][:4]], bvocab.pad_id)
+clf = BartForSequenceClassification(copy.deepcopy(pre), 2).eval()
 with torch.no_grad():
     memory, _ = clf.bart.encode(ids, keep)
-    h = clf.bart.decode(shift_tokens_right(ids, PAD, EOS), memory, keep, tgt_keep=keep)    # (B, T, C)
+    h = clf.bart.decode(shift_tokens_right(ids, bvocab.pad_id, bvocab.eos_id), memory, keep, tgt_keep=keep)  # (B, T, C)
     last_eos = keep.sum(1) - 1                                                              # </s> is last
     by_hand = h[torch.arange(len(ids)), last_eos]                                           # (B, C)
     assert torch.allclose(by_hand, clf.sentence_representation(ids, keep), atol=1e-6)
 print("sentence representation:", tuple(by_hand.shape))
 
+# %% [markdown]
+# Does pre-training help here too? The same comparison as for translation: the committed weights or a random
+# initialisation, the same head and fine-tuning recipe, 2,000 labelled training sentences, two seeds, the 872
+# validation sentences as the test set (from `data/bart/downstream.json`).
 
 # %%
-def cls_batches(seed=0):
-    g = torch.Generator().manual_seed(seed)
-
-    def get(step):
-        idx = torch.randint(len(sst_x["train"]), (S.cls_batch,), generator=g).tolist()
-        ids, keep, _ = text.pad_batch([sst_x["train"][i] for i in idx], PAD)
-        return ids.to(device), keep.to(device), sst_y["train"][idx].to(device)
-    return get
-
-
-def cls_loss(m, b):
-    return F.cross_entropy(m(b[0], b[1]), b[2])
-
-
-@torch.no_grad()
-def cls_accuracy(m):
-    m.eval()
-    ids, keep, _ = text.pad_batch(sst_x["val"], PAD)
-    return (m(ids.to(device), keep.to(device)).argmax(1).cpu() == sst_y["val"]).float().mean().item()
-
-
-rows = []
-for name, base in (("BART (pre-trained here)", copy.deepcopy(model)), ("same model, no pre-training", make_bart(2))):
-    m = BartForSequenceClassification(base, 2).to(device)
-    hist = finetune(m, cls_batches(), cls_loss, S.cls_steps, name)
-    rows.append({"model": name, "steps": S.cls_steps, "SST-2 val. acc.": cls_accuracy(m), "seconds": hist.seconds})
-viz.show_table(rows, title=f"SST-2, all weights fine-tuned, {len(sst_train)} training sentences, "
-                          f"{len(sst_val)} validation sentences")
+cls_down = down["sst2"]
+acc = cls_down["accuracy"]
+viz.show_table([{k: r[k] for k in ("init", "seed", "accuracy", "seconds")} for r in cls_down["rows"]],
+               title=f"SST-2, {cls_down['n_train']:,} training sentences, {down['recipe']['sst2_updates']} updates "
+                     f"of {down['recipe']['sst2_batch']}, {cls_down['n_test']} test sentences")
+se = (acc["random"]["mean"] * (1 - acc["random"]["mean"]) / cls_down["n_test"]) ** 0.5
+print(f"accuracy: pre-trained {acc['pretrained']['mean']:.3f} ± {acc['pretrained']['sd']:.3f}, random init "
+      f"{acc['random']['mean']:.3f} ± {acc['random']['sd']:.3f} (mean ± sd over seeds); difference "
+      f"{acc['difference']:+.3f}; one standard error of an accuracy on {cls_down['n_test']} sentences ≈ {se:.3f}")
+assert acc["difference"] < 0.03, "on SST-2 this pre-training does not (yet) pay off: see the text"
 
 # %% [markdown]
+# **A negative result, reported as measured.** On SST-2 our pre-training does *not* pay off: with 2,000
+# labelled sentences both starting points end between 0.60 and 0.65, and the pre-trained one is not ahead
+# (the table). Translation gained 10 BLEU from the same weights, so the weights are not the problem as such;
+# what we can say is that denoising single short sentences — two thirds of them Tatoeba, not movie reviews —
+# taught this small model little that a sentiment classifier can use, while the paper's BART, pre-trained on
+# vastly more text for far longer, matches RoBERTa on SST-2 (Lewis et al. 2020, Table 2). Notebook 09's BERT, pre-trained with a
+# masked-LM objective, is the course's model for classification; a run that makes BART's pre-training pay
+# off here too (more in-domain text, longer pre-training, another fine-tuning recipe) is open work
+# (`python -m coursekit.bart_finetuning compare --tasks sst2` measures it).
+#
 # ## 8. Explore the noise functions
 #
 # Pick a corruption, a ratio (for masking, deletion and infilling) and a seed. Live, the sliders redraw
@@ -664,9 +718,15 @@ widgets.explorer(render, [dict(noise="text infilling", ratio=0.5, seed=1), dict(
 # - The architecture is notebook 08's post-LN Transformer with GELU, learned positions (offset 2),
 #   LayerNorm on embeddings and tied output embeddings; Hugging Face checkpoints load with equal logits
 #   and equal greedy outputs.
+# - The course's BART, pre-trained by text infilling on monolingual English and French sentences (and
+#   unlabelled SST-2), denoises held-out text: it copies 99% of the uncorrupted tokens and fills about a
+#   quarter of the masked ones, three to four times the unigram guess.
+# - Pre-training pays off for translation: fine-tuned on 4,000 pairs, it beats the same model from random
+#   weights by more than 5 BLEU on every seed (section 5). On SST-2 with 2,000 labelled sentences it does
+#   not (section 7) — a negative result, reported with its numbers.
 # - In the paper, text infilling (+ sentence permutation) is the best all-round scheme; rotation and
-#   permutation alone are weak. At classroom scale the differences are small and noisy — the table
-#   shape, not the ranking, is what transfers.
+#   permutation alone are weak. At classroom scale (section 6, with seeds and error bars) compare the
+#   spread between schemes with the spread over seeds before reading a ranking.
 # - Fine-tuning needs no new architecture for generation (translation), and a small head on the last
 #   decoder state for classification.
 

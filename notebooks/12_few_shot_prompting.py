@@ -34,8 +34,8 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
+from coursekit import icl, induction, runtime, viz
 from coursekit import prompting as P
-from coursekit import runtime, viz
 from coursekit.data import model_dir
 from coursekit.exercises import check_build_prompt, check_induction_score, check_label_likelihood
 from coursekit.gpt import GPT, CharTokenizer, GPTConfig, TrainConfig
@@ -44,11 +44,11 @@ from coursekit.train import load_checkpoint, read_checkpoint_metadata
 
 S = runtime.sizes(
     quick=dict(n_tasks=48, ft_tasks=6, ft_shots=[1, 4, 8], ft_steps=30, n_orders=3, n_repeats=32,
-               char_iters=60, char_tasks=24),
+               char_iters=60, char_tasks=24, live_steps=300, live_eval_every=100),
     class_=dict(n_tasks=512, ft_tasks=64, ft_shots=[0, 1, 2, 4, 8, 16], ft_steps=30, n_orders=8, n_repeats=256,
-                char_iters=300, char_tasks=128),
+                char_iters=300, char_tasks=128, live_steps=4000, live_eval_every=250),
     full=dict(n_tasks=1024, ft_tasks=64, ft_shots=[0, 1, 2, 4, 8, 16], ft_steps=50, n_orders=16, n_repeats=512,
-              char_iters=2000, char_tasks=256),
+              char_iters=2000, char_tasks=256, live_steps=15000, live_eval_every=250),
 )
 device = torch.device("cpu")      # the models here are tiny: CPU is as fast as a GPU and keeps results identical
 plt.rcParams["figure.dpi"] = 80
@@ -126,7 +126,7 @@ print("greedy continuation of [0, 1, 2]:", P.greedy_continuation(stub, prompt, 3
 #
 # Large models learn in context because their training text contains many small "tasks". We make
 # that explicit with a **family of synthetic tasks**: each sequence is a *fresh* random mapping
-# from K input tokens to L = 4 label tokens, written as demonstrations `x y x y …` (format `bare`),
+# from K = 8 input tokens to L = 4 label tokens, written as demonstrations `x y x y …` (format `bare`),
 # `x => y ;` (`arrow`) or `In: x Out: y ;` (`io`). The mapping changes with every sequence, so the
 # only way to predict a label is to find the same input earlier in the sequence and copy what
 # followed it.
@@ -138,21 +138,24 @@ print("greedy continuation of [0, 1, 2]:", P.greedy_continuation(stub, prompt, 3
 
 # %%
 # NBVAL_CHECK_OUTPUT
-icl_model, icl_cfg, icl_report = P.load_icl_checkpoint(model_dir("icl"))
+icl_model, icl_cfg, icl_report = icl.load_icl_checkpoint(model_dir("icl"))
 fam = icl_cfg.task_family()
 fmts = fam.formats()
 K, L = fam.inputs_per_task, fam.labels_per_task
 print(f"vocabulary {fam.vocab_size} tokens; K = {fam.inputs_per_task} inputs, L = {fam.labels_per_task} labels "
-      f"per task; training formats {list(icl_cfg.formats)}")
-task = P.sample_tasks(fam, 1, "heldout", torch.Generator().manual_seed(0))[0]
+      f"per task; training format {icl_cfg.format!r}")
+task = icl.sample_tasks(fam, 1, "heldout", torch.Generator().manual_seed(0))[0]
 print("a held-out task:", {fam.token_name(x): fam.token_name(task.label_of(j))
                            for j, x in enumerate(task.inputs.tolist())})
-demo = P.icl_batch(fam, [task], 4, "arrow", torch.Generator().manual_seed(1), queries="one")
+demo = icl.icl_batch(fam, [task], 4, "arrow", torch.Generator().manual_seed(1), queries="one")
 print("a 4-shot prompt:", " ".join(fam.token_name(t) for t in demo["prompts"][0].tolist()),
       "   answer:", fam.token_name(task.labels[demo["answer"][0]]))
-x, y = P.training_batch(fam, 1, torch.Generator().manual_seed(2), "bare")
+x, y = icl.training_batch(fam, 1, torch.Generator().manual_seed(2), "bare")
 print("a training sequence (bare format), first pairs:", " ".join(fam.token_name(t) for t in x[0, :12].tolist()))
-print("ideal accuracy vs shots:", {k: P.ideal_accuracy(k, K, L) for k in SHOTS})
+x, y = icl.repeated_segment_batch(fam, 1, 34, torch.Generator().manual_seed(3))
+print("a repeated-segment sequence:", " ".join(fam.token_name(t) for t in x[0].tolist()))
+print("   positions scored (the copyable ones):", (y[0] >= 0).nonzero().flatten().tolist())
+print("ideal accuracy vs shots:", {k: icl.ideal_accuracy(k, K, L) for k in SHOTS})
 
 # %% [markdown]
 # The **ideal** line is what a perfect copier can reach: the k demonstrations show min(k, K)
@@ -161,30 +164,87 @@ print("ideal accuracy vs shots:", {k: P.ideal_accuracy(k, K, L) for k in SHOTS})
 #
 # ### The model and how it was trained
 #
-# A 2-layer GPT from notebook 10 (`coursekit.gpt.GPT`, sizes printed below) trained on such
-# sequences, with the loss only on the label positions. Training (20,000 steps) takes longer than
-# this notebook's budget on a shared CPU, so the checkpoint in `data/icl/` was made by the recipe
-# `python -m coursekit.prompting train --out data/icl` (config and log in `data/icl/report.json`);
-# here we plot its recorded curves. The held-out accuracy sits at chance for a long plateau —
-# about half of the run — and then rises steeply: the "phase change" in which induction heads form
-# (Olsson et al. 2022). Shorter runs and other sizes we tried stayed on the plateau.
+# A 2-layer, 4-head GPT from notebook 10 (`coursekit.gpt.GPT`, d = 64) trained on batches of 64
+# sequences that alternate between two kinds:
+#
+# - **task sequences** as above, with the loss on the label positions only;
+# - **repeated random segments** (`icl.repeated_segment_batch`, printed above): random tokens — inputs and
+#   labels alike — in which a segment of random length recurs at a random place, with the loss on the
+#   copyable tokens of the second copy.
+#
+# Why the second kind? The segment's length and place change from sequence to sequence, so it cannot be
+# continued "by position" — only by finding the previous occurrence of the current token and copying
+# what came next: an induction head (section 7). And because the segments use every token, what the model
+# learns does not depend on which tokens are inputs or labels — so it carries over to the held-out
+# pairings (exercise 4 asks what happens without them).
+#
+# The committed run (`python -m coursekit.prompting train --work runs/icl --out data/icl`, 15,000 steps)
+# recorded its curves in `data/icl/report.json`: the training loss, the held-out accuracy at 8 shots and,
+# every 250 steps, the induction and previous-token score of each head (defined in section 7).
 
 # %%
-hist = icl_report["history"]
-evals = hist["evals"]
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
-viz.plot_curves({"training loss (label positions)": (hist["steps"], hist["train_loss"])}, ax=axes[0],
-                ylabel="cross-entropy")
-viz.plot_curves({"held-out tasks, 8 shots": ([s for s, _ in evals], [d["heldout_acc_8shot"] for _, d in evals])},
-                ax=axes[1], ylabel="accuracy")
-axes[1].axhline(1 / fam.labels_per_task, ls=":", c="gray", label="chance")
+curve = icl_report["curve"]
+steps = [p["step"] for p in curve]
+best_induction = [max(p["induction"][-1]) for p in curve]          # the best head of the last layer
+best_previous = [max(p["previous_token"][0]) for p in curve]       # the best head of the first layer
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+viz.plot_curves({"training loss": (steps[1:], [p["loss"] for p in curve[1:]])}, ax=axes[0],
+                ylabel="cross-entropy (scored tokens)")
+viz.plot_curves({"2 shots": (steps, [p["heldout_acc_2shot"] for p in curve]),
+                 "8 shots": (steps, [p["heldout_acc_8shot"] for p in curve])}, ax=axes[1],
+                ylabel="held-out accuracy")
+axes[1].axhline(1 / L, ls=":", c="gray", label="chance")
 axes[1].legend()
+viz.plot_curves({"induction score (best layer-1 head)": (steps, best_induction),
+                 "previous-token score (best layer-0 head)": (steps, best_previous)}, ax=axes[2], ylabel="score")
+axes[2].axhline(induction.uniform_induction_score(16), ls=":", c="gray", label="uniform attention")
+axes[2].legend(fontsize=8)
+for ax in axes:
+    ax.set_xlabel("step")
 plt.tight_layout()
 plt.show()
-print(f"recipe: {icl_cfg.steps} steps × {icl_cfg.batch_size} sequences, {icl_report['seconds'] / 60:.1f} min "
-      f"with {icl_report['threads']} thread(s) on a shared CPU; {icl_model.num_params():,} parameters")
+jump = next(p for p in curve if p["heldout_acc_8shot"] > 0.6)
+before = [p for p in curve if p["step"] < jump["step"]]
+print(f"{icl_report['steps_done']:,} steps, {icl_report['seconds'] / 60:.1f} min on "
+      f"{icl_report['hardware']['torch_threads']} thread(s); {icl_model.num_params():,} parameters")
+print(f"first point above 0.6 at 8 shots: step {jump['step']} (accuracy {jump['heldout_acc_8shot']:.3f}, "
+      f"best induction score {max(jump['induction'][-1]):.3f}); the point before: step {before[-1]['step']} "
+      f"({before[-1]['heldout_acc_8shot']:.3f}, {max(before[-1]['induction'][-1]):.3f})")
+assert max(p["heldout_acc_8shot"] for p in before) < 0.35, "a plateau at chance before the jump"
+assert max(max(p["induction"][-1]) for p in before[:-1]) < 0.15, "no induction head on the plateau"
+assert max(jump["induction"][-1]) > 0.5 and curve[-1]["heldout_acc_8shot"] >= 0.9
 
 # %% [markdown]
+# The **phase change** of Olsson et al. (2022): for thousands of steps the held-out accuracy sits at
+# chance and no head does induction; then, within a few hundred steps, a previous-token head forms in
+# layer 0, induction heads form in layer 1, the loss drops and the accuracy at 8 shots jumps to the
+# ideal — all together.
+#
+# **The same recipe, live.** The first `S.live_steps` steps of the same recipe (same seed, same
+# schedule), trained here; in the `class` profile that is enough to cross the phase change.
+
+# %%
+t0 = time.perf_counter()
+live_model, live = icl.train_icl(dataclasses.replace(icl_cfg, eval_every=S.live_eval_every), stop_at=S.live_steps)
+live_seconds = time.perf_counter() - t0
+fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+viz.plot_curves({"live": ([p["step"] for p in live["curve"]], [p["heldout_acc_8shot"] for p in live["curve"]]),
+                 "committed run": (steps, [p["heldout_acc_8shot"] for p in curve])}, ax=axes[0],
+                ylabel="held-out accuracy, 8 shots")
+viz.plot_curves({"live": ([p["step"] for p in live["curve"]], [max(p["induction"][-1]) for p in live["curve"]]),
+                 "committed run": (steps, best_induction)}, ax=axes[1], ylabel="best induction score")
+for ax in axes:
+    ax.set_xlim(0, max(S.live_steps, 500) * 1.05)
+    ax.set_xlabel("step")
+plt.tight_layout()
+plt.show()
+end = live["curve"][-1]
+print(f"{S.live_steps} steps in {live_seconds:.0f} s: held-out accuracy at 8 shots {end['heldout_acc_8shot']:.3f}, "
+      f"best induction score {max(end['induction'][-1]):.3f}, loss {end['loss']:.3f}")
+assert end["loss"] < live["curve"][1]["loss"], "the live run learns"
+if S.live_steps >= 4000:
+    assert end["heldout_acc_8shot"] >= 0.9 and max(end["induction"][-1]) >= 0.5, "past the phase change"
+
 # ## 4. Accuracy versus number of shots, on held-out tasks
 #
 # For each of `S.n_tasks` fresh held-out tasks and each k, every one of its K inputs is asked once,
@@ -193,17 +253,17 @@ print(f"recipe: {icl_cfg.steps} steps × {icl_cfg.batch_size} sequences, {icl_re
 # (the spread) and the standard error of the mean.
 
 # %%
-eval_tasks = P.sample_tasks(fam, S.n_tasks, "heldout", torch.Generator().manual_seed(2024))
-fmt_main = icl_cfg.eval_format
+eval_tasks = icl.sample_tasks(fam, S.n_tasks, "heldout", torch.Generator().manual_seed(2024))
+fmt_main = icl_cfg.format
 t0 = time.perf_counter()
-icl_acc = P.evaluate_shots(icl_model, fam, eval_tasks, SHOTS, fmt_main, seed=7)
+icl_acc = icl.evaluate_shots(icl_model, fam, eval_tasks, SHOTS, fmt_main, seed=7)
 icl_seconds = time.perf_counter() - t0
 # new random mappings too, but with the pool pairing of training (inputs A → labels A, B → B)
-familiar_tasks = P.sample_tasks(fam, S.n_tasks, "train", torch.Generator().manual_seed(2025))
-familiar_acc = P.evaluate_shots(icl_model, fam, familiar_tasks, SHOTS, fmt_main, seed=7)
+familiar_tasks = icl.sample_tasks(fam, S.n_tasks, "train", torch.Generator().manual_seed(2025))
+familiar_acc = icl.evaluate_shots(icl_model, fam, familiar_tasks, SHOTS, fmt_main, seed=7)
 rows = [{"shots k": k, "accuracy": a.mean().item(), "spread (sd over tasks)": a.std().item(),
          "s.e.": a.std().item() / len(a) ** 0.5, "new mappings, training pools": familiar_acc[k].mean().item(),
-         "ideal": P.ideal_accuracy(k, K, L)} for k, a in icl_acc.items()]
+         "ideal": icl.ideal_accuracy(k, K, L)} for k, a in icl_acc.items()]
 viz.show_table(rows, title=f"in-context learning on {S.n_tasks} held-out tasks ({fmt_main} format)")
 print(f"{len(SHOTS)} × {S.n_tasks} × 8 prompts scored in {icl_seconds:.1f} s (forward passes only)")
 
@@ -215,7 +275,7 @@ sd = torch.stack([icl_acc[k].std() for k in SHOTS])
 ax.errorbar(range(len(SHOTS)), mean, yerr=sd, marker="o", capsize=4, label="in-context (mean ± sd over tasks)")
 ax.plot(range(len(SHOTS)), [familiar_acc[k].mean() for k in SHOTS], "s-", c="tab:green",
         label="new mappings, training pool pairing")
-ax.plot(range(len(SHOTS)), [P.ideal_accuracy(k, K, L) for k in SHOTS], "k--", lw=1, label="ideal learner")
+ax.plot(range(len(SHOTS)), [icl.ideal_accuracy(k, K, L) for k in SHOTS], "k--", lw=1, label="ideal learner")
 ax.axhline(0.25, ls=":", c="gray", label="chance 1/L")
 ax.set_xticks(range(len(SHOTS)), SHOTS)
 ax.set_xlabel("number of demonstrations k")
@@ -224,19 +284,18 @@ ax.legend(loc="lower right")
 plt.show()
 
 # %%
-assert abs(icl_acc[0].mean().item() - 0.25) < 0.08, "zero-shot must be at chance: the mapping is unknown"
-assert icl_acc[8].mean() > 0.45, "with 8 shots every query was demonstrated: well above chance"
-assert icl_acc[8].mean() > icl_acc[1].mean() + 0.1, "accuracy grows with the number of shots"
-assert familiar_acc[8].mean() > 0.9 and abs(familiar_acc[0].mean() - 0.25) < 0.08
+assert abs(icl_acc[0].mean().item() - 0.25) < 0.05, "zero-shot must be at chance: the mapping is unknown"
+assert icl_acc[8].mean() >= 0.9, "with 8 shots every query was demonstrated: held-out pairings are copied"
+assert icl_acc[8].mean() > icl_acc[1].mean() + 0.3, "accuracy grows with the number of shots"
+assert familiar_acc[8].mean() >= 0.9 and abs(familiar_acc[0].mean() - 0.25) < 0.05
 
 # %% [markdown]
-# Two curves, two kinds of "new task". On **fresh random mappings drawn like the training ones**
-# (inputs and labels from the same pool half — each mapping is new, but its kind of pairing is
-# familiar) the model is close to the ideal copier: chance at 0 shots, above 90% once every input
-# has been demonstrated. On the strictly **held-out pairings** (label tokens never seen after these
-# inputs) it still learns in context, but reaches only about 55–60%: part of what it learned is
-# tied to the token statistics of its training distribution. (A longer run of the same recipe,
-# 40,000 steps, reached 78% on familiar pairings and stayed at chance on the held-out ones.)
+# Two curves, two kinds of "new task": fresh random mappings **drawn like the training ones** (inputs and
+# labels from the same pool half) and the strictly **held-out pairings** (label tokens never seen after
+# these inputs). Both follow the ideal copier: chance at 0 shots, then up with the share of inputs that
+# the demonstrations showed, and at the ideal once every input has been demonstrated (8 shots and more).
+# Between 1 and 4 shots the model is a little below the ideal line — with few demonstrations it
+# sometimes misses the one earlier occurrence of the query.
 #
 # ## 5. In-context learning versus fine-tuning on the same k examples
 #
@@ -251,20 +310,25 @@ ft_tasks = eval_tasks[: S.ft_tasks]
 ft_rows = []
 for k in S.ft_shots:
     t0 = time.perf_counter()
-    ft_pre = P.evaluate_finetuning(icl_model, fam, ft_tasks, k, fmt="arrow", seed=11, steps=S.ft_steps, lr=1e-2)
+    ft_pre = icl.evaluate_finetuning(icl_model, fam, ft_tasks, k, fmt=fmt_main, seed=11, steps=S.ft_steps, lr=1e-2)
     sec = (time.perf_counter() - t0) / len(ft_tasks)
-    ft_fresh = P.evaluate_finetuning(fresh, fam, ft_tasks, k, fmt="arrow", seed=11, steps=S.ft_steps, lr=1e-2)
+    ft_fresh = icl.evaluate_finetuning(fresh, fam, ft_tasks, k, fmt=fmt_main, seed=11, steps=S.ft_steps, lr=1e-2)
     ft_rows.append({"shots k": k, "in-context": icl_acc[k][: S.ft_tasks].mean().item(),
                     "fine-tuned ICL model": ft_pre.mean().item(), "fine-tuned fresh model": ft_fresh.mean().item(),
-                    "ideal": P.ideal_accuracy(k, K, L), "fine-tuning s/task": sec})
+                    "ideal": icl.ideal_accuracy(k, K, L), "fine-tuning s/task": sec})
 viz.show_table(ft_rows, title=f"same k examples, {S.ft_tasks} held-out tasks; in-context needs no gradient step")
+at8 = next(r for r in ft_rows if r["shots k"] == 8)
+assert at8["in-context"] >= max(at8["fine-tuned fresh model"], at8["fine-tuned ICL model"])
 
 # %% [markdown]
 # Both fine-tuned models can only memorise the k pairs they saw, so their ceiling is the same ideal
-# line as in-context learning. Here gradient descent on the k examples is *more* accurate than our
-# small in-context learner, at the price of `S.ft_steps` gradient steps and a model copy per task
-# against one forward pass for the prompt — GPT-3's point is that at 175B parameters the forward
-# pass alone gets close, without a fine-tuned copy per task.
+# line as in-context learning. Once every input has been shown (8 and 16 shots) the in-context learner
+# is at the ideal with one forward pass, while `S.ft_steps` gradient steps per task leave the freshly
+# initialised model a little below it — and fine-tuning the in-context learner *itself* on bare `x → y`
+# pairs does worst: the gradient steps pull it away from the copying it does so well. With 1–2 shots the
+# fine-tuned fresh model is somewhat better than in-context learning (see the table). GPT-3's point is
+# that at 175B parameters the forward pass alone gets close to fine-tuning on real tasks, without a
+# fine-tuned copy of the model per task.
 #
 # ## 6. Sensitivity: order of the examples, wrong labels, prompt format
 #
@@ -276,12 +340,12 @@ viz.show_table(ft_rows, title=f"same k examples, {S.ft_tasks} held-out tasks; in
 
 # %%
 sens_tasks = eval_tasks[: min(64, S.n_tasks)]
-base = [P._demo_order(K, 4, torch.Generator().manual_seed(100 + t)) for t in range(len(sens_tasks))]
+base = [icl.demo_order(K, 4, torch.Generator().manual_seed(100 + t)) for t in range(len(sens_tasks))]
 order_acc = []
 for r in range(S.n_orders):
     g = torch.Generator().manual_seed(r)
     orders = [b[torch.randperm(4, generator=g)] for b in base]
-    order_acc.append(P.evaluate_shots(icl_model, fam, sens_tasks, [4], fmt_main, seed=r, demo_orders=orders)[4])
+    order_acc.append(icl.evaluate_shots(icl_model, fam, sens_tasks, [4], fmt_main, seed=r, demo_orders=orders)[4])
 order_acc = torch.stack(order_acc)                                         # (orders, tasks)
 per_task_sd = order_acc.std(0).mean().item()
 best_minus_worst = (order_acc.max(0).values - order_acc.min(0).values).mean().item()
@@ -291,7 +355,7 @@ print(f"4 fixed demonstrations, {S.n_orders} orders: accuracy {order_acc.mean():
 
 @torch.no_grad()
 def follow_rates(noise, kind="random", k=8):
-    b = P.icl_batch(fam, sens_tasks, k, fmt_main, torch.Generator().manual_seed(5), label_noise=noise, noise=kind)
+    b = icl.icl_batch(fam, sens_tasks, k, fmt_main, torch.Generator().manual_seed(5), label_noise=noise, noise=kind)
     pred = P.classify_by_likelihood(icl_model, b["prompts"], b["candidates"]).argmax(-1)
     return {"true label": (pred == b["answer"]).float().mean().item(),
             "label shown in the prompt": (pred == b["shown"]).float().mean().item()}
@@ -302,7 +366,7 @@ label_rows.append({"wrong labels": "100% flipped (y → next label)", **follow_r
 viz.show_table(label_rows, title="8 shots with corrupted demonstrations: which answer does the model give?")
 format_rows = [{"format": f,
                 "example": " ".join(fam.token_name(t) for t in P.build_token_prompt([(4, 70)], 5, fmts[f])),
-                "accuracy (8 shots)": P.evaluate_shots(icl_model, fam, sens_tasks, [8], f, seed=3)[8].mean().item()}
+                "accuracy (8 shots)": icl.evaluate_shots(icl_model, fam, sens_tasks, [8], f, seed=3)[8].mean().item()}
                for f in ("bare", "arrow", "io")]
 viz.show_table(format_rows, title="prompt format")
 
@@ -310,17 +374,19 @@ viz.show_table(format_rows, title="prompt format")
 clean, all_wrong, flipped = label_rows[0], label_rows[4], label_rows[5]
 assert clean["true label"] > all_wrong["true label"] + 0.15, "wrong demonstrations → fewer right answers"
 assert flipped["label shown in the prompt"] > flipped["true label"] + 0.15, "it follows the labels it is shown"
+assert format_rows[0]["accuracy (8 shots)"] > 0.9 > 0.35 > max(r["accuracy (8 shots)"] for r in format_rows[1:])
 
 # %% [markdown]
-# Our model copies what it is shown: with consistently flipped labels it answers the *shown* label
-# far more often than the true one, and random wrong labels pull it to chance. (For large pretrained
-# models Min et al. 2022, *Rethinking the Role of Demonstrations*, found that random labels hurt
-# surprisingly little on real tasks — those models largely use the demonstrations to recognise a
-# task and label space they already know; here nothing is known beforehand, so the labels are
-# everything.) The *order* of the same four demonstrations changes a task's accuracy noticeably —
-# the small model is a noisy copier, as GPT-3 was reported to be order-sensitive (Lu et al. 2022) —
-# and formats never seen in training are close to chance: the model learned the mechanism for the
-# layout it was trained on, not the idea of a demonstration.
+# Our model copies what it is shown — exactly: it answers the label the demonstrations showed for the
+# query in every row of the table, so its accuracy against the true mapping falls in step with the share
+# of wrong labels, down to zero when all are wrong. (For large pretrained models Min et al. 2022,
+# *Rethinking the Role of Demonstrations*, found that random labels hurt surprisingly little on real
+# tasks — those models largely use the demonstrations to recognise a task and label space they already
+# know; here nothing is known beforehand, so the labels are everything.) The *order* of the same four
+# demonstrations moves a task's accuracy a little (the sd over orders printed above) — with 4 of 8 inputs
+# shown, which queries happen to be shown matters more than their order — and formats never seen in
+# training are at chance: the model learned the mechanism for the layout it was trained on, not the idea
+# of a demonstration.
 #
 # ## 7. The mechanism: induction heads
 #
@@ -331,45 +397,73 @@ assert flipped["label shown in the prompt"] > flipped["true label"] + 0.15, "it 
 # sequences of random tokens repeated twice, `r_1 … r_p r_1 … r_p`, where the second half can only
 # be predicted by copying: the **induction score** of a head is its mean attention from a query
 # at position i of the repeated half to key i − p + 1. We derive it here, then compare with
-# `prompting.induction_scores`.
+# `coursekit.induction.induction_scores`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 period = 16
 vocab = torch.arange(4, fam.vocab_size)
-rep = P.repeated_random_tokens(S.n_repeats, period, vocab, torch.Generator().manual_seed(0))
-maps = P.attention_maps(icl_model, rep)                                    # (n_layer, B, H, T, T)
+rep = induction.repeated_random_tokens(S.n_repeats, period, vocab, torch.Generator().manual_seed(0))
+maps = induction.attention_maps(icl_model, rep)                                    # (n_layer, B, H, T, T)
 T = 2 * period
 q = torch.arange(period, T)
-induction = maps[:, :, :, q, q - period + 1].mean(-1).mean(1)              # (n_layer, H)
+ind_score = maps[:, :, :, q, q - period + 1].mean(-1).mean(1)              # (n_layer, H)
 previous_token = maps[:, :, :, torch.arange(1, T), torch.arange(0, T - 1)].mean(-1).mean(1)
-assert torch.allclose(induction, P.induction_scores(maps, period).mean(1))
+assert torch.allclose(ind_score, induction.induction_scores(maps, period).mean(1))
 print(f"B sequences of {T} tokens (period {period}) -> attention maps of shape "
       f"(n_layer, B, H, T, T) = {(maps.shape[0], 'B', *maps.shape[2:])}")
-print("uniform causal attention would give an induction score of", round((1 / (q + 1).double()).mean().item(), 4))
+uniform = (1 / (q + 1).double()).mean().item()                           # query i spreads 1/(i+1) over keys 0…i
+assert abs(uniform - induction.uniform_induction_score(period)) < 1e-12
+print("uniform causal attention would give an induction score of", round(uniform, 4))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(9, 2.8))
-heads = [f"head {h}" for h in range(induction.shape[1])]
-layers = [f"layer {i}" for i in range(induction.shape[0])]
-viz.heatmap(induction, heads, layers, ax=axes[0], title="induction score", annot=True)
+heads = [f"head {h}" for h in range(ind_score.shape[1])]
+layers = [f"layer {i}" for i in range(ind_score.shape[0])]
+viz.heatmap(ind_score, heads, layers, ax=axes[0], title="induction score", annot=True)
 viz.heatmap(previous_token, heads, layers, ax=axes[1], title="previous-token score", annot=True)
 plt.tight_layout()
 plt.show()
-top = divmod(int(induction.argmax()), induction.shape[1])
-print("induction scores (layer × head):", [[round(v, 3) for v in row] for row in induction.tolist()])
-print(f"strongest induction head: layer {top[0]}, head {top[1]}")
+print("induction scores (layer × head):", [[round(v, 3) for v in row] for row in ind_score.tolist()])
+print("previous-token scores (layer × head):", [[round(v, 3) for v in row] for row in previous_token.tolist()])
 
 # %% [markdown]
-# Compare each score with the uniform baseline printed above. A model trained on other sequences
-# need not pass this generic test cleanly: ours only ever saw alternating inputs and labels. So we
-# also measure the same pattern **on the task's own prompts**: from the query (the last token), the
-# attention a head pays to the label(s) that followed earlier occurrences of the same input — the
-# positions holding the answer.
+# One head per layer stands out: in layer 0 a **previous-token head** (each position attends to the one
+# before it), in layer 1 **induction heads** far above the uniform baseline printed above. Their attention
+# maps on one repeated sequence show the two patterns the scores average: the diagonal just below the main
+# one (previous token), and the stripe shifted by the period in the second half (the token *after* the
+# earlier occurrence — the induction pattern).
 
 # %%
-b = P.icl_batch(fam, sens_tasks, 8, fmt_main, torch.Generator().manual_seed(3))
-task_maps = P.attention_maps(icl_model, b["prompts"])[:, :, :, -1]          # (n_layer, N, H, T): from the query
+prev_head = int(previous_token[0].argmax())                                  # the best layer-0 head
+top_layer, top_head = divmod(int(ind_score.argmax()), ind_score.shape[1])
+one_rep = rep[:1]
+rep_maps = induction.attention_maps(icl_model, one_rep)[:, 0]               # (n_layer, H, T, T)
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+viz.heatmap(rep_maps[0, prev_head], None, None, ax=axes[0],
+            title=f"layer 0 head {prev_head}: previous token ({previous_token[0, prev_head]:.2f})")
+viz.heatmap(rep_maps[top_layer, top_head], None, None, ax=axes[1],
+            title=f"layer {top_layer} head {top_head}: induction ({ind_score[top_layer, top_head]:.2f})")
+for ax in axes:
+    ax.set_xlabel("key position")
+    ax.set_ylabel("query position")
+    ax.axvline(period - 0.5, c="w", lw=0.5)
+    ax.axhline(period - 0.5, c="w", lw=0.5)
+plt.tight_layout()
+plt.show()
+stripe = rep_maps[top_layer, top_head, q, q - period + 1]
+print(f"induction head on this sequence: attention on the stripe {stripe.mean():.3f} (min {stripe.min():.3f}) "
+      f"for the {period} queries of the second half")
+assert ind_score[top_layer, top_head] >= 0.5 > 0.1 > ind_score.mean(1)[0], "layer 1 inducts, layer 0 does not"
+
+# %% [markdown]
+# The same pattern **on the task's own prompts**: from the query (the last token), the attention each head
+# pays to the label(s) that followed earlier occurrences of the same input — the positions holding the
+# answer.
+
+# %%
+b = icl.icl_batch(fam, sens_tasks, 8, fmt_main, torch.Generator().manual_seed(3))
+task_maps = induction.attention_maps(icl_model, b["prompts"])[:, :, :, -1]    # (n_layer, N, H, T): from the query
 ids = b["prompts"]
 T_p = ids.shape[1]
 pair = fmts[fmt_main].pair_length()
@@ -379,48 +473,67 @@ y_pos = x_pos + 1 + len(fmts[fmt_main].between)                            # the
 hit = ids[:, x_pos] == ids[:, -1:]                                         # (N, k): same input as the query
 is_answer[:, y_pos] = hit
 in_task = (task_maps * is_answer[None, :, None, :]).sum(-1).mean(1)        # (n_layer, H)
+uniform_share = (is_answer.sum(1) / T_p).mean().item()
 viz.heatmap(in_task, heads, layers, title="attention from the query to its answer(s)", annot=True)
 plt.show()
-copy = divmod(int(in_task.argmax()), in_task.shape[1])
-print("share of the demonstrated labels among all positions:", round((is_answer.sum(1) / T_p).mean().item(), 3))
-print(f"head that attends most to the answer: layer {copy[0]}, head {copy[1]} ({in_task.max():.2f})")
+print(f"share of the answer positions among all positions (uniform attention): {uniform_share:.3f}")
+print(f"attention to the answer, layer {top_layer} heads: {[round(v, 3) for v in in_task[top_layer].tolist()]}")
+assert in_task[top_layer, top_head] > 0.5 > 5 * uniform_share, "the induction head reads the answer"
 
 # %% [markdown]
 # The attention map of that head on one held-out 8-shot prompt: each row is a query position; the
-# last row is the query input. Single prompts vary a lot — compare the mass this one puts on the
-# label(s) that followed the same input with the average over prompts in the heatmap above.
+# last row is the query input.
 
 # %%
 one = b["prompts"][0]
-attn = P.attention_maps(icl_model, one[None])[copy[0], 0, copy[1]]        # (T, T)
+attn = induction.attention_maps(icl_model, one[None])[top_layer, 0, top_head]  # (T, T)
 names = [fam.token_name(t) for t in one.tolist()]
 fig, ax = plt.subplots(figsize=(7, 6))
-viz.heatmap(attn, names, names, ax=ax, title=f"layer {copy[0]} head {copy[1]} on an 8-shot held-out prompt")
+viz.heatmap(attn, names, names, ax=ax, title=f"layer {top_layer} head {top_head} on an 8-shot held-out prompt")
 plt.show()
 answers = is_answer[0].nonzero().squeeze(1).tolist()
 print(f"query {names[-1]}: its label(s) {[names[i] for i in answers]} at {answers}; attention from the query to "
       f"them: {attn[-1, answers].sum():.2f} (uniform would be {len(answers) / len(names):.2f})")
 
 # %% [markdown]
-# **Knock-out.** If these heads *are* the mechanism, zeroing one of them should bring the 8-shot
-# accuracy back towards chance. We zero each head in turn.
+# **Knock-out.** If these heads *are* the mechanism, zeroing them should bring the 8-shot accuracy back to
+# chance. We zero each head in turn, then groups: the previous-token head, the other three heads of layer
+# 0, and all layer-1 heads with an induction score above 0.5.
 
 # %%
-knock = [{"heads zeroed": "none",
-          "accuracy (8 shots)": P.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8].mean().item()}]
+def acc8_without(heads_out):
+    with induction.ablate_heads(icl_model, heads_out):
+        return icl.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8].mean().item()
+
+
+knock = [{"heads zeroed": "none", "accuracy (8 shots)": acc8_without([])}]
 for layer in range(icl_cfg.n_layer):
     for h in range(icl_cfg.n_head):
-        with P.ablate_heads(icl_model, [(layer, h)]):
-            acc8 = P.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8]
-        knock.append({"heads zeroed": f"layer {layer} head {h}", "accuracy (8 shots)": acc8.mean().item(),
-                      "induction score (repeats)": induction[layer, h].item(),
+        knock.append({"heads zeroed": f"layer {layer} head {h}", "accuracy (8 shots)": acc8_without([(layer, h)]),
+                      "induction score (repeats)": ind_score[layer, h].item(),
                       "previous-token score": previous_token[layer, h].item(),
                       "attention to the answer": in_task[layer, h].item()})
-viz.show_table(knock, title="knocking out one head at a time")
-assert min(r["accuracy (8 shots)"] for r in knock[1:]) < knock[0]["accuracy (8 shots)"] - 0.15, \
-    "some single head is necessary for in-context learning"
+induction_heads = [(top_layer, h) for h in range(icl_cfg.n_head) if ind_score[top_layer, h] > 0.5]
+other_layer0 = [(0, h) for h in range(icl_cfg.n_head) if h != prev_head]
+groups = {f"the previous-token head (0, {prev_head})": [(0, prev_head)],
+          f"the other layer-0 heads {other_layer0}": other_layer0,
+          f"all induction heads {induction_heads}": induction_heads}
+for name, group in groups.items():
+    knock.append({"heads zeroed": name, "accuracy (8 shots)": acc8_without(group)})
+viz.show_table(knock, title="knocking out heads")
+by_name = {r["heads zeroed"]: r["accuracy (8 shots)"] for r in knock}
+g_prev, g_other, g_ind = (by_name[n] for n in groups)
+assert by_name["none"] >= 0.9
+assert g_prev < 0.35 and g_ind < 0.35, "no previous-token head or no induction heads: no in-context copying"
+assert g_other > 0.9, "the other layer-0 heads are not needed"
 
 # %% [markdown]
+# The circuit needs both layers. Without the one previous-token head of layer 0, accuracy falls to chance:
+# the induction heads no longer find "the position after the earlier x". Without the induction heads of
+# layer 1, it falls to chance too. The induction heads are **redundant** — knocking out one of them alone
+# costs little, because the others copy the same answer — while the previous-token head is a single point of
+# failure. The other layer-0 heads do not matter for this task.
+#
 # ## 8. The contrast: the Tiny Shakespeare GPT of notebook 10
 #
 # The character-level model of notebook 10 is a GPT too, but it never saw a sequence in which the
@@ -448,10 +561,10 @@ lower = torch.tensor(char_tok.encode("abcdefghijklmnopqrstuvwxyz"))
 upper = torch.tensor(char_tok.encode("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 char_fmt = P.TokenFormat("colon", between=tuple(char_tok.encode(": ")), after_y=tuple(char_tok.encode("\n")))
 g = torch.Generator().manual_seed(0)
-char_tasks = [P.random_task(lower, upper, K, L, g) for _ in range(S.char_tasks)]
+char_tasks = [icl.random_task(lower, upper, K, L, g) for _ in range(S.char_tasks)]
 char_shots = [k for k in SHOTS if (k + 1) * char_fmt.pair_length() <= char_model.config.block_size]
-char_acc = P.evaluate_shots(char_model, None, char_tasks, char_shots, char_fmt, seed=1)
-example = P.icl_batch(None, char_tasks[:1], 4, char_fmt, torch.Generator().manual_seed(0), queries="one")
+char_acc = icl.evaluate_shots(char_model, None, char_tasks, char_shots, char_fmt, seed=1)
+example = icl.icl_batch(None, char_tasks[:1], 4, char_fmt, torch.Generator().manual_seed(0), queries="one")
 print("a 4-shot character prompt:\n" + char_tok.decode(example["prompts"][0]))
 viz.show_table([{"shots k": k, "Shakespeare GPT": char_acc[k].mean().item(),
                  "in-context learner": icl_acc[k].mean().item()} for k in char_shots],
@@ -500,17 +613,16 @@ print(f"this notebook's in-context learner: {icl_model.num_params():,} parameter
 # - A prompt is task description + k demonstrations + query; the answer is read by the
 #   likelihood of each label continuation (summed or per-token log-probabilities) or by greedy
 #   generation. No weights change.
-# - A 27k-parameter GPT trained on a stream of fresh random tasks learns *in context*, after a long
-#   plateau: on new mappings it is at chance with 0 shots and above 90% at 8 shots; on strictly
-#   held-out pool pairings (never seen in training) it is well above chance with 4–16 shots, though
-#   far from the ideal copier.
-# - Fine-tuning a copy on the same k examples did better here, but needs gradient steps and a
-#   model per task; in-context learning needs one forward pass.
-# - This small learner follows the labels it is shown, is sensitive to the order of the examples,
-#   and fails on prompt formats it was not trained on.
-# - The mechanism is attention from the query to the label that followed the same input earlier
-#   (the induction pattern), measured per head, and necessary: knocking out a single head brings
-#   accuracy back towards chance.
+# - A 2-layer GPT trained on a stream of fresh random tasks and repeated random segments learns *in
+#   context*, after a plateau and a sudden phase change: on strictly held-out pool pairings (never seen in
+#   training) it is at chance with 0 shots and at the ideal copier's accuracy once every input has been
+#   demonstrated (8 shots). The live class run retraces the same phase change.
+# - Fine-tuning a copy on the same k examples needs gradient steps and a model per task; in-context
+#   learning needs one forward pass (compare them in the table of section 5).
+# - The learner follows the labels it is shown, and depends on the order of the examples and on the
+#   prompt format it was trained on (section 6).
+# - The mechanism is a two-layer circuit, measured and knocked out: a previous-token head in layer 0 and
+#   induction heads in layer 1 (the shifted-diagonal stripe). Without either, in-context copying is gone.
 # - A language model of plays shows none of this; GPT-3 shows it at 175B parameters.
 #
 # ## Exercises
@@ -555,7 +667,9 @@ def induction_score(attn, period):
 check_induction_score(induction_score)
 
 # %% [markdown]
-# **Exercise 4 (open).** Train the in-context learner with `formats=("arrow",)` only
-# (`python -m coursekit.prompting train --config …`) and measure the format table again: how much
-# of the `bare` accuracy survives? **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to
+# **Exercise 4 (open).** Train the in-context learner without the repeated segments (`repeat_every=0` in a
+# JSON config for `python -m coursekit.prompting train --config …`, or `icl.train_icl` with `stop_at`) and
+# compare its 8-shot accuracy on *held-out* pairings with that on *familiar* ones (section 4): what did the
+# repeated segments add? Then train with `format="arrow"` and measure the format table of section 6 again.
+# **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to
 # 2 and predict the new zero-shot and 1-shot accuracies before measuring them.

@@ -113,6 +113,10 @@ def test_finetuning_code_runs_on_both_tasks(vocab, corpus):
     assert len(losses) == 3 and 0 <= bart_finetuning.sst2_accuracy(clf, corpus.train[:8], [0, 1] * 4, vocab) <= 1
     with pytest.raises(ValueError, match="init"):
         bart_finetuning.starting_model("pre-trained", 0, vocab)
+    with pytest.raises(ValueError, match="seeds"):
+        bart_finetuning.compare(())
+    with pytest.raises(ValueError, match="tasks"):
+        bart_finetuning.compare((0,), tasks=("summaries",))
 
 
 @committed

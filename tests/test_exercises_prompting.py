@@ -7,8 +7,7 @@ import torch
 import torch.nn.functional as F
 from exercise_helpers import fails_with, passes, refuses_delegation, stub
 
-from coursekit import exercises
-from coursekit import induction
+from coursekit import exercises, induction
 from coursekit import prompting as P
 from coursekit.exercises.checks import prompting as pr
 

@@ -309,11 +309,13 @@ def test_knocking_out_the_induction_heads_removes_in_context_copying():
     tasks = icl.sample_tasks(fam, 32, "heldout", torch.Generator().manual_seed(5))
     scores = torch.tensor(report["heads"]["induction"])
     heads = [divmod(int(i), scores.shape[1]) for i in (scores > 0.5).flatten().nonzero().flatten()]
-    others = [divmod(int(i), scores.shape[1]) for i in (scores <= 0.5).flatten().nonzero().flatten()]
+    previous = [(0, int(torch.tensor(report["heads"]["previous_token"][0]).argmax()))]
     full = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
     with induction.ablate_heads(model, heads):
         without = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
-    assert full > 0.9 and without < 0.4
+    with induction.ablate_heads(model, previous):
+        without_previous = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
+    assert full > 0.9 and without < 0.4 and without_previous < 0.4       # both halves of the circuit are needed
 
 
 def test_committed_checkpoint_file_must_match_its_report(tmp_path):

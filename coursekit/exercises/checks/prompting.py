@@ -12,7 +12,8 @@ What the student writes:
   a random block of ``period`` tokens repeated twice (T = 2·period), the mean over the queries i of the
   second half of ``attn[h, i, i - period + 1]``: the weight on the token *after* the previous occurrence.
 
-The references are :mod:`coursekit.prompting` and :mod:`coursekit.induction`; each mismatch is compared with the typical mistakes.
+The references are :mod:`coursekit.prompting` and :mod:`coursekit.induction`; each mismatch is compared
+with the typical mistakes.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from torch import nn
 from coursekit.bart import Bart, BartConfig, seq2seq_batch
 from coursekit.data import model_dir, sha256_file
 from coursekit.noising import text_infilling
-from coursekit.train import append_jsonl, count_parameters, hardware, save_checkpoint, save_state_atomic
+from coursekit.train import count_parameters, save_checkpoint, train_in_folder
 from coursekit.translation.benchmark import load_benchmark, load_tokenizer, token_batches
 from coursekit.translation.core import split_tokens
 from coursekit.translation.recipes import inverse_sqrt
@@ -247,80 +247,26 @@ def pretrain(work: str | Path, *, recipe: BartRecipe = RECIPE, corpus: Pretraini
     the batches of an epoch depend on the seed and epoch, the noise of an update on the seed and update."""
     if max_updates is not None:
         recipe = replace(recipe, max_updates=max_updates)
-    work = Path(work)
-    work.mkdir(parents=True, exist_ok=True)
     corpus = corpus or build_corpus(recipe)
     vocab = corpus.vocab
     torch.manual_seed(recipe.seed)
     model = build_bart(recipe, vocab)
     opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-6)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(recipe.warmup))
-    ckpt, log_path = work / "checkpoint.pt", work / "train.log"
-    st = {"update": 0, "epoch": 0, "position": 0, "seconds": 0.0, "curve": [], "train": []}
-    if resume and ckpt.exists():
-        saved = torch.load(ckpt, weights_only=True)
-        if saved["recipe"] != asdict(recipe) | {"max_updates": saved["recipe"]["max_updates"]}:
-            raise ValueError(f"{ckpt} was written by another recipe: {saved['recipe']} (now {asdict(recipe)})")
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        sched.load_state_dict(saved["scheduler"])
-        st = saved["state"]
-        torch.set_rng_state(saved["rng"])
-        append_jsonl(log_path, {"event": "resume", "update": st["update"], "seconds": st["seconds"]})
-    elif not resume and ckpt.exists():
-        raise FileExistsError(f"{ckpt} exists: pass resume=True (--resume) to continue it, or remove it")
-    st.setdefault("hardware", hardware())
+
+    def step_loss(index: list[int], update: int):
+        noise = torch.Generator().manual_seed(recipe.seed * 1_000_003 + update)
+        batch, _ = corrupt([corpus.train[i] for i in index], vocab, recipe, noise)
+        logits = model(batch.src, batch.tgt_in, src_keep=batch.src_keep, tgt_keep=batch.tgt_keep)
+        loss = F.cross_entropy(logits[batch.tgt_keep], batch.tgt_out[batch.tgt_keep])
+        return loss, {"tokens": int(batch.tgt_keep.sum()) + int(batch.src_keep.sum())}
+
     lengths = [len(d) for d in corpus.train]
-    model.train()
-    t0, last_save, window = time.monotonic() - st["seconds"], time.monotonic(), []
-
-    def save():
-        st["seconds"] = time.monotonic() - t0
-        save_state_atomic(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                 "scheduler": sched.state_dict(), "state": st, "recipe": asdict(recipe),
-                                 "rng": torch.get_rng_state()})
-
-    if not st["curve"]:
-        st["curve"].append(_evaluate(model, corpus, recipe, 0, 0.0))
-    while st["update"] < recipe.max_updates:
-        order = token_batches(lengths, lengths, recipe.max_tokens,
-                              torch.Generator().manual_seed(recipe.seed * 1000 + st["epoch"]))
-        for index in order[st["position"]:]:
-            noise = torch.Generator().manual_seed(recipe.seed * 1_000_003 + st["update"])
-            batch, _ = corrupt([corpus.train[i] for i in index], vocab, recipe, noise)
-            logits = model(batch.src, batch.tgt_in, src_keep=batch.src_keep, tgt_keep=batch.tgt_keep)
-            loss = F.cross_entropy(logits[batch.tgt_keep], batch.tgt_out[batch.tgt_keep])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
-            opt.step()
-            sched.step()
-            st["update"] += 1
-            st["position"] += 1
-            window.append((loss.item(), int(batch.tgt_keep.sum()) + int(batch.src_keep.sum())))
-            if st["update"] % 50 == 0:
-                rec = {"update": st["update"], "epoch": round(st["epoch"] + st["position"] / len(order), 4),
-                       "seconds": round(time.monotonic() - t0, 1), "loss": sum(w[0] for w in window) / len(window),
-                       "tokens": sum(w[1] for w in window), "lr": sched.get_last_lr()[0]}
-                st["train"].append(rec)
-                append_jsonl(log_path, rec)
-                window = []
-            if st["update"] % recipe.eval_every == 0 or st["update"] == recipe.max_updates:
-                point = _evaluate(model, corpus, recipe, st["update"], time.monotonic() - t0)
-                st["curve"].append(point)
-                append_jsonl(log_path, {"event": "eval", **point})
-                if not quiet:
-                    print(json.dumps(point), flush=True)
-            if time.monotonic() - last_save > 60 * checkpoint_minutes:
-                save()
-                last_save = time.monotonic()
-            if st["update"] >= recipe.max_updates:
-                break
-        else:
-            st["epoch"] += 1
-            st["position"] = 0
-    save()
-    model.eval()
+    st = train_in_folder(work, model, opt, sched, recipe=asdict(recipe), step_loss=step_loss,
+                         lengths=(lengths, lengths), max_tokens=recipe.max_tokens, max_updates=recipe.max_updates,
+                         seed=recipe.seed, clip=recipe.clip, eval_every=recipe.eval_every,
+                         evaluate=lambda update, seconds: _evaluate(model, corpus, recipe, update, seconds),
+                         evaluate_at_start=True, resume=resume, checkpoint_minutes=checkpoint_minutes, quiet=quiet)
     return model, st, corpus
 
 

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from coursekit.data import sha256_file
-from coursekit.train import append_jsonl, hardware, save_state_atomic
+from coursekit.train import hardware, train_in_folder
 from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
 from coursekit.translation.core import BleuReport, TranslationData
 
@@ -156,90 +156,33 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
     recipe = recipe or RECIPES[name]
     if max_updates is not None:
         recipe = replace(recipe, max_updates=max_updates)
-    work = Path(work)
-    work.mkdir(parents=True, exist_ok=True)
     data = data or load_benchmark()
     torch.manual_seed(recipe.seed)
     model = build_model(recipe, len(data.tgt_vocab))
     opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(recipe.warmup))
-    ckpt, log_path = work / "checkpoint.pt", work / "train.log"
-    st = {"update": 0, "epoch": 0, "position": 0, "seconds": 0.0, "curve": [], "train": []}
-    if resume and ckpt.exists():
-        saved = torch.load(ckpt, weights_only=True)
-        if saved["recipe"] != asdict(recipe) | {"max_updates": saved["recipe"]["max_updates"]}:
-            raise ValueError(f"{ckpt} was written by another recipe: {saved['recipe']} (now {asdict(recipe)})")
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        sched.load_state_dict(saved["scheduler"])
-        st = saved["state"]
-        torch.set_rng_state(saved["rng"])  # dropout continues with the numbers the interrupted run would have drawn
-        append_jsonl(log_path, {"event": "resume", "update": st["update"], "seconds": st["seconds"]})
-    elif not resume and ckpt.exists():
-        raise FileExistsError(f"{ckpt} exists: pass resume=True (--resume) to continue it, or remove it")
-    st.setdefault("hardware", hardware())  # the machine and threads of the first training run
-    src_len, tgt_len = data.lengths("train")
-    model.train()
-    last_save = time.monotonic()
-    t0 = time.monotonic() - st["seconds"]
-    window = []
 
-    def save():
-        st["seconds"] = time.monotonic() - t0
-        save_state_atomic(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                           "scheduler": sched.state_dict(), "state": st, "recipe": asdict(recipe),
-                           "rng": torch.get_rng_state()})
+    def step_loss(index: list[int], update: int):
+        batch = data.make_batch(index)
+        return (model.loss(batch, label_smoothing=recipe.label_smoothing),
+                {"tokens": int(batch.tgt_mask.sum()), "sentences": len(batch)})
 
-    while st["update"] < recipe.max_updates:
-        order = token_batches(src_len, tgt_len, recipe.max_tokens,
-                              torch.Generator().manual_seed(recipe.seed * 1000 + st["epoch"]))
-        for index in order[st["position"]:]:
-            batch = data.make_batch(index)
-            loss, n_tok = model.loss(batch, label_smoothing=recipe.label_smoothing), int(batch.tgt_mask.sum())
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
-            opt.step()
-            sched.step()
-            st["update"] += 1
-            st["position"] += 1
-            window.append((loss.item(), n_tok, len(batch)))
-            if st["update"] % 50 == 0:
-                seconds = time.monotonic() - t0
-                rec = {"update": st["update"], "epoch": st["epoch"] + st["position"] / len(order),
-                       "seconds": round(seconds, 1), "loss": sum(w[0] for w in window) / len(window),
-                       "tokens": sum(w[1] for w in window), "sentences": sum(w[2] for w in window),
-                       "lr": sched.get_last_lr()[0]}
-                st["train"].append(rec)
-                append_jsonl(log_path, rec)
-                window = []
-            if data.valid and (st["update"] % recipe.eval_every == 0 or st["update"] == recipe.max_updates):
-                point = _evaluate_point(model, data, st, time.monotonic() - t0)
-                append_jsonl(log_path, {"event": "eval", **point})
-                if not quiet:
-                    print(json.dumps(point), flush=True)
-            if time.monotonic() - last_save > 60 * checkpoint_minutes:
-                save()
-                last_save = time.monotonic()
-            if st["update"] >= recipe.max_updates:
-                break
-        else:
-            st["epoch"] += 1
-            st["position"] = 0
-    save()
-    model.eval()
+    st = train_in_folder(work, model, opt, sched, recipe=asdict(recipe), step_loss=step_loss,
+                         lengths=data.lengths("train"), max_tokens=recipe.max_tokens,
+                         max_updates=recipe.max_updates, seed=recipe.seed, clip=recipe.clip,
+                         eval_every=recipe.eval_every,
+                         evaluate=(lambda update, seconds: _evaluate_point(model, data, update, seconds))
+                         if data.valid else None,
+                         resume=resume, checkpoint_minutes=checkpoint_minutes, quiet=quiet)
     return model, st
 
 
-def _evaluate_point(model, data, st, seconds) -> dict:
+def _evaluate_point(model, data, update, seconds) -> dict:
     start = time.monotonic()
     report = evaluate(model, data, "valid")
-    point = {"update": st["update"], "seconds": round(seconds, 1), "valid_nll": round(valid_nll(model, data), 4),
-             "valid_bleu": round(report.bleu, 2), "valid_chrf": round(report.chrf, 2),
-             "eval_seconds": round(time.monotonic() - start, 1)}
-    st["curve"].append(point)
-    model.train()
-    return point
+    return {"update": update, "seconds": round(seconds, 1), "valid_nll": round(valid_nll(model, data), 4),
+            "valid_bleu": round(report.bleu, 2), "valid_chrf": round(report.chrf, 2),
+            "eval_seconds": round(time.monotonic() - start, 1)}
 
 
 # --------------------------------------------------------------------------- the committed model

@@ -7,11 +7,14 @@ Devlin et al. 2019, §3.1 and Appendix A.2. Read top to bottom:
    in-domain text for the masked LM only (task-adaptive pre-training, Gururangan et al. 2020: the
    labels are never read, and the SST-2 dev set is never seen). One WordPiece vocabulary is trained
    on both. The last ``held_out_articles`` articles are kept aside to measure both losses.
-2. **Batch** (:func:`make_batch`): NSP pairs ``[CLS] A [SEP] B [SEP]`` and single in-domain sentences
-   ``[CLS] A [SEP]``, padded, dynamically masked (15%; 80/10/10). Single sentences carry the NSP
-   label ``-100``, so they add to the MLM loss only.
-3. **Training** (:func:`pretrain`): AdamW, linear warm-up + cosine decay, gradient clipping;
-   ``coursekit.train.fit`` with the held-out losses as its evaluation.
+2. **Batch** (:func:`make_batch`): NSP pairs ``[CLS] A [SEP] B [SEP]`` and in-domain sequences
+   ``[CLS] A [SEP]``, padded, dynamically masked (15%; 80/10/10). In-domain sequences carry the NSP
+   label ``-100``, so they add to the MLM loss only. With ``pack_in_domain`` each in-domain sequence is
+   filled with whole sentences separated by ``[SEP]`` up to ``max_len`` (RoBERTa's FULL-SENTENCES,
+   Liu et al. 2019 §4.2): SST-2 sentences are short, so one sentence per row would be mostly padding.
+3. **Training** (:func:`pretrain`): AdamW, linear warm-up + cosine decay, gradient clipping, in
+   :func:`coursekit.resumable.train_steps_in_folder` — a checkpoint every few minutes and an exact
+   ``--resume``, so a run of an hour or more survives an interruption.
 4. **Checkpoint**: ``python -m coursekit.bert_pretraining --out data/bert`` writes the weights (with
    the config), the tokenizer and a report (recipe, curves, times); :func:`load_small_bert` reads them.
 
@@ -39,8 +42,8 @@ from coursekit.bert import IGNORE_INDEX, Bert, BertConfig, build_pair, make_nsp_
 from coursekit.checks import check_positive_int, check_probability
 from coursekit.data import PROJECT_DATA
 
-__all__ = ["CHECKPOINT_DIR", "PretrainConfig", "PretrainingCorpus", "build_corpus", "finetune_by_step",
-           "held_out_batch", "held_out_losses", "load_small_bert", "make_batch", "pretrain", "sample_batch",
+__all__ = ["CHECKPOINT_DIR", "PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batch",
+           "held_out_losses", "load_small_bert", "make_batch", "pack_sentences", "pretrain", "sample_batch",
            "save_pretrained", "unigram_entropy"]
 
 CHECKPOINT_DIR = PROJECT_DATA / "bert"
@@ -59,7 +62,8 @@ class PretrainConfig:
     d_ff: int = 256
     max_len: int = 64                # tokens per sequence, [CLS] and [SEP]s included
     batch_size: int = 64             # sequences per step
-    in_domain_fraction: float = 0.5  # share of each batch that is single SST-2 train sentences (MLM only)
+    in_domain_fraction: float = 0.5  # share of each batch that is SST-2 train sentences (MLM only)
+    pack_in_domain: bool = False     # fill each in-domain sequence with several sentences up to max_len
     steps: int = 10_000
     learning_rate: float = 1e-3
     warmup_steps: int = 500
@@ -159,11 +163,38 @@ def make_batch(corpus: PretrainingCorpus, pairs: list[tuple], singles: list[list
     return corrupted, segments, keep.long(), mlm_labels, nsp_labels
 
 
+def pack_sentences(sentences: list[list[int]], n: int, *, max_len: int, sep_id: int,
+                   rng: random.Random) -> list[list[int]]:
+    """``n`` rows of randomly drawn whole sentences joined by ``[SEP]``, each as long as fits in ``max_len``
+    once ``[CLS]`` and the final ``[SEP]`` are added (a first sentence longer than that is cut by
+    :func:`coursekit.bert.build_pair`)."""
+    if not sentences:
+        raise ValueError("pack_sentences needs at least one sentence")
+    budget = max_len - 2
+    rows = []
+    for _ in range(n):
+        row = list(rng.choice(sentences))
+        while True:
+            nxt = rng.choice(sentences)
+            if len(row) + 1 + len(nxt) > budget:
+                break
+            row += [sep_id, *nxt]
+        rows.append(row)
+    return rows
+
+
 def sample_batch(corpus: PretrainingCorpus, cfg: PretrainConfig, rng: random.Random,
                  generator: torch.Generator) -> tuple[torch.Tensor, ...]:
-    """One training batch: ``batch_size - n_in_domain`` fresh NSP pairs + ``n_in_domain`` SST-2 sentences."""
+    """One training batch: ``batch_size - n_in_domain`` fresh NSP pairs + ``n_in_domain`` in-domain rows
+    (one SST-2 sentence each, or several packed with ``cfg.pack_in_domain``)."""
     pairs = make_nsp_pairs(corpus.train_docs, cfg.batch_size - cfg.n_in_domain, rng=rng)
-    singles = [rng.choice(corpus.in_domain) for _ in range(cfg.n_in_domain)] if corpus.in_domain else []
+    if not corpus.in_domain:
+        singles = []
+    elif cfg.pack_in_domain:
+        singles = pack_sentences(corpus.in_domain, cfg.n_in_domain, max_len=cfg.max_len,
+                                 sep_id=corpus.special_id("[SEP]"), rng=rng)
+    else:
+        singles = [rng.choice(corpus.in_domain) for _ in range(cfg.n_in_domain)]
     return make_batch(corpus, pairs, singles, max_len=cfg.max_len, generator=generator)
 
 
@@ -186,16 +217,22 @@ def held_out_losses(model: Bert, batch: tuple[torch.Tensor, ...]) -> dict[str, f
 
 
 def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, device: torch.device | str | None = None,
-             progress: bool | None = None, snapshot_dir: str | Path | None = None) -> tuple[Bert, dict]:
+             progress: bool | None = None, snapshot_dir: str | Path | None = None, work: str | Path | None = None,
+             resume: bool = False, checkpoint_minutes: float = 3.0, stop_at: int | None = None) -> tuple[Bert, dict]:
     """Pre-train a BERT with MLM + NSP (BERT §3.1) following ``cfg``; return ``(model, report)``.
 
     ``report`` holds the config, the per-step training losses (``mlm``, ``nsp``), the held-out
     evaluations, the unigram entropy of the training pieces (the loss of a context-free predictor)
-    and the wall and CPU time. ``snapshot_dir`` keeps the weights at every evaluation
-    (``step_<n>.safetensors``), to measure how fine-tuning profits as pre-training goes on.
+    and the wall and CPU time. ``work`` keeps a checkpoint every ``checkpoint_minutes`` and a log
+    (``resume=True`` continues it exactly; without ``work`` a temporary folder is used).
+    ``snapshot_dir`` keeps the weights at every evaluation (``step_<n>.safetensors``), to measure how
+    fine-tuning profits as pre-training goes on. ``progress=True`` prints every evaluation.
     """
+    import tempfile
+
     from coursekit.bert import pretraining_loss
-    from coursekit.train import fit, save_checkpoint, warmup_cosine
+    from coursekit.resumable import train_steps_in_folder
+    from coursekit.train import save_checkpoint, warmup_cosine
 
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
@@ -210,32 +247,35 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     scheduler = warmup_cosine(optimizer, min(cfg.warmup_steps, cfg.steps), cfg.steps, cfg.min_lr_ratio)
     rng, generator = random.Random(cfg.seed), torch.Generator().manual_seed(cfg.seed)
     held = held_out_batch(corpus, cfg)
-    parts: list[dict[str, float]] = []
-
-    def loss_fn(m: Bert, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        loss, p = pretraining_loss(m, *(t.to(device) for t in batch))
-        parts.append(p)
-        return loss
-
-    def evaluate(m: Bert) -> dict[str, float]:
-        if snapshot_dir is not None:
-            save_checkpoint(Path(snapshot_dir) / f"step_{len(parts)}.safetensors", m, m.config)
-        return held_out_losses(m, held)
-
     before = held_out_losses(model.eval(), held)
+
+    def step_loss(step: int) -> tuple[torch.Tensor, dict]:
+        batch = sample_batch(corpus, cfg, rng, generator)
+        return pretraining_loss(model, *(t.to(device) for t in batch))
+
+    def snapshot(step: int, m: Bert) -> None:
+        if snapshot_dir is not None:
+            save_checkpoint(Path(snapshot_dir) / f"step_{step}.safetensors", m, m.config)
+
     start, start_cpu = time.perf_counter(), time.process_time()
-    history = fit(model, optimizer, lambda step: sample_batch(corpus, cfg, rng, generator), loss_fn, steps=cfg.steps,
-                  clip=cfg.grad_clip, scheduler=scheduler, eval_fn=evaluate,
-                  eval_every=cfg.eval_every, progress=progress, desc="bert pre-train")
+    with tempfile.TemporaryDirectory() as tmp:
+        st = train_steps_in_folder(work if work is not None else tmp, model, optimizer, scheduler,
+                                   recipe=dataclasses.asdict(cfg), step_loss=step_loss, steps=cfg.steps,
+                                   generators={"batches": rng, "masks": generator}, clip=cfg.grad_clip,
+                                   eval_every=cfg.eval_every, evaluate=lambda step: held_out_losses(model, held),
+                                   on_eval=snapshot, resume=resume, checkpoint_minutes=checkpoint_minutes,
+                                   stop_at=stop_at, quiet=not progress)
     report = {
         "config": dataclasses.asdict(cfg), "model_config": dataclasses.asdict(model.config),
         "n_params": sum(p.numel() for p in model.parameters()), "device": str(device),
-        "torch_threads": torch.get_num_threads(),
-        "history": {"steps": history.steps, "mlm": [round(p["mlm"], 4) for p in parts],          # per step
-                    "nsp": [round(p.get("nsp", math.nan), 4) for p in parts], "evals": [[0, before], *history.evals]},
-        "before": before, "final": history.evals[-1][1],
+        "torch_threads": torch.get_num_threads(), "hardware": st["hardware"],
+        "history": {"steps": list(range(1, st["step"] + 1)), "mlm": [p["mlm"] for p in st["parts"]],   # per step
+                    "nsp": [p.get("nsp", math.nan) for p in st["parts"]], "evals": [[0, before], *st["evals"]]},
+        "before": before, "final": st["evals"][-1][1],
         "uniform_mlm": math.log(model.config.vocab_size), "unigram_mlm": unigram_entropy(corpus),
-        "wall_seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - start_cpu,
+        "wall_seconds": st["seconds"],                        # training time over all resumed pieces
+        "cpu_seconds": time.process_time() - start_cpu,       # CPU time of this process (the last piece)
+        "wall_seconds_this_process": time.perf_counter() - start,
     }
     return model.eval(), report
 
@@ -278,39 +318,6 @@ def load_small_bert(directory: str | Path = CHECKPOINT_DIR) -> tuple[Bert, objec
     return model, tokenizer, json.loads((directory / "report.json").read_text())
 
 
-def finetune_by_step(snapshot_dir: str | Path, tokenizer, *, n_train: int = 3000, epochs: int = 3, lr: float = 1e-3,
-                     batch_size: int = 16, seed: int = 0) -> list[dict]:
-    """SST-2 dev accuracy after fine-tuning each snapshot of a run (and its random initialisation, step 0)
-    with one recipe — notebook 09's class-profile recipe by default: how much pre-training is worth
-    as it goes on. Every snapshot is fine-tuned on the same ``n_train`` sentences with the same seed."""
-    from coursekit import data
-    from coursekit.bert import classifier_accuracy, fine_tune, sentence_batches
-    from coursekit.runtime import seed_everything
-    from coursekit.train import load_checkpoint, read_checkpoint_metadata
-
-    paths = sorted(Path(snapshot_dir).glob("step_*.safetensors"), key=lambda p: int(p.stem.split("_")[1]))
-    if not paths:
-        raise FileNotFoundError(f"no step_*.safetensors snapshots in {snapshot_dir}")
-    config = BertConfig(**read_checkpoint_metadata(paths[0])[0])
-    sst = data.load_sst2()
-    train_split = sst["train"].shuffle(seed=0).select(range(n_train))
-    batches = [b for e in range(epochs) for b in sentence_batches(tokenizer, train_split["sentence"],
-                                                                  train_split["label"], batch_size=batch_size,
-                                                                  shuffle_seed=e)]
-    dev = sentence_batches(tokenizer, sst["validation"]["sentence"], sst["validation"]["label"], batch_size=64)
-    rows = []
-    for path in [None, *paths]:
-        torch.manual_seed(seed)
-        model = Bert(config)                                     # step 0: the random initialisation itself
-        if path is not None:
-            load_checkpoint(path, model, expected_config=config)
-        seed_everything(seed)
-        clf, history = fine_tune(model, batches, lr=lr)
-        rows.append({"step": 0 if path is None else int(path.stem.split("_")[1]),
-                     "dev_acc": classifier_accuracy(clf, dev), "seconds": history.seconds})
-    return rows
-
-
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -319,12 +326,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, help="override the number of steps")
     parser.add_argument("--out", help="directory for model.safetensors, tokenizer.json and report.json")
     parser.add_argument("--snapshots", help="directory for the weights at every evaluation")
+    parser.add_argument("--work", help="directory for the checkpoint (every few minutes) and train.log")
+    parser.add_argument("--resume", action="store_true", help="continue the checkpoint in --work exactly")
     parser.add_argument("--sweep", metavar="SNAPSHOTS", help="do not train: fine-tune every snapshot of a finished "
                         "run on SST-2 and add the accuracies to --out/report.json as 'sst2_by_step'")
     args = parser.parse_args(argv)
     if args.sweep:
         if not args.out:
             raise SystemExit("--sweep needs --out, the directory of the run's report.json")
+        from coursekit.bert_finetuning import finetune_by_step
+
         _, tokenizer, report = load_small_bert(args.out)
         report["sst2_by_step"] = finetune_by_step(args.sweep, tokenizer)
         for row in report["sst2_by_step"]:
@@ -342,7 +353,10 @@ def main(argv: list[str] | None = None) -> None:
         cfg = dataclasses.replace(cfg, steps=args.steps)
     load = os.getloadavg()
     corpus = build_corpus(cfg)
-    model, report = pretrain(cfg, corpus, progress=False, snapshot_dir=args.snapshots)
+    if args.resume and not args.work:
+        raise SystemExit("--resume needs --work, the directory of the interrupted run")
+    model, report = pretrain(cfg, corpus, progress=True, snapshot_dir=args.snapshots, work=args.work,
+                             resume=args.resume)
     report["load_average_before_after"] = [load, os.getloadavg()]
     f = report["final"]
     print(f"held-out MLM {f['mlm']:.3f} NSP {f['nsp']:.3f} (acc {f['nsp_acc']:.3f}) after {cfg.steps} steps; "

@@ -9,6 +9,7 @@ import random
 import pytest
 import torch
 
+from coursekit import bert_finetuning
 from coursekit import bert_pretraining as bp
 from coursekit.bert import IGNORE_INDEX
 
@@ -105,13 +106,59 @@ def test_pretrain_report_snapshots_and_round_trip(corpus, tmp_path):
     assert bp.held_out_losses(loaded, batch) == pytest.approx(bp.held_out_losses(model, batch), abs=1e-6)
 
 
+def test_pack_sentences_fills_rows_with_whole_sentences():
+    sentences = [[10, 11], [20, 21, 22], [30]]
+    rows = bp.pack_sentences(sentences, 50, max_len=9, sep_id=3, rng=random.Random(0))
+    assert len(rows) == 50
+    for row in rows:
+        assert len(row) <= 9 - 2
+        parts, cur = [], []
+        for t in row:
+            if t == 3:
+                parts.append(cur)
+                cur = []
+            else:
+                cur.append(t)
+        parts.append(cur)
+        assert all(p in sentences for p in parts)                      # never a cut sentence
+    assert sum(len(r) for r in rows) / len(rows) > 4                   # one sentence alone averages 2 pieces
+    with pytest.raises(ValueError, match="at least one sentence"):
+        bp.pack_sentences([], 1, max_len=9, sep_id=3, rng=random.Random(0))
+
+
+def test_packed_batch_keeps_sep_unmasked_and_nsp_ignored(corpus):
+    cfg = dataclasses.replace(TINY, pack_in_domain=True)
+    batch = bp.sample_batch(corpus, cfg, random.Random(0), torch.Generator().manual_seed(0))
+    ids, segments, _, mlm_labels, nsp = batch
+    sep = corpus.special_id("[SEP]")
+    in_domain = nsp == IGNORE_INDEX
+    assert int(in_domain.sum()) == cfg.n_in_domain
+    assert (mlm_labels[ids == sep] == IGNORE_INDEX).all()
+    assert (segments[in_domain] == 0).all()
+
+
+def test_resumed_pretraining_equals_an_uninterrupted_run(corpus, tmp_path):
+    cfg = dataclasses.replace(TINY, pack_in_domain=True)
+    full, full_report = bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "full")
+    bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "split", stop_at=4)
+    resumed, resumed_report = bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "split", resume=True)
+    assert resumed_report["history"]["mlm"] == full_report["history"]["mlm"]
+    pairs = zip(full.state_dict().values(), resumed.state_dict().values(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
+    with pytest.raises(FileExistsError, match="--resume"):
+        bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "full")
+    with pytest.raises(ValueError, match="another recipe"):
+        bp.pretrain(dataclasses.replace(cfg, learning_rate=0.5), corpus, progress=False, work=tmp_path / "full",
+                    resume=True)
+
+
 def test_finetune_by_step_covers_the_random_start_and_every_snapshot(corpus, tmp_path):
     bp.pretrain(TINY, corpus, progress=False, snapshot_dir=tmp_path)
-    rows = bp.finetune_by_step(tmp_path, corpus.tokenizer, n_train=32, epochs=1, batch_size=16)
+    rows = bert_finetuning.finetune_by_step(tmp_path, corpus.tokenizer, n_train=32, epochs=1, batch_size=16)
     assert [r["step"] for r in rows] == [0, 3, 6]
     assert all(0.0 <= r["dev_acc"] <= 1.0 and r["seconds"] > 0 for r in rows)
     with pytest.raises(FileNotFoundError, match="no step_"):
-        bp.finetune_by_step(tmp_path / "empty", corpus.tokenizer)
+        bert_finetuning.finetune_by_step(tmp_path / "empty", corpus.tokenizer)
 
 
 def test_load_errors(tmp_path, corpus):

@@ -1,0 +1,59 @@
+"""The fair SST-2 comparison of the small BERT (coursekit.bert_finetuning) and its committed table."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from coursekit import bert_finetuning as bf
+from coursekit import bert_pretraining as bp
+from coursekit.bert_pretraining import CHECKPOINT_DIR
+from coursekit.data import sha256_file
+from test_bert_pretraining import TINY, tiny_text
+
+FAST = bf.SST2Protocol(n_train=48, n_select=32, epochs=1, lrs=(3e-4, 3e-3), seeds=(0, 1))
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    lines, in_domain = tiny_text()
+    corpus = bp.build_corpus(dataclasses.replace(TINY, steps=2), lines, in_domain)
+    model, report = bp.pretrain(dataclasses.replace(TINY, steps=2), corpus, progress=False)
+    return bp.save_pretrained(tmp_path_factory.mktemp("bert") / "tiny", model, corpus.tokenizer, report)
+
+
+def test_protocol_checks():
+    with pytest.raises(ValueError, match="lrs must be positive floats"):
+        bf.SST2Protocol(lrs=())
+    with pytest.raises(ValueError, match="lrs must be positive floats"):
+        bf.SST2Protocol(lrs=(1,))
+    with pytest.raises(ValueError, match="seeds must be"):
+        bf.SST2Protocol(seeds=(True,))
+    with pytest.raises(ValueError, match="n_train must be"):
+        bf.sst2_splits(70_000, 10)
+
+
+def test_splits_are_disjoint():
+    splits = bf.sst2_splits(500, 300)
+    assert len(splits["train"]) == 500 and len(splits["select"]) == 300 and len(splits["test"]) == 872
+    shuffled = bf.sst2_splits(bf.SELECT_OFFSET, 300)["train"]["sentence"]
+    assert splits["train"]["sentence"] == shuffled[:500]                      # the first rows of one shuffle
+    assert splits["select"]["sentence"] != shuffled[:300]                     # rows after all possible train rows
+    assert not set(splits["test"]["sentence"]) & set(splits["train"]["sentence"])
+
+
+def test_compare_chooses_each_learning_rate_on_the_selection_sentences(tiny_model_dir):
+    result = bf.compare(tiny_model_dir, FAST, log=lambda _: None)
+    rows, summary = result["rows"], result["summary"]
+    assert len(rows) == 2 * len(FAST.lrs) * len(FAST.seeds)
+    for init in ("pretrained", "random"):
+        mine = [r for r in rows if r["init"] == init]
+        by_lr = {lr: sum(r["select"] for r in mine if r["lr"] == lr) for lr in FAST.lrs}
+        assert summary[init]["chosen_lr"] == max(by_lr, key=by_lr.get)
+        assert summary[init]["values"] == [r["test"] for r in mine if r["lr"] == summary[init]["chosen_lr"]]
+    assert summary["difference"] == pytest.approx(summary["pretrained"]["mean"] - summary["random"]["mean"], abs=1e-4)
+    assert result["model_sha256"] == sha256_file(tiny_model_dir / "model.safetensors")
+    with pytest.raises(ValueError, match="init must be"):
+        bf.starting_body("glove", 0, bp.load_small_bert(tiny_model_dir)[0])

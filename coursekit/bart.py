@@ -359,9 +359,11 @@ class Bart(nn.Module):
         """Load a ``transformers`` ``BartForConditionalGeneration`` / ``BartModel`` (object or local directory)."""
         hf_config, state = read_checkpoint(source)
         model = cls(BartConfig.from_hf_config(hf_config))
+        if dtype is not None:
+            model.to(dtype)           # before copying: float64 weights must not pass through float32
         state = _strip_prefix(state)
         model._load_hf(state, model.hf_key_map(), allowed_extra=set())
-        return (model.to(dtype) if dtype is not None else model).eval()
+        return model.eval()
 
     def hf_key_map(self, prefix: str = "") -> dict[str, str]:
         """``{Hugging Face key (``model.`` dropped): our key}`` for every parameter and buffer."""
@@ -459,7 +461,12 @@ class BartForSequenceClassification(nn.Module):
             bart._init_weights(layer)
 
     def sentence_representation(self, ids: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
-        """Decoder state (B, C) at the position of each row's last ``</s>``."""
+        """Decoder state (B, C) at the position of each row's last ``</s>``.
+
+        As in ``transformers``, the decoder reads the shifted input under its causal mask alone: no padding
+        mask. Right padding comes after the last ``</s>`` and is never seen; in a left-padded row the
+        pads are part of what the decoder reads (``keep`` masks them in the encoder and cross-attention).
+        """
         c = self.bart.config
         check_tensor(ids, "ids", ndim=2)
         is_eos = ids == c.eos_id                                                    # (B, T)
@@ -469,7 +476,8 @@ class BartForSequenceClassification(nn.Module):
         keep = self.bart._keep(ids, keep, "keep")
         memory, keep = self.bart.encode(ids, keep)
         tgt_in = shift_tokens_right(ids, c.pad_id, c.decoder_start_id)              # same input, shifted
-        h = self.bart.decode(tgt_in, memory, keep, tgt_keep=keep)                   # (B, T, C)
+        every = torch.ones_like(tgt_in, dtype=torch.bool)                            # causal mask only
+        h = self.bart.decode(tgt_in, memory, keep, tgt_keep=every)                  # (B, T, C)
         last = (is_eos * torch.arange(ids.shape[1], device=ids.device)).argmax(1)  # (B,) last </s>
         return h[torch.arange(ids.shape[0], device=ids.device), last]              # (B, C)
 
@@ -484,11 +492,13 @@ class BartForSequenceClassification(nn.Module):
         config = BartConfig.from_hf_config(hf_config)
         n_classes = len(hf_config.get("id2label") or {}) or hf_config.get("num_labels") or 2
         model = cls(Bart(config), n_classes)
+        if dtype is not None:
+            model.to(dtype)           # before copying: float64 weights must not pass through float32
         key_map = model.bart.hf_key_map(prefix="bart.")
         key_map |= {f"classification_head.{n}.{p}": f"{n}.{p}"
                     for n in ("dense", "out_proj") for p in ("weight", "bias")}
         model.bart._load_hf(_strip_prefix(state), key_map, allowed_extra=set(), module=model)
-        return (model.to(dtype) if dtype is not None else model).eval()
+        return model.eval()
 
 
 def main(argv: list[str] | None = None) -> int:

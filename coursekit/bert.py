@@ -505,9 +505,9 @@ class Bert(nn.Module):
                for prefix in ("pooler.", "cls.predictions.", "cls.seq_relationship.")}
         model = cls(config, pooler=has["pooler."], mlm_head=has["cls.predictions."],
                     nsp_head=has["cls.seq_relationship."] and has["pooler."])
-        model.load_hf_state_dict(state)
         if dtype is not None:
-            model.to(dtype)
+            model.to(dtype)           # before copying: float64 weights must not pass through float32
+        model.load_hf_state_dict(state)
         return model.eval()
 
     def hf_key_map(self) -> dict[str, str]:

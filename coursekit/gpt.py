@@ -177,23 +177,23 @@ class GPT(nn.Module):
     # ------------------------------------------------------------------ Hugging Face GPT-2 import
 
     @classmethod
-    def from_hf(cls, model_or_dir) -> GPT:
-        """A GPT with the weights of a Hugging Face ``GPT2LMHeadModel`` (an object or a local directory).
+    def from_hf(cls, source, *, dtype: torch.dtype | None = None) -> GPT:
+        """A GPT with the weights of a Hugging Face GPT-2 (``GPT2LMHeadModel`` object or local directory).
 
         HF's GPT-2 stores its projections as ``Conv1D`` with weights of shape (in, out), the transpose
-        of ``nn.Linear``; the fused ``c_attn`` (C, 3C) is split into W^Q, W^K, W^V.
+        of ``nn.Linear``; the fused ``c_attn`` (C, 3C) is split into W^Q, W^K, W^V. A checkpoint of
+        another family, one with a missing tensor, or one whose config disagrees with its weights is
+        refused (``transformers`` itself would fill the gaps with random numbers and only warn).
         """
-        from transformers import GPT2LMHeadModel
+        from transformers import GPT2Config
 
-        if isinstance(model_or_dir, (str, Path)):
-            if not Path(model_or_dir).is_dir():
-                raise FileNotFoundError(f"no Hugging Face model directory at {model_or_dir}")
-            hf = GPT2LMHeadModel.from_pretrained(str(model_or_dir))
-        elif isinstance(model_or_dir, GPT2LMHeadModel):
-            hf = model_or_dir
-        else:
-            raise TypeError(f"expected a GPT2LMHeadModel or a directory, got {type(model_or_dir).__name__}")
-        hc = hf.config
+        from coursekit.hf import read_checkpoint
+
+        hf_config, state = read_checkpoint(source)
+        if hf_config.get("model_type") != "gpt2":
+            raise ValueError(f"expected a GPT-2 checkpoint (model_type 'gpt2'), got model_type "
+                             f"{hf_config.get('model_type')!r}")
+        hc = GPT2Config.from_dict(hf_config)                       # defaults for keys config.json leaves out
         unsupported = {
             "activation_function": (hc.activation_function, ("gelu_new", "gelu_pytorch_tanh")),
             "n_inner": (hc.n_inner, (None, 4 * hc.n_embd)),
@@ -206,15 +206,26 @@ class GPT(nn.Module):
         config = GPTConfig(vocab_size=hc.vocab_size, block_size=hc.n_positions, n_layer=hc.n_layer,
                            n_head=hc.n_head, n_embd=hc.n_embd, dropout=0.0, bias=True,
                            layer_norm_eps=hc.layer_norm_epsilon)
-        ref = hf.lm_head.weight
-        model = cls(config).to(dtype=ref.dtype)
-        model.load_hf_state_dict(hf.state_dict())
+        wte = state.get("transformer.wte.weight", state.get("wte.weight"))
+        model = cls(config).to(dtype=dtype or (wte.dtype if wte is not None else torch.float32))
+        model.load_hf_state_dict(state)
         return model.eval()
 
     def load_hf_state_dict(self, sd: dict[str, torch.Tensor]) -> None:
         """Copy a GPT-2 ``state_dict`` (``transformer.*`` / ``lm_head.weight`` names) into this model."""
         sd = {k.removeprefix("transformer."): v for k, v in sd.items()
               if not k.endswith((".attn.bias", ".attn.masked_bias"))}          # causal-mask buffers
+        top = ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias")
+        block = [f"h.{i}.{name}.{p}" for i in range(self.config.n_layer) for name in
+                 ("ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj") for p in ("weight", "bias")]
+        empty = [i for i in range(self.config.n_layer) if not any(k.startswith(f"h.{i}.") for k in sd)]
+        if empty:
+            raise ValueError(f"checkpoint has no block {empty[0]} (no h.{empty[0]}.* weights); the config asks for "
+                             f"n_layer={self.config.n_layer}")
+        absent = [k for k in (*top, *block) if k not in sd]
+        if absent:
+            raise ValueError(f"weights missing from the GPT-2 checkpoint: {absent[:8]}"
+                             f"{f' and {len(absent) - 8} more' if len(absent) > 8 else ''}")
         C = self.config.n_embd
         ours: dict[str, torch.Tensor] = {"wte.weight": sd.pop("wte.weight"),
                                          "wpe.embedding.weight": sd.pop("wpe.weight"),
@@ -224,9 +235,6 @@ class GPT(nn.Module):
             raise ValueError("lm_head.weight differs from wte.weight: the course's GPT ties them")
         for i in range(self.config.n_layer):
             p = f"h.{i}."
-            if f"{p}attn.c_attn.weight" not in sd:
-                raise ValueError(f"checkpoint has no block {i} ({p}attn.c_attn.weight missing); "
-                                 f"the config asks for n_layer={self.config.n_layer}")
             wq, wk, wv = sd.pop(f"{p}attn.c_attn.weight").t().split(C, dim=0)   # Conv1D (C, 3C) → 3 × (C, C)
             bq, bk, bv = sd.pop(f"{p}attn.c_attn.bias").split(C, dim=0)
             q = f"blocks.{i}."

@@ -21,6 +21,8 @@ def read_checkpoint(source) -> tuple[dict, dict[str, torch.Tensor]]:
     if not isinstance(source, (str, Path)):
         raise TypeError(f"source must be a transformers model or a checkpoint directory, got {type(source).__name__}")
     folder = Path(source)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no checkpoint directory at {folder}")
     if not (folder / "config.json").is_file():
         raise ValueError(f"{folder} is not a Hugging Face checkpoint directory: no config.json there")
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))

@@ -181,6 +181,35 @@ def test_sequence_classification_equals_transformers(tmp_path):
         ours(torch.full((1, 4), 5))
 
 
+def test_sequence_classification_equals_transformers_on_left_padded_rows():
+    torch.manual_seed(1)
+    ref = _randomise(transformers.BartForSequenceClassification(hf_config(classifier_dropout=0.0)))
+    ours = BartForSequenceClassification.from_hf(ref)
+    src, _, _ = batch()
+    row = src[0][src[0] != PAD]
+    left = torch.cat([torch.full((2, 3), PAD), torch.stack([row, row])], 1)    # (2, 3 + len)
+    left[1, :3] = row[:3]                                                     # one row padded, one not
+    with torch.no_grad():
+        want = ref(input_ids=left, attention_mask=(left != PAD).long()).logits
+        got = ours(left, left != PAD)
+    assert (got - want).abs().max().item() < 1e-5
+
+
+@pytest.mark.parametrize("kind", ["bart", "classifier"])
+def test_float64_import_is_exact(kind):
+    torch.manual_seed(2)
+    cls_hf = transformers.BartForConditionalGeneration if kind == "bart" else transformers.BartForSequenceClassification
+    ref = _randomise(cls_hf(hf_config(classifier_dropout=0.0))).double()
+    with torch.no_grad():                                                     # values float32 cannot hold
+        for p in ref.parameters():
+            p.add_(torch.randn_like(p) * 1e-9)
+    ours = (Bart if kind == "bart" else BartForSequenceClassification).from_hf(ref, dtype=torch.float64)
+    mine = ours.state_dict()
+    assert all(v.dtype == torch.float64 for v in mine.values() if v.is_floating_point())
+    shared = "shared.weight" if kind == "bart" else "bart.shared.weight"
+    assert torch.equal(mine[shared], ref.get_input_embeddings().weight)
+
+
 def test_shift_tokens_right_equals_transformers():
     from transformers.models.bart.modeling_bart import shift_tokens_right as hf_shift
     labels = torch.tensor([[0, 5, 6, 2, -100], [0, 7, 2, -100, -100]])
@@ -231,8 +260,11 @@ def test_key_mismatch_lists_the_keys(tmp_path):
         small._load_hf({k.removeprefix("model."): v for k, v in ref.state_dict().items()}, small.hf_key_map(), set())
     with pytest.raises(TypeError, match="checkpoint directory"):
         Bart.from_hf(42)
-    with pytest.raises(ValueError, match="no config.json"):
+    with pytest.raises(FileNotFoundError, match="no checkpoint directory"):
         Bart.from_hf(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no config.json"):
+        Bart.from_hf(tmp_path / "empty")
 
 
 def test_bad_inputs_are_clear_errors():

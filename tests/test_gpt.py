@@ -131,6 +131,63 @@ def test_config_or_key_mismatch_is_clear(hf_and_ours):
         wrong_width.load_hf_state_dict(sd)
 
 
+def test_damaged_or_foreign_directories_are_refused(tmp_path):
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    hf = tiny_hf()
+    good = tmp_path / "good"
+    hf.save_pretrained(good)
+    bert_dir = tmp_path / "bert"                                   # another family
+    transformers.BertModel(transformers.BertConfig(vocab_size=97, hidden_size=48, num_hidden_layers=1,
+                                                   num_attention_heads=4, intermediate_size=64)).save_pretrained(bert_dir)
+    with pytest.raises(ValueError, match="model_type 'gpt2'.*'bert'"):
+        GPT.from_hf(bert_dir)
+    bart_dir = tmp_path / "bart"
+    transformers.BartModel(transformers.BartConfig(vocab_size=97, d_model=16, encoder_layers=1, decoder_layers=1,
+                                                   encoder_attention_heads=2, decoder_attention_heads=2,
+                                                   encoder_ffn_dim=32, decoder_ffn_dim=32,
+                                                   max_position_embeddings=32)).save_pretrained(bart_dir)
+    with pytest.raises(ValueError, match="'bart'"):
+        GPT.from_hf(bart_dir)
+
+    state = load_file(str(good / "model.safetensors"))
+    for name, damage, message in [("missing", "transformer.h.1.mlp.c_fc.bias", "missing.*h.1.mlp.c_fc.bias"),
+                                  ("no_ln_f", "transformer.ln_f.weight", "missing.*ln_f.weight")]:
+        d = tmp_path / name
+        hf.save_pretrained(d)
+        save_file({k: v for k, v in state.items() if k != damage}, str(d / "model.safetensors"),
+                  metadata={"format": "pt"})
+        with pytest.raises(ValueError, match=message):
+            GPT.from_hf(d)
+    for n_layer, message in [(4, "no block 3"), (2, "unexpected weights")]:   # config disagrees with the weights
+        d = tmp_path / f"layers{n_layer}"
+        hf.save_pretrained(d)
+        cfg = json.loads((d / "config.json").read_text())
+        (d / "config.json").write_text(json.dumps(cfg | {"n_layer": n_layer}))
+        with pytest.raises(ValueError, match=message):
+            GPT.from_hf(d)
+    with pytest.raises(FileNotFoundError, match="no checkpoint directory"):
+        GPT.from_hf(tmp_path / "absent")
+    with pytest.raises(ValueError, match="no config.json"):
+        GPT.from_hf(tmp_path)
+
+
+def test_float64_import_is_exact():
+    hf = tiny_hf().double()
+    with torch.no_grad():                                          # values float32 cannot hold
+        for p in hf.parameters():
+            p.add_(torch.randn_like(p) * 1e-9)
+    ours = GPT.from_hf(hf)
+    assert ours.wte.weight.dtype == torch.float64
+    assert torch.equal(ours.wte.weight, hf.transformer.wte.weight)
+    x = torch.randint(0, 97, (2, 16))
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x)[0], hf(x).logits, atol=1e-10, rtol=1e-10)
+    assert GPT.from_hf(hf, dtype=torch.float32).wte.weight.dtype == torch.float32
+
+
 def test_tied_embeddings_and_gpt2_init():
     m = GPT(GPTConfig(vocab_size=50, block_size=16, n_layer=2, n_head=2, n_embd=32))
     assert m.lm_head.weight is m.wte.weight

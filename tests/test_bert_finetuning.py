@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
+from test_bert_pretraining import TINY, tiny_text
 
 from coursekit import bert_finetuning as bf
 from coursekit import bert_pretraining as bp
-from coursekit.bert_pretraining import CHECKPOINT_DIR
 from coursekit.data import sha256_file
-from test_bert_pretraining import TINY, tiny_text
 
 FAST = bf.SST2Protocol(n_train=48, n_select=32, epochs=1, lrs=(3e-4, 3e-3), seeds=(0, 1))
 

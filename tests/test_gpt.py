@@ -140,8 +140,9 @@ def test_damaged_or_foreign_directories_are_refused(tmp_path):
     good = tmp_path / "good"
     hf.save_pretrained(good)
     bert_dir = tmp_path / "bert"                                   # another family
-    transformers.BertModel(transformers.BertConfig(vocab_size=97, hidden_size=48, num_hidden_layers=1,
-                                                   num_attention_heads=4, intermediate_size=64)).save_pretrained(bert_dir)
+    bert_config = transformers.BertConfig(vocab_size=97, hidden_size=48, num_hidden_layers=1, num_attention_heads=4,
+                                          intermediate_size=64)
+    transformers.BertModel(bert_config).save_pretrained(bert_dir)
     with pytest.raises(ValueError, match="model_type 'gpt2'.*'bert'"):
         GPT.from_hf(bert_dir)
     bart_dir = tmp_path / "bart"

@@ -1,4 +1,9 @@
-"""Input validation helpers: clear ``ValueError``/``TypeError`` messages instead of deep torch errors."""
+"""Input validation helpers: clear ``ValueError``/``TypeError`` messages instead of deep torch errors.
+
+Every public function of the package checks what it is given with these, so that a bad call names the
+argument, what was expected and what arrived — never a raw torch error from deep inside, never a silently
+truncated, broadcast or coerced value. ``tests/test_bad_inputs.py`` sweeps bad calls over the public API.
+"""
 
 from __future__ import annotations
 
@@ -34,11 +39,14 @@ def check_size(x: torch.Tensor, name: str, dim: int, expected: int, what: str = 
         raise ValueError(f"{name} must have size {expected} in dim {dim}{label}, got shape {tuple(x.shape)}")
 
 
+ID_DTYPES = (torch.int64, torch.int32)   # what nn.Embedding and F.cross_entropy accept as indices
+
+
 def check_token_ids(ids: torch.Tensor, name: str, vocab_size: int) -> torch.Tensor:
-    """Check an integer id tensor whose values lie in ``[0, vocab_size)``."""
+    """Check an int64/int32 id tensor (what ``nn.Embedding`` accepts) whose values lie in ``[0, vocab_size)``."""
     check_tensor(ids, name)
-    if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
-        raise TypeError(f"{name} must be an integer tensor of token ids, got {ids.dtype}")
+    if ids.dtype not in ID_DTYPES:
+        raise TypeError(f"{name} must be an integer (int64 or int32) tensor of token ids, got {ids.dtype}")
     if ids.numel():
         lo, hi = int(ids.min()), int(ids.max())
         if lo < 0 or hi >= vocab_size:
@@ -61,3 +69,76 @@ def check_probability(value, name: str, *, inclusive_high: bool = True) -> float
     if not ok:
         raise ValueError(f"{name} must lie in [0, 1{']' if inclusive_high else ')'}, got {value}")
     return float(value)
+
+
+def check_labels(labels: torch.Tensor, name: str, n_classes: int, *, ignore_index: int | None = None) -> torch.Tensor:
+    """Check class targets for cross-entropy: an int64/int32 tensor with values in ``[0, n_classes)``
+    or equal to ``ignore_index`` (e.g. -100 for positions without a target)."""
+    check_tensor(labels, name)
+    if labels.dtype not in ID_DTYPES:
+        raise TypeError(f"{name} must be an integer (int64 or int32) tensor of class ids, got {labels.dtype}")
+    real = labels if ignore_index is None else labels[labels != ignore_index]
+    if real.numel():
+        lo, hi = int(real.min()), int(real.max())
+        if lo < 0 or hi >= n_classes:
+            extra = f" (or {ignore_index} to ignore a position)" if ignore_index is not None else ""
+            raise ValueError(f"{name} must hold class ids in [0, {n_classes}){extra}, got values in [{lo}, {hi}]")
+    return labels
+
+
+def check_bool_mask(mask: torch.Tensor, name: str, shape: Sequence[int] | None = None) -> torch.Tensor:
+    """Check a boolean keep-mask (True = attend/keep). A float mask is refused rather than cast: an additive
+    mask (0 / -inf) cast with ``.bool()`` would be read the wrong way round."""
+    check_tensor(mask, name)
+    if mask.dtype != torch.bool:
+        raise TypeError(f"{name} must be a bool tensor (True = keep), got {mask.dtype}; an additive float mask "
+                        f"(0 / -inf) must be converted explicitly, e.g. mask == 0")
+    if shape is not None and tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+    return mask
+
+
+def check_finite(x: torch.Tensor, name: str) -> torch.Tensor:
+    """Check that a float tensor holds no NaN or infinity."""
+    if x.is_floating_point() and not bool(torch.isfinite(x).all()):
+        n_nan, n_inf = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
+        raise ValueError(f"{name} must be finite, got {n_nan} NaN and {n_inf} infinite values")
+    return x
+
+
+def check_positive_float(value, name: str, *, allow_zero: bool = False) -> float:
+    """A real number > 0 (≥ 0 with ``allow_zero``); bools, NaN and infinity are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if value != value or value in (float("inf"), float("-inf")) or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'≥ 0' if allow_zero else 'positive'} and finite, got {value}")
+    return float(value)
+
+
+def check_choice(value, name: str, choices: Sequence) -> object:
+    """``value`` must be one of ``choices`` (instead of a bare ``KeyError`` from a dict lookup)."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def check_int_sequence(values, name: str) -> list[int]:
+    """A list/tuple/1-D integer tensor of ints → ``list[int]``; floats are refused, not truncated."""
+    if isinstance(values, torch.Tensor):
+        if values.dim() != 1 or values.is_floating_point() or values.dtype == torch.bool:
+            raise TypeError(f"{name} must be a 1-D integer tensor or a list of ints, got {values.dtype} "
+                            f"of shape {tuple(values.shape)}")
+        return values.tolist()
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of ints, got {type(values).__name__}")
+    bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int)]
+    if bad:
+        raise TypeError(f"{name} must hold ints, got {bad[:3]!r} ({type(bad[0]).__name__})")
+    return list(values)
+
+
+def check_non_empty(values, name: str):
+    """A sequence or tensor with at least one element."""
+    if len(values) == 0:
+        raise ValueError(f"{name} must not be empty")
+    return values

@@ -54,7 +54,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.checks import check_positive_int, check_tensor
+from coursekit.attention.core import _check_dtype
+from coursekit.checks import (
+    check_choice,
+    check_int_sequence,
+    check_labels,
+    check_positive_int,
+    check_probability,
+    check_tensor,
+    check_token_ids,
+)
 
 __all__ = [
     "GATE_ORDER",
@@ -74,6 +83,23 @@ __all__ = [
 GATE_ORDER = ("i", "f", "g", "o")
 
 _NONLINEARITIES = {"tanh": torch.tanh, "relu": torch.relu}
+
+
+def _check_real(value, name: str) -> float:
+    """A finite real number (negative allowed): bools, strings, NaN and infinity are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return float(value)
+
+
+def _check_pair(state, name: str, what: str) -> None:
+    """An LSTM state: a tuple (or list) of exactly two tensors."""
+    if not isinstance(state, (tuple, list)):
+        raise TypeError(f"{name} must be a tuple {what}, got {type(state).__name__}")
+    if len(state) != 2:
+        raise TypeError(f"{name} must be a tuple {what}, got a {type(state).__name__} of {len(state)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -116,11 +142,13 @@ class _Cell(nn.Module):
         check_tensor(x, "x", ndim=2, floating=True)
         if x.shape[1] != self.input_size:
             raise ValueError(f"x must have shape (B, input_size={self.input_size}), got {tuple(x.shape)}")
+        _check_dtype(x, "x", self.weight_ih)
         want = (x.shape[0], self.hidden_size)
         for name, s in state_shapes.items():
             if s is None:
                 continue
             check_tensor(s, name, floating=True)
+            _check_dtype(s, name, self.weight_ih)
             if tuple(s.shape) != want:
                 raise ValueError(f"{name} must have shape (B, hidden_size) = {want} to match x of shape "
                                  f"{tuple(x.shape)}, got {tuple(s.shape)}")
@@ -178,12 +206,20 @@ class LSTMCell(_Cell):
     n_gates = 4
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, forget_bias: float | None = None):
+        if forget_bias is not None:
+            _check_real(forget_bias, "forget_bias")
         super().__init__(input_size, hidden_size, bias)
         if forget_bias is not None:
             init_forget_gate_bias(self, forget_bias)
 
     def gates(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The activations of the four gates, each ``(B, H)``: ``{"i", "f", "g", "o"}``."""
+        _check_pair(state, "state", "(h, c)")
+        self._check_step_input(x, {"h": state[0], "c": state[1]})
+        return self._gates(x, state)
+
+    def _gates(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """:meth:`gates` without the checks (:meth:`forward` has made them)."""
         h, _ = state
         a_i, a_f, a_g, a_o = self._pre_activation(x, h).chunk(4, dim=-1)   # 4 × (B, H)
         return {"i": torch.sigmoid(a_i), "f": torch.sigmoid(a_f), "g": torch.tanh(a_g), "o": torch.sigmoid(a_o)}
@@ -194,13 +230,13 @@ class LSTMCell(_Cell):
 
         With ``return_gates=True`` also returns the gate dict of :meth:`gates`.
         """
-        if state is not None and (not isinstance(state, (tuple, list)) or len(state) != 2):
-            raise TypeError(f"state must be a tuple (h, c), got {type(state).__name__}")
+        if state is not None:
+            _check_pair(state, "state", "(h, c)")
         h, c = state if state is not None else (None, None)
         self._check_step_input(x, {"h": h, "c": c})
         if state is None:
             h = c = x.new_zeros(x.shape[0], self.hidden_size)
-        g = self.gates(x, (h, c))
+        g = self._gates(x, (h, c))
         c_new = g["f"] * c + g["i"] * g["g"]         # (B, H)
         h_new = g["o"] * torch.tanh(c_new)           # (B, H)
         return ((h_new, c_new), g) if return_gates else (h_new, c_new)
@@ -217,22 +253,28 @@ class LSTMCell(_Cell):
 def init_forget_gate_bias(module: nn.Module, value: float = 1.0) -> nn.Module:
     """Set the LSTM forget-gate bias to ``value`` (Jozefowicz et al. 2015 recommend 1).
 
-    Works on this module's :class:`LSTMCell` / :class:`LSTM` and on ``nn.LSTM`` / ``nn.LSTMCell``.
-    PyTorch has two bias vectors; the total b_f = bias_ih[f] + bias_hh[f] is set to ``value`` by
-    writing it into ``bias_ih`` and zeroing ``bias_hh`` in the f block (rows H..2H).
+    Works on this module's :class:`LSTMCell` / :class:`LSTM`, on ``nn.LSTM`` / ``nn.LSTMCell``, and on any
+    module holding some of them (only their biases are touched). PyTorch has two bias vectors; the total
+    b_f = bias_ih[f] + bias_hh[f] is set to ``value`` by writing it into ``bias_ih`` and zeroing
+    ``bias_hh`` in the f block (rows H..2H).
     """
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be an nn.Module, got {type(module).__name__}")
+    value = _check_real(value, "value")
+    lstms = [m for m in module.modules() if isinstance(m, (LSTMCell, nn.LSTM, nn.LSTMCell))]
+    if not lstms:
+        raise ValueError(f"{type(module).__name__} holds no LSTM (LSTM, LSTMCell, nn.LSTM or nn.LSTMCell): only "
+                         "an LSTM has a forget gate, the second of the 4*H rows of its biases")
     found = False
     with torch.no_grad():
-        for name, p in module.named_parameters():
-            leaf = name.rsplit(".", 1)[-1]
-            if leaf.startswith(("bias_ih", "bias_hh")):
-                if p.shape[0] % 4:
-                    raise ValueError(f"{name} has {p.shape[0]} rows, not 4*H: is this an LSTM?")
-                H = p.shape[0] // 4
-                p[H:2 * H] = value if leaf.startswith("bias_ih") else 0.0
-                found = True
+        for lstm in lstms:
+            for name, p in lstm.named_parameters(recurse=False):
+                if name.startswith(("bias_ih", "bias_hh")):
+                    H = p.shape[0] // 4
+                    p[H:2 * H] = value if name.startswith("bias_ih") else 0.0
+                    found = True
     if not found:
-        raise ValueError(f"{type(module).__name__} has no LSTM biases (bias=False, or not an LSTM)")
+        raise ValueError(f"{type(module).__name__} has no LSTM biases to set (it was built with bias=False)")
     return module
 
 
@@ -240,7 +282,20 @@ def init_forget_gate_bias(module: nn.Module, value: float = 1.0) -> nn.Module:
 # Sequences: cells unrolled over time, stacked and bidirectional, with lengths
 # ----------------------------------------------------------------------------------------------
 def lengths_to_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
-    """``(B,)`` lengths → bool mask ``(T, B)``, True at real time steps (``t < length``)."""
+    """``(B,)`` integer lengths in ``[0, T]`` → bool mask ``(T, B)``, True at real time steps (``t < length``)."""
+    check_tensor(lengths, "lengths", ndim=1)
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise TypeError(f"lengths must be an integer tensor, got {lengths.dtype}")
+    check_positive_int(T, "T")
+    if lengths.numel():
+        lo, hi = int(lengths.min()), int(lengths.max())
+        if lo < 0 or hi > T:
+            raise ValueError(f"lengths must lie in [0, {T}], got values in [{lo}, {hi}]")
+    return _lengths_mask(lengths, T)
+
+
+def _lengths_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """:func:`lengths_to_mask` for lengths already checked."""
     return torch.arange(T, device=lengths.device)[:, None] < lengths[None, :]
 
 
@@ -255,8 +310,7 @@ class _Recurrent(nn.Module):
         self.input_size = check_positive_int(input_size, "input_size")
         self.hidden_size = check_positive_int(hidden_size, "hidden_size")
         self.num_layers = check_positive_int(num_layers, "num_layers")
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        check_probability(dropout, "dropout", inclusive_high=False)
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional = bidirectional
         self.num_directions = 2 if bidirectional else 1
@@ -281,15 +335,20 @@ class _Recurrent(nn.Module):
                              f"got {tuple(x.shape)}")
         T, B = (x.shape[1], x.shape[0]) if self.batch_first else (x.shape[0], x.shape[1])
         if T == 0:
-            raise ValueError("input has zero time steps")
+            raise ValueError(f"input has zero time steps, got shape {tuple(x.shape)}")
+        if B == 0:
+            raise ValueError(f"input has an empty batch, got shape {tuple(x.shape)}")
+        weight = self.cells[0].weight_ih
+        _check_dtype(x, "input", weight)
         want = (self.num_layers * self.num_directions, B, self.hidden_size)
         if state is not None:
             names = ("h0",) if self.n_state == 1 else ("h0", "c0")
             tensors = (state,) if self.n_state == 1 else state
-            if self.n_state == 2 and (not isinstance(state, (tuple, list)) or len(state) != 2):
-                raise TypeError(f"state must be a tuple (h0, c0), got {type(state).__name__}")
+            if self.n_state == 2:
+                _check_pair(state, "state", "(h0, c0)")
             for name, s in zip(names, tensors):
                 check_tensor(s, name, floating=True)
+                _check_dtype(s, name, weight)
                 if tuple(s.shape) != want:
                     raise ValueError(f"{name} must have shape (num_layers*num_directions, B, hidden_size) = "
                                      f"{want} for input of shape {tuple(x.shape)}, got {tuple(s.shape)}")
@@ -345,7 +404,7 @@ class _Recurrent(nn.Module):
             state = tuple(zeros for _ in range(self.n_state))
         elif self.n_state == 1:
             state = (state,)
-        mask = None if lengths is None else lengths_to_mask(lengths, T)        # (T, B)
+        mask = None if lengths is None else _lengths_mask(lengths, T)          # (T, B)
         layer_outputs, finals = [], [[] for _ in range(self.n_state)]
         inp = x
         for layer in range(L):
@@ -443,6 +502,8 @@ class LSTM(_Recurrent):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  forget_bias: float | None = None):
+        if forget_bias is not None:
+            _check_real(forget_bias, "forget_bias")
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
         if forget_bias is not None:
             init_forget_gate_bias(self, forget_bias)
@@ -530,6 +591,8 @@ class ScalarMix(nn.Module):
     def forward(self, layers: Sequence[torch.Tensor] | torch.Tensor) -> torch.Tensor:
         """``layers``: a list of ``num_layers`` tensors of one shape (or one tensor ``(L, ...)``)."""
         if isinstance(layers, torch.Tensor):
+            if layers.dim() == 0:
+                raise ValueError("layers must be a list of tensors or a tensor (L, ...), got a 0-d tensor")
             layers = list(layers.unbind(0))
         if not isinstance(layers, (list, tuple)):
             raise TypeError(f"layers must be a list of tensors or a tensor (L, ...), got {type(layers).__name__}")
@@ -540,6 +603,9 @@ class ScalarMix(nn.Module):
             if h.shape != layers[0].shape:
                 raise ValueError(f"every layer must have the same shape; layers[0] is {tuple(layers[0].shape)}, "
                                  f"layers[{j}] is {tuple(h.shape)}")
+            if h.dtype != layers[0].dtype:
+                raise TypeError(f"every layer must have the same dtype; layers[{j}] has dtype {h.dtype} but "
+                                f"layers[0] has {layers[0].dtype}")
         stacked = torch.stack(list(layers))                                # (L, ...)
         s = self.weights.view(-1, *([1] * (stacked.dim() - 1)))            # (L, 1, ..., 1)
         return self.gamma * (s * stacked).sum(0)
@@ -568,15 +634,25 @@ def elman_bptt(x: torch.Tensor, targets: torch.Tensor, W: torch.Tensor, V: torch
     gradients ``dW, dV, db, dU, dh0``.
     """
     check_tensor(x, "x", ndim=2, floating=True)
-    check_tensor(targets, "targets", ndim=1)
+    if x.shape[0] == 0:
+        raise ValueError(f"x must hold at least one time step, got shape {tuple(x.shape)}")
+    check_tensor(V, "V", ndim=2, floating=True)
+    check_tensor(U, "U", ndim=2, floating=True)
     T, I = x.shape  # noqa: E741 - I, O: input/output sizes as in the equations
-    H = V.shape[0]
-    for name, t, shape in (("W", W, (H, I)), ("V", V, (H, H)), ("b", b, (H,)), ("U", U, (U.shape[0], H))):
+    H, O = V.shape[0], U.shape[0]  # noqa: E741
+    named = [("W", W, (H, I)), ("V", V, (H, H)), ("b", b, (H,)), ("U", U, (O, H))]
+    if h0 is not None:
+        named.append(("h0", h0, (H,)))
+    for name, t, shape in named:
         check_tensor(t, name, floating=True)
         if tuple(t.shape) != shape:
             raise ValueError(f"{name} must have shape {shape}, got {tuple(t.shape)}")
+        if t.dtype != x.dtype:
+            raise TypeError(f"{name} has dtype {t.dtype} but x has {x.dtype}; give them one dtype")
+    check_tensor(targets, "targets", ndim=1)
     if targets.shape[0] != T:
         raise ValueError(f"targets must have one class per step (T={T}), got {targets.shape[0]}")
+    check_labels(targets, "targets", O)     # no ignore index: the hand-written gradient has none
     h_prev = x.new_zeros(H) if h0 is None else h0
     # forward, keeping every state
     hs, ys = [], []
@@ -615,6 +691,8 @@ class CharCorpus:
     def __init__(self, text: str, val_fraction: float = 0.1):
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)):
+            raise TypeError(f"val_fraction must be a number, got {type(val_fraction).__name__}")
         if not 0.0 < val_fraction < 1.0:
             raise ValueError(f"val_fraction must lie in (0, 1), got {val_fraction}")
         if len(text) < 20:
@@ -636,13 +714,23 @@ class CharCorpus:
         return torch.tensor([self.stoi[ch] for ch in text], dtype=torch.long)
 
     def decode(self, ids) -> str:
-        return "".join(self.itos[int(i)] for i in ids)
+        ids = check_int_sequence(ids, "ids")
+        bad = [i for i in ids if not 0 <= i < self.vocab_size]
+        if bad:
+            raise ValueError(f"ids must lie in [0, {self.vocab_size}) (the characters of the corpus), got {bad[:5]}")
+        return "".join(self.itos[i] for i in ids)
 
     def batch(self, split: str, batch_size: int, seq_len: int, generator: torch.Generator | None = None):
         """Random windows for teacher forcing: inputs ``x (B, T)`` and next characters ``y (B, T)``."""
+        check_choice(split, "split", ("train", "val"))
+        check_positive_int(batch_size, "batch_size")
+        check_positive_int(seq_len, "seq_len")
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
         ids = {"train": self.train_ids, "val": self.val_ids}[split]
-        if seq_len + 1 > len(ids):
-            raise ValueError(f"seq_len={seq_len} is longer than the {split} split ({len(ids)} characters)")
+        if seq_len + 2 > len(ids):
+            raise ValueError(f"seq_len={seq_len} is longer than the {split} split allows ({len(ids)} characters: "
+                             f"at most {len(ids) - 2})")
         starts = torch.randint(0, len(ids) - seq_len - 1, (batch_size,), generator=generator)
         window = torch.stack([ids[s:s + seq_len + 1] for s in starts.tolist()])   # (B, T+1)
         return window[:, :-1], window[:, 1:]
@@ -662,7 +750,10 @@ class CharLM(nn.Module):
             raise ValueError(f"cell must be 'rnn' or 'lstm', got {cell!r}")
         if forget_bias is not None and cell != "lstm":
             raise ValueError("forget_bias only applies to cell='lstm'")
-        embed_dim = embed_dim or hidden_size
+        if forget_bias is not None:
+            _check_real(forget_bias, "forget_bias")
+        check_positive_int(num_layers, "num_layers")
+        embed_dim = hidden_size if embed_dim is None else check_positive_int(embed_dim, "embed_dim")
         self.cell = cell
         self.embed = nn.Embedding(check_positive_int(vocab_size, "vocab_size"), embed_dim)
         core = nn.RNN if cell == "rnn" else nn.LSTM
@@ -675,13 +766,33 @@ class CharLM(nn.Module):
     def forward(self, ids: torch.Tensor, state=None):
         """``ids (B, T)`` → ``(logits (B, T, V), final state)``."""
         check_tensor(ids, "ids", ndim=2)
+        check_token_ids(ids, "ids", self.embed.num_embeddings)
+        if ids.shape[0] == 0 or ids.shape[1] == 0:
+            raise ValueError(f"ids must hold at least one sequence of at least one character, got shape "
+                             f"{tuple(ids.shape)}")
         h, state = self.rnn(self.embed(ids), state)        # (B, T, H)
         return self.head(h), state                          # (B, T, V)
 
 
+def _check_char_lm(model) -> None:
+    if not isinstance(model, CharLM):
+        raise TypeError(f"model must be a CharLM, got {type(model).__name__}")
+
+
 def char_lm_loss(model: CharLM, batch) -> torch.Tensor:
-    """Teacher forcing: the mean cross-entropy of predicting ``y_t`` from the true ``x_1..x_t``."""
+    """Teacher forcing: the mean cross-entropy of predicting ``y_t`` from the true ``x_1..x_t``.
+
+    ``batch`` is the pair ``(x (B, T), y (B, T))`` of :meth:`CharCorpus.batch`.
+    """
+    _check_char_lm(model)
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise TypeError(f"batch must be a pair (x, y) of (B, T) id tensors, got {type(batch).__name__}")
     x, y = batch
+    check_labels(y, "y", model.embed.num_embeddings)
+    check_tensor(x, "x")
+    if y.shape != x.shape:
+        raise ValueError(f"y must have the shape of x {tuple(x.shape)} (the next character of each), "
+                         f"got {tuple(y.shape)}")
     logits, _ = model(x)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
@@ -694,9 +805,13 @@ def evaluate_nll(model: CharLM, ids: torch.Tensor, seq_len: int = 256, batch_siz
     The sequence is cut into ``batch_size`` parallel streams read ``seq_len`` characters at a time
     with the state carried over (as a language model reads a long text); ``exp`` of it is perplexity.
     """
+    _check_char_lm(model)
     check_tensor(ids, "ids", ndim=1)
+    check_token_ids(ids, "ids", model.embed.num_embeddings)
+    check_positive_int(seq_len, "seq_len")
+    check_positive_int(batch_size, "batch_size")
     if max_chars is not None:
-        ids = ids[:max_chars]
+        ids = ids[:check_positive_int(max_chars, "max_chars")]
     device = next(model.parameters()).device
     n = (len(ids) - 1) // batch_size
     if n < 1:
@@ -720,8 +835,20 @@ def generate(model: CharLM, corpus: CharCorpus, prompt: str, n_chars: int, tempe
     """Sample ``n_chars`` characters after ``prompt``, feeding each sample back in (temperature sampling)."""
     from coursekit.decoding.sampling import sample_next
 
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
     if not prompt:
         raise ValueError("prompt must contain at least one character")
+    if isinstance(n_chars, bool) or not isinstance(n_chars, int) or n_chars < 0:
+        raise ValueError(f"n_chars must be a non-negative int, got {n_chars!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
+        raise ValueError(f"temperature must be a number ≥ 0 (0 = greedy), got {temperature!r}")
+    _check_char_lm(model)
+    if not isinstance(corpus, CharCorpus):
+        raise TypeError(f"corpus must be a CharCorpus, got {type(corpus).__name__}")
+    if corpus.vocab_size != model.embed.num_embeddings:
+        raise ValueError(f"the corpus has {corpus.vocab_size} characters but the model was built for "
+                         f"{model.embed.num_embeddings}")
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()

@@ -28,7 +28,16 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from coursekit.attention.scores import SCORE_FUNCTIONS, LuongOutput, RecurrentAttention, make_score
-from coursekit.checks import check_positive_int, check_tensor, check_token_ids
+from coursekit.checks import (
+    check_bool_mask,
+    check_labels,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+    check_size,
+    check_tensor,
+    check_token_ids,
+)
 from coursekit.decoding.search import SearchResult, beam_search, greedy_search
 from coursekit.translation import translator
 
@@ -48,7 +57,8 @@ class Seq2SeqConfig:
     ``bidirectional``: the encoder reads the source in both directions (Bahdanau et al. 2015, §3.2), each
     direction with ``d_hidden / 2`` units, so an annotation s_k = [→h_k; ←h_k] still has ``d_hidden``
     entries and sees the whole sentence. ``share_embeddings``: one embedding table for source and target
-    (a shared subword vocabulary, ``src_vocab_size == tgt_vocab_size``).
+    (a shared subword vocabulary, ``src_vocab_size == tgt_vocab_size``). ``input_feeding`` (Luong et al.
+    2015, §3.3) needs attention. ``pad_id`` pads both sides, so it must be an id of both vocabularies.
     """
 
     src_vocab_size: int
@@ -82,6 +92,12 @@ class Seq2SeqConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < self.tgt_vocab_size:
                 raise ValueError(f"{name} must be an id in [0, {self.tgt_vocab_size}), got {value!r}")
+        if self.pad_id >= self.src_vocab_size:
+            raise ValueError(f"pad_id must be an id in [0, {self.src_vocab_size}) (the source vocabulary), "
+                             f"got {self.pad_id}")
+        for name in ("d_attn", "max_src_len"):
+            if getattr(self, name) is not None:
+                check_positive_int(getattr(self, name), name)
         if self.cell not in CELLS:
             raise ValueError(f"cell must be one of {sorted(CELLS)}, got {self.cell!r}")
         if self.attention is not None and self.attention not in SCORE_FUNCTIONS:
@@ -90,8 +106,10 @@ class Seq2SeqConfig:
             raise ValueError(f"style must be one of {STYLES}, got {self.style!r}")
         if self.attention == "location" and self.max_src_len is None:
             raise ValueError("the location score needs max_src_len (longest source, <eos> included)")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
+        if self.input_feeding and self.attention is None:
+            raise ValueError("input_feeding feeds the attentional vector to the next step: it needs attention "
+                             "(set attention= to a score name)")
+        check_probability(self.dropout, "dropout", inclusive_high=False)
 
     def asdict(self) -> dict:
         return asdict(self)
@@ -129,6 +147,8 @@ def teacher_forcing_schedule(step: int, total_steps: int, kind: str = "inverse_s
     check_positive_int(total_steps, "total_steps")
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise ValueError(f"step must be a non-negative int, got {step!r}")
+    check_probability(floor, "floor")
+    check_positive_float(sharpness, "sharpness")
     x = min(step / total_steps, 1.0)
     if kind == "linear":
         eps = 1.0 - x
@@ -141,6 +161,41 @@ def teacher_forcing_schedule(step: int, total_steps: int, kind: str = "inverse_s
     return floor + (1.0 - floor) * eps
 
 
+def _check_teacher_forcing(teacher_forcing, generator) -> None:
+    check_probability(teacher_forcing, "teacher_forcing")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
+def _check_config(config) -> None:
+    if not isinstance(config, Seq2SeqConfig):
+        raise TypeError(f"config must be a Seq2SeqConfig, got {type(config).__name__}")
+
+
+def _check_source(src: torch.Tensor, src_mask: torch.Tensor, config: Seq2SeqConfig) -> None:
+    """Source ids (B, S) and their right-padded keep-mask (B, S): True at the real tokens, then False."""
+    check_tensor(src, "src", ndim=2)
+    check_token_ids(src, "src", config.src_vocab_size)
+    if src.shape[0] == 0:
+        raise ValueError(f"src must hold at least one sentence, got shape {tuple(src.shape)}")
+    if src.shape[1] == 0:
+        raise ValueError(f"src must hold at least one position, got shape {tuple(src.shape)}")
+    check_tensor(src_mask, "src_mask", ndim=2, dtype=torch.bool)
+    if src_mask.shape != src.shape:
+        raise ValueError(f"src_mask must have the shape of src {tuple(src.shape)}, got {tuple(src_mask.shape)}")
+    if config.max_src_len is not None and src.shape[1] > config.max_src_len:
+        raise ValueError(f"source length {src.shape[1]} exceeds max_src_len={config.max_src_len}")
+    lengths = src_mask.sum(dim=1)
+    if int(lengths.min()) < 1:
+        raise ValueError("every source sentence needs at least one real token (src_mask row all False)")
+    right_padded = torch.arange(src.shape[1], device=src_mask.device) < lengths[:, None]
+    wrong = (src_mask != right_padded).any(dim=1)
+    if bool(wrong.any()):
+        raise ValueError(f"src_mask must be right-padded (True at the real tokens, then False): row "
+                         f"{int(wrong.nonzero()[0])} is not. The encoder packs each row by its length, so left "
+                         "padding would be read as real tokens")
+
+
 # --------------------------------------------------------------------------- encoder
 
 
@@ -150,7 +205,8 @@ class Encoder(nn.Module):
 
     def __init__(self, config: Seq2SeqConfig):
         super().__init__()
-        c = config
+        _check_config(config)
+        c = self.config = config
         self.embedding = nn.Embedding(c.src_vocab_size, c.d_emb, padding_idx=c.pad_id)
         self.bidirectional = c.bidirectional
         self.rnn = CELLS[c.cell](c.d_emb, c.d_hidden // 2 if c.bidirectional else c.d_hidden,
@@ -164,12 +220,11 @@ class Encoder(nn.Module):
         return h.view(L2 // 2, 2, B, half).transpose(1, 2).reshape(L2 // 2, B, 2 * half)
 
     def forward(self, src: torch.Tensor, src_mask: torch.Tensor):
-        """``src`` (B, S) ids, ``src_mask`` (B, S) bool → outputs s (B, S, H) (zeros at padding) and the
-        final state, batch-first: (B, L, H), or a tuple (h, c) for an LSTM."""
+        """``src`` (B, S) ids, ``src_mask`` (B, S) bool, right-padded → outputs s (B, S, H) (zeros at padding)
+        and the final state, batch-first: (B, L, H), or a tuple (h, c) for an LSTM."""
+        _check_source(src, src_mask, self.config)
         S = src.shape[1]
         lengths = src_mask.sum(dim=1).cpu()
-        if int(lengths.min()) < 1:
-            raise ValueError("every source sentence needs at least one real token (src_mask row all False)")
         emb = self.dropout(self.embedding(src))                                     # (B, S, E)
         packed = pack_padded_sequence(emb, lengths, batch_first=True, enforce_sorted=False)
         out, state = self.rnn(packed)
@@ -188,6 +243,7 @@ class Decoder(nn.Module):
 
     def __init__(self, config: Seq2SeqConfig):
         super().__init__()
+        _check_config(config)
         c = config
         self.config = c
         self.embedding = nn.Embedding(c.tgt_vocab_size, c.d_emb, padding_idx=c.pad_id)
@@ -210,7 +266,12 @@ class Decoder(nn.Module):
         return not self.reads_context
 
     def init_state(self, memory: torch.Tensor, src_mask: torch.Tensor, encoder_state) -> dict:
-        """The decoder state: encoder final state as h_0 (the context vector), plus what attention needs."""
+        """The decoder state: encoder final state as h_0 (the context vector), plus what attention needs.
+
+        ``memory`` (B, S, H) encoder outputs, ``src_mask`` (B, S) bool, ``encoder_state`` batch-first.
+        """
+        check_tensor(memory, "memory", ndim=3, floating=True)
+        check_bool_mask(src_mask, "src_mask", memory.shape[:2])
         state = {"hidden": encoder_state}
         if self.attention is not None:
             state["memory"], state["mask"] = memory, src_mask
@@ -220,6 +281,15 @@ class Decoder(nn.Module):
 
     def step(self, y_prev: torch.Tensor, state: dict):
         """One decoder step: ``y_prev`` (B,) → ``(logits (B, V), new state, weights (B, S) or None)``."""
+        if not isinstance(state, dict) or "hidden" not in state:
+            raise TypeError(f"state must be the dict of Decoder.init_state, got {type(state).__name__}")
+        check_tensor(y_prev, "y_prev", ndim=1)
+        check_token_ids(y_prev, "y_prev", self.config.tgt_vocab_size)
+        check_size(y_prev, "y_prev", 0, _top(state["hidden"]).shape[0], "the batch of the state")
+        return self._step(y_prev, state)
+
+    def _step(self, y_prev: torch.Tensor, state: dict):
+        """:meth:`step` without the checks, for callers whose tokens are already checked (or predicted)."""
         emb = self.dropout(self.embedding(y_prev))                                  # (B, E)
         weights, context = None, None
         if self.attention is not None and self.config.style == "bahdanau":
@@ -248,13 +318,21 @@ class Decoder(nn.Module):
         ``teacher_forcing`` is the probability of reading the gold token at each step (1: teacher
         forcing, 0: free running, in between: scheduled sampling with coins from ``generator``).
         """
+        if not isinstance(state, dict) or "hidden" not in state:
+            raise TypeError(f"state must be the dict of Decoder.init_state, got {type(state).__name__}")
+        check_tensor(tgt_in, "tgt_in", ndim=2)
+        check_token_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size)
+        if tgt_in.shape[1] == 0:
+            raise ValueError(f"tgt_in must hold at least one position, got shape {tuple(tgt_in.shape)}")
+        check_size(tgt_in, "tgt_in", 0, _top(state["hidden"]).shape[0], "the batch of the state")
+        _check_teacher_forcing(teacher_forcing, generator)
         if self.parallel and teacher_forcing == 1.0 and not stepwise:
             return self._teacher_forced(tgt_in, state)
         B, T = tgt_in.shape
         y = tgt_in[:, 0]
         all_logits, all_weights = [], []
         for t in range(T):
-            logits, state, weights = self.step(y, state)
+            logits, state, weights = self._step(y, state)
             all_logits.append(logits)
             all_weights.append(weights)
             if t + 1 < T:
@@ -291,38 +369,26 @@ class Seq2Seq(nn.Module):
 
     def __init__(self, config: Seq2SeqConfig):
         super().__init__()
-        if not isinstance(config, Seq2SeqConfig):
-            raise TypeError(f"config must be a Seq2SeqConfig, got {type(config).__name__}")
+        _check_config(config)
         self.config = config
         self.encoder = Encoder(config)
         self.decoder = Decoder(config)
         if config.share_embeddings:
             self.decoder.embedding = self.encoder.embedding  # one table for the shared vocabulary
 
-    def _check_source(self, src: torch.Tensor, src_mask: torch.Tensor) -> None:
-        check_tensor(src, "src", ndim=2)
-        check_token_ids(src, "src", self.config.src_vocab_size)
-        check_tensor(src_mask, "src_mask", ndim=2, dtype=torch.bool)
-        if src_mask.shape != src.shape:
-            raise ValueError(f"src_mask must have the shape of src {tuple(src.shape)}, got {tuple(src_mask.shape)}")
-        if self.config.max_src_len is not None and src.shape[1] > self.config.max_src_len:
-            raise ValueError(f"source length {src.shape[1]} exceeds max_src_len={self.config.max_src_len}")
-
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> dict:
         """Encode the source → the decoder's initial state (a dict of batch-first tensors)."""
-        self._check_source(src, src_mask)
         memory, final = self.encoder(src, src_mask)
         return self.decoder.init_state(memory, src_mask, final)
 
     def forward(self, src: torch.Tensor, src_mask: torch.Tensor, tgt_in: torch.Tensor, *,
                 teacher_forcing: float = 1.0, generator: torch.Generator | None = None, stepwise: bool = False):
         """Logits (B, T, V) for every target position, and attention weights (B, T, S) (or None)."""
+        check_tensor(src, "src", ndim=2)
         check_tensor(tgt_in, "tgt_in", ndim=2)
-        check_token_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size)
         if tgt_in.shape[0] != src.shape[0]:
             raise ValueError(f"src has {src.shape[0]} sentences but tgt_in has {tgt_in.shape[0]}")
-        if not isinstance(teacher_forcing, (int, float)) or not 0.0 <= teacher_forcing <= 1.0:
-            raise ValueError(f"teacher_forcing must be a probability in [0, 1], got {teacher_forcing!r}")
+        _check_teacher_forcing(teacher_forcing, generator)
         state = self.encode(src, src_mask)
         return self.decoder(tgt_in, state, teacher_forcing=teacher_forcing, generator=generator, stepwise=stepwise)
 
@@ -330,6 +396,14 @@ class Seq2Seq(nn.Module):
              label_smoothing: float = 0.0) -> torch.Tensor:
         """Mean cross-entropy per real target token (padding ignored) of a ``TranslationBatch``, optionally
         label-smoothed (as ``Transformer.loss``)."""
+        if not all(hasattr(batch, name) for name in ("src", "src_mask", "tgt_in", "tgt_out")):
+            raise TypeError(f"batch must be a TranslationBatch (with src, src_mask, tgt_in and tgt_out), "
+                            f"got {type(batch).__name__}")
+        check_labels(batch.tgt_out, "batch.tgt_out", self.config.tgt_vocab_size, ignore_index=self.config.pad_id)
+        if batch.tgt_out.shape != batch.tgt_in.shape:
+            raise ValueError(f"batch.tgt_out must have the shape of batch.tgt_in {tuple(batch.tgt_in.shape)}, "
+                             f"got {tuple(batch.tgt_out.shape)}")
+        check_probability(label_smoothing, "label_smoothing")
         logits, _ = self(batch.src, batch.src_mask, batch.tgt_in, teacher_forcing=teacher_forcing, generator=generator)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1),
                                ignore_index=self.config.pad_id, label_smoothing=label_smoothing)
@@ -338,10 +412,11 @@ class Seq2Seq(nn.Module):
     def translate(self, src: torch.Tensor, src_mask: torch.Tensor, *, beam_size: int = 1, max_len: int = 20,
                   length_penalty: float = 0.0) -> SearchResult:
         """Decode with greedy (``beam_size=1``) or beam search through :mod:`coursekit.decoding`."""
+        check_positive_int(beam_size, "beam_size")
         state = self.encode(src, src_mask)
 
         def step(prefix, st):
-            logits, st, _ = self.decoder.step(prefix[:, -1], st)
+            logits, st, _ = self.decoder._step(prefix[:, -1], st)   # <bos> or predicted ids: valid
             return logits, st
 
         kwargs = dict(batch_size=src.shape[0], bos_id=self.config.bos_id, eos_id=self.config.eos_id,

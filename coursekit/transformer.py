@@ -26,7 +26,18 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.attention import KVCache, MultiHeadAttention, padding_mask
-from coursekit.checks import check_positive_int, check_tensor, check_token_ids
+from coursekit.attention.core import _check_dtype, _row_index
+from coursekit.checks import (
+    check_bool_mask,
+    check_choice,
+    check_labels,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+    check_size,
+    check_tensor,
+    check_token_ids,
+)
 from coursekit.decoding.search import SearchResult, beam_search, greedy_search
 from coursekit.translation import translator
 
@@ -55,6 +66,7 @@ def sinusoidal_positions(T: int, d: int, *, base: float = 10000.0) -> torch.Tens
     """The ``(T, d)`` table PE[pos, 2i] = sin(pos / base^{2i/d}), PE[pos, 2i+1] = cos(pos / base^{2i/d})."""
     check_positive_int(T, "T")
     check_positive_int(d, "d")
+    check_positive_float(base, "base")
     pos = torch.arange(T, dtype=torch.float64).unsqueeze(1)            # (T, 1)
     two_i = torch.arange(0, d, 2, dtype=torch.float64)                 # (ceil(d/2),) = 0, 2, 4, …
     angle = pos / base ** (two_i / d)                                  # (T, ceil(d/2))
@@ -91,6 +103,9 @@ class LearnedPositions(nn.Module):
 
 
 def _check_positions(T: int, offset: int, max_len: int) -> None:
+    check_positive_int(T, "T")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"offset must be a non-negative int, got {offset!r}")
     if T + offset > max_len:
         raise ValueError(f"positions {offset}..{offset + T - 1} exceed the model's context of max_len={max_len}")
 
@@ -118,12 +133,19 @@ class FeedForward(nn.Module):
     def __init__(self, d_model: int, d_ff: int, activation: str = "relu", dropout: float = 0.0,
                  bias: bool = True) -> None:
         super().__init__()
+        self.d_model = check_positive_int(d_model, "d_model")
+        check_positive_int(d_ff, "d_ff")
+        check_probability(dropout, "dropout", inclusive_high=False)
         self.activation = _check_activation(activation)
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_tensor(x, "x", floating=True)
+        if x.dim() == 0 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have last dim d_model={self.d_model}, got {tuple(x.shape)}")
+        _check_dtype(x, "x", self.linear1.weight)
         return self.linear2(self.dropout(ACTIVATIONS[self.activation](self.linear1(x))))  # (B, T, C)
 
 
@@ -141,6 +163,7 @@ class EncoderLayer(nn.Module):
     def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float = 0.0, activation: str = "relu",
                  norm_first: bool = False, layer_norm_eps: float = 1e-5, bias: bool = True) -> None:
         super().__init__()
+        check_positive_float(layer_norm_eps, "layer_norm_eps")
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, bias=bias)
         self.ff = FeedForward(d_model, d_ff, activation, dropout, bias)
@@ -151,6 +174,8 @@ class EncoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
                 need_weights: bool = False):
         """x (B, T, C); ``mask`` bool broadcastable to (B, H, T, T). Returns ``(x, weights or None)``."""
+        check_tensor(x, "x", ndim=3, floating=True)
+
         def attend(h):
             out, w = self.self_attn(h, mask=mask, causal=causal, need_weights=need_weights)
             return self.dropout(out), w
@@ -189,6 +214,7 @@ class DecoderLayer(nn.Module):
                  norm_first: bool = False, layer_norm_eps: float = 1e-5, bias: bool = True,
                  cross_attention: bool = True) -> None:
         super().__init__()
+        check_positive_float(layer_norm_eps, "layer_norm_eps")
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, bias=bias)
         self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, bias=bias) if cross_attention else None
@@ -207,6 +233,9 @@ class DecoderLayer(nn.Module):
         encoder's padding, e.g. ``padding_mask(src_keep)`` of shape (B, 1, 1, S). With caches, ``x``
         holds only the new positions (see :class:`coursekit.attention.KVCache`).
         """
+        check_tensor(x, "x", ndim=3, floating=True)
+        if memory is not None:
+            check_tensor(memory, "memory", ndim=3, floating=True)
         if self.cross_attn is not None and memory is None and not (cross_cache is not None and cross_cache.length):
             raise ValueError("this decoder layer has cross-attention: pass the encoder output as memory")
         if self.cross_attn is None and memory is not None:
@@ -373,6 +402,7 @@ class DecoderCache:
     """Per decoder layer: a self-attention :class:`KVCache` and a static cross-attention one."""
 
     def __init__(self, n_layers: int) -> None:
+        check_positive_int(n_layers, "n_layers")
         self.layers = [(KVCache(), KVCache(static=True)) for _ in range(n_layers)]
 
     @property
@@ -382,9 +412,14 @@ class DecoderCache:
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` in every cache (beam search)."""
+        rows = [cache.k.shape[0] for pair in self.layers for cache in pair if cache.k is not None]
+        self._select(_row_index(index, rows[0] if rows else None))
+
+    def _select(self, index: torch.Tensor) -> None:
+        """:meth:`reorder` with an index already checked (once for all the layers)."""
         for self_cache, cross_cache in self.layers:
-            self_cache.reorder(index)
-            cross_cache.reorder(index)
+            self_cache._select(index)
+            cross_cache._select(index)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -422,6 +457,13 @@ class TransformerConfig:
             check_positive_int(getattr(self, name), name)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
+        for name, vocab_size in (("src_pad_id", self.src_vocab_size), ("tgt_pad_id", self.tgt_vocab_size),
+                                 ("bos_id", self.tgt_vocab_size), ("eos_id", self.tgt_vocab_size)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < vocab_size:
+                raise ValueError(f"{name} must be an id in [0, {vocab_size}), got {value!r}")
+        check_probability(self.dropout, "dropout", inclusive_high=False)
+        check_positive_float(self.layer_norm_eps, "layer_norm_eps")
         if self.positions not in ("sinusoidal", "learned"):
             raise ValueError(f"positions must be 'sinusoidal' or 'learned', got {self.positions!r}")
         _check_activation(self.activation)
@@ -472,9 +514,14 @@ class Transformer(nn.Module):
     # ---- inputs
     def embed(self, ids: torch.Tensor, which: str, offset: int = 0) -> torch.Tensor:
         """Token embedding × √d_model + position encoding (then dropout): (B, T) -> (B, T, C)."""
+        check_choice(which, "which", ("src", "tgt"))
         table = self.src_embed if which == "src" else self.tgt_embed
         check_tensor(ids, f"{which} ids", ndim=2)
         check_token_ids(ids, f"{which} ids", table.num_embeddings)
+        if ids.shape[0] == 0:
+            raise ValueError(f"{which} ids must hold at least one sentence, got shape {tuple(ids.shape)}")
+        if ids.shape[1] == 0:
+            raise ValueError(f"{which} ids must hold at least one position, got shape {tuple(ids.shape)}")
         x = table(ids) * math.sqrt(self.config.d_model) + self.positions(ids.shape[1], offset)
         return self.dropout(x)  # (B, T, C)
 
@@ -488,9 +535,17 @@ class Transformer(nn.Module):
 
     # ---- the two halves
     def encode(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, *, need_weights: bool = False):
-        """src (B, S) ids -> ``(memory (B, S, C), src_keep (B, S), encoder weights or None)``."""
+        """src (B, S) ids -> ``(memory (B, S, C), src_keep (B, S), encoder weights or None)``.
+
+        Every source row needs at least one real token (an all-padding row would have nothing to attend to).
+        """
+        x = self.embed(src, "src")
         src_keep = self._keep(src, src_keep, self.config.src_pad_id, "src_keep")
-        memory, weights = self.encoder(self.embed(src, "src"), padding_mask(src_keep), need_weights=need_weights)
+        empty = ~src_keep.any(dim=1)
+        if bool(empty.any()):
+            raise ValueError(f"src_keep: every source row needs at least one real token; "
+                             f"row {int(empty.nonzero()[0])} has none")
+        memory, weights = self.encoder(x, padding_mask(src_keep), need_weights=need_weights)
         return memory, src_keep, weights
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_keep: torch.Tensor, *,
@@ -499,6 +554,8 @@ class Transformer(nn.Module):
 
         With ``cache``, ``tgt_in`` holds only the new tokens; their positions start at ``cache.length``.
         """
+        check_tensor(memory, "memory", ndim=3, floating=True)
+        check_bool_mask(src_keep, "src_keep", memory.shape[:2])
         offset = cache.length if cache is not None else 0
         self_mask = None
         if tgt_keep is not None or cache is None:
@@ -513,6 +570,8 @@ class Transformer(nn.Module):
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, src_keep: torch.Tensor | None = None,
                 tgt_keep: torch.Tensor | None = None) -> torch.Tensor:
         """Teacher-forced logits (B, T, V_tgt) for decoder inputs ``tgt_in`` (``<bos>`` + target)."""
+        check_tensor(src, "src")
+        check_tensor(tgt_in, "tgt_in")
         if src.dim() != 2 or tgt_in.dim() != 2 or src.shape[0] != tgt_in.shape[0]:
             raise ValueError(f"src and tgt_in must be (B, S) and (B, T) with the same B, "
                              f"got {tuple(src.shape)} and {tuple(tgt_in.shape)}")
@@ -537,13 +596,18 @@ class Transformer(nn.Module):
 
     def step(self, tokens: torch.Tensor, state: TransformerState) -> torch.Tensor:
         """Feed the last tokens (B,) and return next-token log-probabilities (B, V); updates ``state``."""
-        check_tensor(tokens, "tokens", ndim=1)
+        if not isinstance(state, TransformerState):
+            raise TypeError(f"state must be a TransformerState (from model.start), got {type(state).__name__}")
+        check_tensor(tokens, "tokens", ndim=1, dtype=(torch.int64, torch.int32))
+        check_size(tokens, "tokens", 0, state.memory.shape[0], "the batch of the state")
         logits, _ = self.decode(tokens[:, None], state.memory, state.src_keep, cache=state.cache)
         return torch.log_softmax(logits[:, -1].float(), dim=-1)  # (B, V)
 
     def loss(self, batch, *, label_smoothing: float = 0.0) -> torch.Tensor:
         """Mean cross-entropy per real target token of a ``coursekit.translation.TranslationBatch``
         (padding ignored), optionally with label smoothing (§5.4 uses ε = 0.1)."""
+        _check_batch(batch, self.config.tgt_vocab_size, self.config.tgt_pad_id)
+        check_probability(label_smoothing, "label_smoothing")
         logits = self(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1),
                                ignore_index=self.config.tgt_pad_id, label_smoothing=label_smoothing)
@@ -552,6 +616,8 @@ class Transformer(nn.Module):
     def translate(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, *, beam_size: int = 1,
                   max_len: int = 20, length_penalty: float = 0.0) -> SearchResult:
         """Greedy (``beam_size=1``) or beam search through :mod:`coursekit.decoding`, one cached step at a time."""
+        check_positive_int(beam_size, "beam_size")
+        check_positive_int(max_len, "max_len")
         state = self.start(src, src_keep)
 
         def step(prefix: torch.Tensor, st: TransformerState):
@@ -600,15 +666,32 @@ class TransformerState:
     src_keep: torch.Tensor   # (B, S) bool
     cache: DecoderCache
 
+    def __post_init__(self) -> None:
+        check_tensor(self.memory, "memory", ndim=3, floating=True)
+        check_bool_mask(self.src_keep, "src_keep", self.memory.shape[:2])
+        if not isinstance(self.cache, DecoderCache):
+            raise TypeError(f"cache must be a DecoderCache, got {type(self.cache).__name__}")
+
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` (beam search)."""
-        index = index.to(self.memory.device)
+        index = _row_index(index, self.memory.shape[0], self.memory.device)
         self.memory = self.memory.index_select(0, index)
         self.src_keep = self.src_keep.index_select(0, index)
-        self.cache.reorder(index)
+        self.cache._select(index)
 
     def reordered(self, index: torch.Tensor) -> TransformerState:
         """:meth:`reorder` in place and return the state (the ``reorder=`` hook of beam search)."""
         self.reorder(index)
         return self
 
+
+def _check_batch(batch, vocab_size: int, pad_id: int) -> None:
+    """A ``TranslationBatch`` whose targets are class ids for the loss: cross-entropy would fail deep inside
+    torch on anything else (float targets, ids outside the vocabulary)."""
+    if not all(hasattr(batch, name) for name in ("src", "src_mask", "tgt_in", "tgt_out", "tgt_mask")):
+        raise TypeError(f"batch must be a TranslationBatch (with src, src_mask, tgt_in, tgt_out and tgt_mask), "
+                        f"got {type(batch).__name__}")
+    check_labels(batch.tgt_out, "batch.tgt_out", vocab_size, ignore_index=pad_id)
+    if batch.tgt_out.shape != batch.tgt_in.shape:
+        raise ValueError(f"batch.tgt_out must have the shape of batch.tgt_in {tuple(batch.tgt_in.shape)}, "
+                         f"got {tuple(batch.tgt_out.shape)}")

@@ -93,16 +93,20 @@ def test_written_out_formula():
 @pytest.mark.parametrize("need_weights", [True, False])
 def test_equals_torch_sdpa(mask_kind, T_q, T_k, need_weights):
     q, k, v = _qkv(T_q=T_q, T_k=T_k)
+    if T_q > T_k and mask_kind in ("causal", "combined"):
+        with pytest.raises(ValueError, match="T_q <= T_k"):   # the first queries would have no key
+            causal_mask(T_q, T_k)
+        return
     g = torch.Generator().manual_seed(1)
     lengths = torch.tensor([T_k, max(1, T_k - 2)])
     masks = {
-        "none": None,
-        "padding": padding_mask(lengths, T=T_k),
-        "causal": causal_mask(T_q, T_k),
-        "combined": combine_masks(padding_mask(lengths, T=T_k), causal_mask(T_q, T_k)),
-        "full": torch.rand(2, 3, T_q, T_k, generator=g) > 0.3,
+        "none": lambda: None,
+        "padding": lambda: padding_mask(lengths, T=T_k),
+        "causal": lambda: causal_mask(T_q, T_k),
+        "combined": lambda: combine_masks(padding_mask(lengths, T=T_k), causal_mask(T_q, T_k)),
+        "full": lambda: torch.rand(2, 3, T_q, T_k, generator=g) > 0.3,
     }
-    mask = masks[mask_kind]
+    mask = masks[mask_kind]()
     if mask is not None:  # rows with no visible key are compared separately below
         mask = mask | (torch.arange(T_k) == 0)
     out, w = scaled_dot_product_attention(q, k, v, mask, need_weights=need_weights)

@@ -11,6 +11,12 @@ Masks are boolean with **True = may attend** (the convention of
 softmax. A query row whose keys are *all* masked has no distribution to speak of: we return
 zeros for it (weights and output), never NaN.
 
+A mask has either 2 dims ``(T_q, T_k)`` (shared by the whole batch) or one dim per dim of the
+scores ``(..., T_q, T_k)`` (size 1 where it is shared): a 3-D ``(B, T_q, T_k)`` mask next to 4-D
+``(B, H, T_q, T_k)`` scores would silently land on the head axis, so it is refused. A 2-D mask
+whose first dim equals the batch size and ``T_q`` could be a ``(B, T_k)`` padding mask as well as a
+``(T_q, T_k)`` one: that is refused too, with the two explicit ways to write it.
+
 Shapes: ``B`` batch, ``H`` heads, ``T_q``/``T_k`` query/key lengths, ``C = d_model``,
 ``D = C / H`` the per-head width.
 """
@@ -23,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.checks import check_positive_int, check_tensor
+from coursekit.checks import check_positive_int, check_probability, check_tensor
 
 __all__ = [
     "KVCache",
@@ -48,10 +54,14 @@ def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tenso
 
     With ``T_q == T_k`` this is the usual "no peeking at the future" triangle. With ``T_q < T_k``
     the queries are the *last* ``T_q`` positions of a sequence of length ``T_k`` (a decoder that
-    feeds one new token and attends to a KV cache of everything before it).
+    feeds one new token and attends to a KV cache of everything before it). ``T_q > T_k`` is refused:
+    the first queries would have no key at all.
     """
     check_positive_int(T_q, "T_q")
     T_k = T_q if T_k is None else check_positive_int(T_k, "T_k")
+    if T_q > T_k:
+        raise ValueError(f"a causal mask needs T_q <= T_k (the queries are the last T_q of T_k positions), "
+                         f"got T_q={T_q}, T_k={T_k}: the first queries would have no key to attend to")
     i = torch.arange(T_q, device=device).unsqueeze(1)  # (T_q, 1)
     j = torch.arange(T_k, device=device).unsqueeze(0)  # (1, T_k)
     return j <= i + (T_k - T_q)  # (T_q, T_k)
@@ -64,6 +74,8 @@ def padding_mask(lengths_or_keep: torch.Tensor, T: int | None = None) -> torch.T
     a boolean keep-mask ``(B, T)`` such as the one ``coursekit.text.pad_batch`` returns.
     """
     x = check_tensor(lengths_or_keep, "lengths_or_keep", ndim=(1, 2))
+    if x.numel() == 0:
+        raise ValueError(f"lengths_or_keep must not be empty, got shape {tuple(x.shape)}")
     if x.dim() == 2:
         if x.dtype != torch.bool:
             raise TypeError(f"a (B, T) keep-mask must be bool (True = real token), got {x.dtype}")
@@ -73,9 +85,11 @@ def padding_mask(lengths_or_keep: torch.Tensor, T: int | None = None) -> torch.T
     else:
         if x.dtype == torch.bool or x.is_floating_point():
             raise TypeError(f"lengths must be an integer tensor of shape (B,), got {x.dtype}")
-        if x.numel() and int(x.min()) < 0:
+        if int(x.min()) < 0:
             raise ValueError(f"lengths must be >= 0, got min {int(x.min())}")
-        longest = int(x.max()) if x.numel() else 0
+        longest = int(x.max())
+        if T is None and longest == 0:
+            raise ValueError("every length is 0, so T cannot be read from them: pass T")
         T = longest if T is None else check_positive_int(T, "T")
         if longest > T:
             raise ValueError(f"a length ({longest}) exceeds T={T}")
@@ -106,27 +120,53 @@ def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
         if not isinstance(m, torch.Tensor) or m.dtype != torch.bool:
             raise TypeError(f"masks must be bool tensors (True = attend), got "
                             f"{m.dtype if isinstance(m, torch.Tensor) else type(m).__name__}")
+        if out is not None:
+            try:
+                torch.broadcast_shapes(out.shape, m.shape)
+            except RuntimeError:
+                raise ValueError(f"masks of shapes {tuple(out.shape)} and {tuple(m.shape)} do not broadcast "
+                                 "together") from None
         out = m if out is None else out & m
     return out
 
 
 def _check_mask(mask: torch.Tensor, batch: torch.Size, T_q: int, T_k: int) -> torch.Tensor:
-    """Validate a boolean mask broadcastable to ``(*batch, T_q, T_k)`` and return it."""
+    """Validate a boolean mask for scores ``(*batch, T_q, T_k)`` and return it.
+
+    The mask is ``(T_q, T_k)`` or has one dim per dim of the scores (see the module docstring).
+    """
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"mask must be a bool tensor, got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must be a bool tensor with True = may attend, got {mask.dtype} "
                         "(convert an additive float mask with `mask == 0`)")
     target = (*batch, T_q, T_k)
-    if mask.dim() < 2 or mask.dim() > len(target):
-        raise ValueError(f"mask of shape {tuple(mask.shape)} is not broadcastable to (..., T_q, T_k) = {target}")
+    if mask.dim() not in (2, len(target)):
+        raise ValueError(f"mask of shape {tuple(mask.shape)} is not broadcastable to (..., T_q, T_k) = {target}: "
+                         f"it must have 2 dims (T_q, T_k) or {len(target)}, one per dim of the scores "
+                         "(e.g. mask[:, None] for a (B, T_q, T_k) mask and (B, H, T_q, T_k) scores)")
     try:
         shape = torch.broadcast_shapes(mask.shape, target)
     except RuntimeError:
         shape = None
     if shape != torch.Size(target):
         raise ValueError(f"mask of shape {tuple(mask.shape)} is not broadcastable to (..., T_q, T_k) = {target}")
+    if mask.dim() == 2 and len(batch) and mask.shape[0] == batch[0] > 1:
+        raise ValueError(f"a 2-D mask of shape {tuple(mask.shape)} is ambiguous for scores {target}: the batch "
+                         f"size equals T_q = {T_q}, so it could be (T_q, T_k) or a (B, T_k) padding mask. "
+                         "Write the dims out: mask[None, None] for a (T_q, T_k) mask, padding_mask(keep) "
+                         "(B, 1, 1, T_k) for a padding mask")
     return mask
+
+
+def _check_dtype(x: torch.Tensor, name: str, weight: torch.Tensor) -> None:
+    """``x`` must have the dtype of the layer's weights (else a matrix product fails deep inside torch).
+
+    Under ``torch.autocast`` mixed dtypes are expected (autocast casts them), so nothing is checked there.
+    """
+    if x.dtype != weight.dtype and not torch.is_autocast_enabled(x.device.type):
+        raise TypeError(f"{name} has dtype {x.dtype} but the layer's weights are {weight.dtype}; "
+                        f"convert one of them, e.g. {name}.to({weight.dtype})")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -138,18 +178,23 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
                                  dropout_p: float = 0.0, need_weights: bool = True):
     """softmax(Q Kᵀ / √d_k) V — Vaswani et al. (2017), Eq. (1).
 
-    q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)``; ``mask`` bool, broadcastable to
-    ``(..., T_q, T_k)``, True = may attend; ``causal=True`` adds :func:`causal_mask`.
+    q ``(..., T_q, d_k)``, k ``(..., T_k, d_k)``, v ``(..., T_k, d_v)``; ``mask`` bool, True = may attend,
+    either ``(T_q, T_k)`` or with one dim per dim of the scores, broadcastable to ``(..., T_q, T_k)``
+    (see the module docstring); ``causal=True`` adds :func:`causal_mask` (so it needs ``T_q <= T_k``).
 
     Returns ``(out (..., T_q, d_v), weights (..., T_q, T_k))``. The weights are the softmax before
     dropout. With ``need_weights=False`` the computation goes through PyTorch's fused
-    ``F.scaled_dot_product_attention`` and ``weights`` is ``None``. Query rows whose keys are all
-    masked give zeros.
+    ``F.scaled_dot_product_attention`` and ``weights`` is ``None``.
+
+    Convention: a query row whose keys are *all* masked gets zero weights and a zero output (not NaN,
+    and not a uniform average), with either path.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_tensor(t, name, floating=True)
         if t.dim() < 2:
             raise ValueError(f"{name} must have shape (..., T, d), got {tuple(t.shape)}")
+        if t.shape[-2] == 0:
+            raise ValueError(f"{name} must hold at least one position, got shape {tuple(t.shape)}")
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
     if q.shape[-1] != k.shape[-1]:
@@ -161,8 +206,7 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     except RuntimeError:
         raise ValueError(f"the leading (batch/head) dims of q {tuple(q.shape)}, k {tuple(k.shape)} and "
                          f"v {tuple(v.shape)} do not broadcast") from None
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
+    check_probability(dropout_p, "dropout_p", inclusive_high=False)
     T_q, T_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
     if mask is not None:
         mask = _check_mask(mask, batch, T_q, T_k)
@@ -214,6 +258,10 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     if not (q.shape[:-1] == k.shape[:-1] == v.shape[:-1]) or q.shape[-1] != k.shape[-1]:
         raise ValueError(f"sliding-window self-attention needs q, k, v with the same (..., T) and q, k the same d; "
                          f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if q.shape[-2] == 0:
+        raise ValueError(f"q, k, v must hold at least one position, got shape {tuple(q.shape)}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
         raise ValueError(f"window must be an int >= 0, got {window!r}")
     T, d_k, lead = q.shape[-2], q.shape[-1], q.shape[:-2]
@@ -256,14 +304,14 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).reshape(B, T, H * D)  # (B, T, C)
 
 
-def _row_index(index: torch.Tensor, n_rows: int, device) -> torch.Tensor:
-    """A checked 1-D integer index into ``n_rows`` batch rows, moved to ``device`` (the cache's)."""
+def _row_index(index: torch.Tensor, n_rows: int | None, device=None) -> torch.Tensor:
+    """A checked 1-D integer index into ``n_rows`` batch rows (any number when None), moved to ``device``."""
     if not isinstance(index, torch.Tensor):
         raise TypeError(f"index must be a 1-D integer tensor of batch rows, got {type(index).__name__}")
     if index.dim() != 1 or index.dtype.is_floating_point or index.dtype == torch.bool:
         raise TypeError(f"index must be a 1-D integer tensor of batch rows, got {index.dtype} {tuple(index.shape)}")
-    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= n_rows):
-        raise ValueError(f"index values must lie in [0, {n_rows}) (the cache holds {n_rows} rows), "
+    if n_rows is not None and index.numel() and (int(index.min()) < 0 or int(index.max()) >= n_rows):
+        raise ValueError(f"index values must lie in [0, {n_rows}) (there are {n_rows} batch rows), "
                          f"got min {int(index.min())}, max {int(index.max())}")
     return index.to(device=device, dtype=torch.long)
 
@@ -280,6 +328,8 @@ class KVCache:
     """
 
     def __init__(self, static: bool = False) -> None:
+        if not isinstance(static, bool):
+            raise TypeError(f"static must be a bool, got {type(static).__name__}")
         self.static = static
         self.k: torch.Tensor | None = None
         self.v: torch.Tensor | None = None
@@ -301,14 +351,22 @@ class KVCache:
                     or v.shape[-1] != self.v.shape[-1]:
                 raise ValueError(f"cannot append k {tuple(k.shape)} / v {tuple(v.shape)} to a cache holding "
                                  f"k {tuple(self.k.shape)} / v {tuple(self.v.shape)}")
+            if k.dtype != self.k.dtype or v.dtype != self.v.dtype:
+                raise TypeError(f"cannot append {k.dtype} keys / {v.dtype} values to a cache holding "
+                                f"{self.k.dtype} / {self.v.dtype}")
             self.k = torch.cat([self.k, k], dim=-2)
             self.v = torch.cat([self.v, v], dim=-2)
         return self.k, self.v
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` (beam search re-ranks its hypotheses every step)."""
+        index = _row_index(index, None if self.k is None else self.k.shape[0])
+        self._select(index)
+
+    def _select(self, index: torch.Tensor) -> None:
+        """:meth:`reorder` with an index already checked by :func:`_row_index`."""
         if self.k is not None:
-            index = _row_index(index, self.k.shape[0], self.k.device)
+            index = index.to(device=self.k.device, dtype=torch.long)
             self.k = self.k.index_select(0, index)
             self.v = self.v.index_select(0, index)
 
@@ -331,7 +389,10 @@ class MultiHeadAttention(nn.Module):
 
     ``mask`` is bool, True = may attend, broadcastable to ``(B, H, T_q, T_k)``: ``(T_q, T_k)``,
     ``(B, 1, 1, T_k)`` (see :func:`padding_mask`), ``(B, 1, T_q, T_k)`` or ``(B, H, T_q, T_k)``;
-    a 3-D mask is read as ``(B, T_q, T_k)`` (shared by the heads).
+    a 3-D mask is read as ``(B, T_q, T_k)`` (shared by the heads). A ``(B, T)`` keep-mask is not a
+    mask here: turn it into ``padding_mask(keep)`` (when ``B == T_q`` it would read as ``(T_q, T_k)``,
+    so that shape is refused). A query with every key masked gets zero weights (its output is then
+    the output projection's bias).
     """
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, bias: bool = True,
@@ -341,8 +402,7 @@ class MultiHeadAttention(nn.Module):
         check_positive_int(n_heads, "n_heads")
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        check_probability(dropout, "dropout", inclusive_high=False)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.kdim = d_model if kdim is None else check_positive_int(kdim, "kdim")
         self.vdim = d_model if vdim is None else check_positive_int(vdim, "vdim")
@@ -370,9 +430,14 @@ class MultiHeadAttention(nn.Module):
         if key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
             raise ValueError(f"key/value must have last dims {self.kdim}/{self.vdim}, "
                              f"got {tuple(key.shape)} and {tuple(value.shape)}")
-        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
-            raise ValueError(f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)} "
-                             "must share the batch size, and key/value the length")
+        if not key.shape[0] == value.shape[0] == query.shape[0]:
+            raise ValueError(f"query, key and value must share the batch size, got query {tuple(query.shape)}, "
+                             f"key {tuple(key.shape)} and value {tuple(value.shape)}")
+        if key.shape[1] != value.shape[1]:
+            raise ValueError(f"key and value must have the same length T_k, got key {tuple(key.shape)} "
+                             f"and value {tuple(value.shape)}")
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            _check_dtype(t, name, self.q_proj.weight)
         if cache is not None and not isinstance(cache, KVCache):
             raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
 

@@ -19,7 +19,8 @@ Score functions (Luong et al. 2015, §3.1 and Eq. 8; Graves et al. 2014 for the 
 
 Every score module maps ``query (..., T_q, d_q)`` and ``keys (..., T_k, d_k)`` to scores
 ``(..., T_q, T_k)``. Masks are boolean, **True = keep**; a query whose keys are all masked gets
-all-zero weights (not NaN).
+all-zero weights (not NaN) and so a zero context vector: a convention, documented in
+:func:`masked_softmax`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ import math
 import torch
 from torch import nn
 
-from coursekit.checks import check_positive_int, check_tensor
+from coursekit.attention.core import _check_dtype
+from coursekit.checks import (
+    check_bool_mask,
+    check_finite,
+    check_positive_float,
+    check_positive_int,
+    check_tensor,
+)
 
 __all__ = [
     "SCORE_FUNCTIONS",
@@ -55,6 +63,8 @@ def _check_query_keys(query: torch.Tensor, keys: torch.Tensor, same_dim: bool) -
     if query.dim() < 2 or keys.dim() < 2:
         raise ValueError("query and keys must have shape (..., T, d), "
                          f"got {tuple(query.shape)} and {tuple(keys.shape)}")
+    if query.dtype != keys.dtype:
+        raise TypeError(f"query and keys must share a dtype, got {query.dtype} and {keys.dtype}")
     if same_dim and query.shape[-1] != keys.shape[-1]:
         raise ValueError(f"this score needs query and keys of the same width, got query {tuple(query.shape)} "
                          f"and keys {tuple(keys.shape)} (use 'general' or 'additive' for different widths)")
@@ -93,6 +103,7 @@ class GeneralScore(nn.Module):
         if keys.shape[-1] != self.W.in_features or query.shape[-1] != self.W.out_features:
             raise ValueError(f"GeneralScore expects query width {self.W.out_features} and key width "
                              f"{self.W.in_features}, got {query.shape[-1]} and {keys.shape[-1]}")
+        _check_dtype(query, "query", self.W.weight)
         return query @ self.W(keys).transpose(-2, -1)  # (..., T_q, d_q) @ (..., d_q, T_k)
 
 
@@ -105,7 +116,7 @@ class AdditiveScore(nn.Module):
 
     def __init__(self, d_query: int, d_key: int, d_attn: int | None = None):
         super().__init__()
-        d_attn = d_attn or d_query
+        d_attn = d_query if d_attn is None else check_positive_int(d_attn, "d_attn")
         self.W_h = nn.Linear(check_positive_int(d_query, "d_query"), d_attn, bias=False)
         self.W_s = nn.Linear(check_positive_int(d_key, "d_key"), d_attn, bias=True)
         self.v = nn.Linear(d_attn, 1, bias=False)
@@ -115,6 +126,7 @@ class AdditiveScore(nn.Module):
         if query.shape[-1] != self.W_h.in_features or keys.shape[-1] != self.W_s.in_features:
             raise ValueError(f"AdditiveScore expects query width {self.W_h.in_features} and key width "
                              f"{self.W_s.in_features}, got {query.shape[-1]} and {keys.shape[-1]}")
+        _check_dtype(query, "query", self.W_h.weight)
         hidden = torch.tanh(self.W_h(query).unsqueeze(-2) + self.W_s(keys).unsqueeze(-3))  # (..., T_q, T_k, A)
         return self.v(hidden).squeeze(-1)  # (..., T_q, T_k)
 
@@ -128,9 +140,9 @@ class CosineScore(nn.Module):
 
     def __init__(self, scale: float = 10.0, learnable: bool = True, eps: float = 1e-8):
         super().__init__()
-        scale_t = torch.tensor(float(scale))
+        scale_t = torch.tensor(check_positive_float(scale, "scale"))
         self.scale = nn.Parameter(scale_t) if learnable else scale_t
-        self.eps = eps
+        self.eps = check_positive_float(eps, "eps")
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         _check_query_keys(query, keys, same_dim=True)
@@ -157,6 +169,7 @@ class LocationScore(nn.Module):
             raise ValueError(f"LocationScore was built for at most {self.max_len} source positions, got T_k = {T_k}")
         if query.shape[-1] != self.W_a.in_features:
             raise ValueError(f"LocationScore expects query width {self.W_a.in_features}, got {query.shape[-1]}")
+        _check_dtype(query, "query", self.W_a.weight)
         scores = self.W_a(query)[..., :T_k]  # (..., T_q, T_k)
         batch = torch.broadcast_shapes(query.shape[:-2], keys.shape[:-2])
         return scores.expand(*batch, query.shape[-2], T_k)
@@ -167,6 +180,8 @@ def make_score(name: str, d_query: int, d_key: int, *, d_attn: int | None = None
     """Build a score module by name (one of :data:`SCORE_FUNCTIONS`)."""
     if name not in SCORE_FUNCTIONS:
         raise ValueError(f"unknown score function {name!r}; expected one of {', '.join(SCORE_FUNCTIONS)}")
+    check_positive_int(d_query, "d_query")
+    check_positive_int(d_key, "d_key")
     if name in ("dot", "scaled_dot", "cosine") and d_query != d_key:
         raise ValueError(f"the {name!r} score needs d_query == d_key, got {d_query} and {d_key}")
     if name == "dot":
@@ -187,19 +202,21 @@ def make_score(name: str, d_query: int, d_key: int, *, d_attn: int | None = None
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """Softmax over the last axis, with masked positions (mask False) at weight 0.
 
-    ``mask`` (bool, True = keep) broadcasts to ``scores``. Rows with no kept position give zeros.
+    ``mask`` (bool, True = keep) broadcasts to ``scores`` (it may not make them larger).
+
+    Convention: a row with no kept position has no distribution; it gets all-zero weights (not NaN).
     """
     check_tensor(scores, "scores", floating=True)
     if mask is None:
         return torch.softmax(scores, dim=-1)
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a bool tensor (True = keep), got "
-                        f"{mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+    check_bool_mask(mask, "mask")
     try:
-        torch.broadcast_shapes(mask.shape, scores.shape)
+        shape = torch.broadcast_shapes(mask.shape, scores.shape)
     except RuntimeError:
+        shape = None
+    if shape != scores.shape:
         raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to "
-                         f"scores {tuple(scores.shape)}") from None
+                         f"scores {tuple(scores.shape)}")
     weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     return weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # all-masked rows: 0, not NaN
 
@@ -228,11 +245,18 @@ class RecurrentAttention(nn.Module):
         check_tensor(query, "query", ndim=(2, 3), floating=True)
         check_tensor(keys, "keys", ndim=3, floating=True)
         values = keys if values is None else check_tensor(values, "values", ndim=3, floating=True)
+        if keys.shape[1] == 0:
+            raise ValueError(f"keys must hold at least one position, got shape {tuple(keys.shape)}")
         if values.shape[:2] != keys.shape[:2]:
             raise ValueError(f"values must have shape (B, T_k, d_v) with (B, T_k) = {tuple(keys.shape[:2])}, "
                              f"got {tuple(values.shape)}")
+        if query.shape[0] != keys.shape[0]:
+            raise ValueError(f"query and keys must have the same batch size, got {tuple(query.shape)} and "
+                             f"{tuple(keys.shape)}")
         single = query.dim() == 2
         q = query.unsqueeze(1) if single else query                     # (B, T_q, d_q)
+        if mask is not None:
+            check_bool_mask(mask, "mask")
         if mask is not None and mask.dim() == 2:
             if mask.shape != keys.shape[:2]:
                 raise ValueError(f"a (B, T_k) mask must have shape {tuple(keys.shape[:2])}, got {tuple(mask.shape)}")
@@ -250,12 +274,19 @@ class LuongOutput(nn.Module):
 
     def __init__(self, d_context: int, d_hidden: int, vocab_size: int, d_out: int | None = None):
         super().__init__()
-        d_out = d_out or d_hidden
-        self.W_c = nn.Linear(check_positive_int(d_context, "d_context") + check_positive_int(d_hidden, "d_hidden"),
-                             d_out, bias=False)
+        self.d_context = check_positive_int(d_context, "d_context")
+        self.d_hidden = check_positive_int(d_hidden, "d_hidden")
+        d_out = d_hidden if d_out is None else check_positive_int(d_out, "d_out")
+        self.W_c = nn.Linear(d_context + d_hidden, d_out, bias=False)
         self.W_s = nn.Linear(d_out, check_positive_int(vocab_size, "vocab_size"))
 
     def forward(self, context: torch.Tensor, hidden: torch.Tensor):
+        check_tensor(context, "context", floating=True)
+        check_tensor(hidden, "hidden", floating=True)
+        for name, t, width in (("context", context, self.d_context), ("hidden", hidden, self.d_hidden)):
+            if t.dim() == 0 or t.shape[-1] != width:
+                raise ValueError(f"{name} must have last dim d_{name}={width}, got {tuple(t.shape)}")
+            _check_dtype(t, name, self.W_c.weight)
         if context.shape[:-1] != hidden.shape[:-1]:
             raise ValueError(f"context {tuple(context.shape)} and hidden {tuple(hidden.shape)} must agree "
                              "in every dim but the last")
@@ -270,6 +301,9 @@ def local_window_mask(centers: torch.Tensor, T_k: int, half_width: int) -> torch
     a predicted p_t); returns a bool mask (B, [T_q,] T_k). Combine it with the padding mask by ``&``.
     """
     check_tensor(centers, "centers", ndim=(1, 2))
+    if centers.dtype == torch.bool or centers.is_complex():
+        raise TypeError(f"centers must be a numeric tensor of positions, got {centers.dtype}")
+    check_finite(centers, "centers")
     check_positive_int(T_k, "T_k")
     if isinstance(half_width, bool) or not isinstance(half_width, int) or half_width < 0:
         raise ValueError(f"half_width must be a non-negative int, got {half_width!r}")

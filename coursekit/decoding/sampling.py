@@ -12,6 +12,9 @@ A language model gives logits z over the vocabulary; decoding turns them into on
 Filters work on logits and set the removed entries to ``-inf`` so that ``softmax`` renormalises
 over the kept set. Ties at the top-k boundary are all kept (the kept set does not depend on the
 order in which equal logits happen to be stored).
+
+Logits may hold ``-inf`` (a token that can never be drawn) but not NaN or ``+inf``, and every row
+needs at least one finite logit: otherwise the softmax is NaN and the draw is meaningless.
 """
 
 from __future__ import annotations
@@ -23,11 +26,45 @@ from coursekit.checks import check_tensor
 __all__ = ["apply_temperature", "top_k_filter", "top_p_filter", "filter_logits", "sample_next"]
 
 
+def _check_scores(scores: torch.Tensor, name: str) -> torch.Tensor:
+    """Scores over a vocabulary (logits or log-probabilities): no NaN, no ``+inf``, and at least one finite
+    value per row (``-inf`` marks a token that cannot be chosen). One reduction when all is well."""
+    finite = torch.isfinite(scores)
+    if bool(finite.all()):
+        return scores
+    n_nan, n_posinf = int(torch.isnan(scores).sum()), int(torch.isposinf(scores).sum())
+    if n_nan:
+        raise ValueError(f"{name} must not contain NaN, got {n_nan} NaN")
+    if n_posinf:
+        raise ValueError(f"{name} must not contain +inf, got {n_posinf}")
+    n_empty = int((~finite.any(dim=-1)).sum())
+    if n_empty:
+        raise ValueError(f"every row of {name} needs at least one finite value; "
+                         f"{n_empty} row{' is' if n_empty == 1 else 's are'} all -inf")
+    return scores
+
+
 def _check_logits(logits: torch.Tensor) -> torch.Tensor:
     check_tensor(logits, "logits", floating=True)
     if logits.dim() == 0 or logits.shape[-1] == 0:
         raise ValueError(f"logits must have a non-empty last (vocabulary) dimension, got shape {tuple(logits.shape)}")
-    return logits
+    if logits.numel() == 0:
+        raise ValueError(f"logits must hold at least one row, got shape {tuple(logits.shape)}")
+    return _check_scores(logits, "logits")
+
+
+def _check_top_k(k) -> None:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"top_k must be an int, got {type(k).__name__}")
+    if k <= 0:
+        raise ValueError(f"top_k must be positive, got {k}")
+
+
+def _check_top_p(p) -> None:
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"top_p must be a number, got {type(p).__name__}")
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"top_p must lie in (0, 1], got {p}")
 
 
 def apply_temperature(logits: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -46,10 +83,7 @@ def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
     ``k >= V`` keeps everything.
     """
     _check_logits(logits)
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"top_k must be an int, got {type(k).__name__}")
-    if k <= 0:
-        raise ValueError(f"top_k must be positive, got {k}")
+    _check_top_k(k)
     if k >= logits.shape[-1]:
         return logits
     kth = torch.topk(logits, k, dim=-1).values[..., -1:]                 # (..., 1) the k-th largest
@@ -64,10 +98,7 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
     ``p = 1`` keeps everything.
     """
     _check_logits(logits)
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
-        raise TypeError(f"top_p must be a number, got {type(p).__name__}")
-    if not 0.0 < p <= 1.0:
-        raise ValueError(f"top_p must lie in (0, 1], got {p}")
+    _check_top_p(p)
     if p == 1.0:
         return logits
     sorted_logits, order = torch.sort(logits, dim=-1, descending=True)
@@ -93,7 +124,8 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
                 top_p: float | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
     """Draw the next token id from logits of shape (B, V) (or (V,)); returns (B,) (or a 0-d tensor).
 
-    ``temperature=0`` means greedy (argmax). A seeded ``generator`` makes the draw reproducible.
+    ``temperature=0`` means greedy (argmax); ``top_k`` / ``top_p`` are still checked (and cannot change
+    the argmax). A seeded ``generator`` makes the draw reproducible.
     """
     _check_logits(logits)
     if logits.dim() > 2:
@@ -101,6 +133,10 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     if temperature == 0:
+        if top_k is not None:
+            _check_top_k(top_k)
+        if top_p is not None:
+            _check_top_p(top_p)
         return logits.argmax(dim=-1)
     filtered = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
     probs = torch.softmax(filtered.float(), dim=-1)

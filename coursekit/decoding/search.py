@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from coursekit.checks import check_positive_int, check_tensor
+from coursekit.decoding.sampling import _check_scores
 
 __all__ = ["SearchResult", "greedy_search", "beam_search", "beam_search_step", "reorder_state"]
 
@@ -54,22 +55,40 @@ class SearchResult:
 
 
 def reorder_state(state: Any, index: torch.Tensor) -> Any:
-    """Select rows ``index`` (dim 0) of every tensor in a nested tuple / list / dict state."""
+    """Select rows ``index`` (dim 0) of every tensor in a nested tuple / list / dict state.
+
+    ``index`` is a 1-D integer tensor; each of its values must be a row of every tensor in the state.
+    """
+    if not isinstance(index, torch.Tensor):
+        raise TypeError(f"index must be a 1-D integer tensor of rows, got {type(index).__name__}")
+    if index.dim() != 1 or index.is_floating_point() or index.is_complex() or index.dtype == torch.bool:
+        raise TypeError(f"index must be a 1-D integer tensor of rows, got {index.dtype} {tuple(index.shape)}")
+    lo, hi = (int(index.min()), int(index.max())) if index.numel() else (0, -1)
+    return _reorder(state, index.long(), lo, hi)
+
+
+def _reorder(state: Any, index: torch.Tensor, lo: int, hi: int) -> Any:
+    """:func:`reorder_state` once ``index`` is checked; ``lo``/``hi`` are its smallest and largest values."""
     if state is None:
         return None
     if isinstance(state, torch.Tensor):
+        if lo < 0 or hi >= state.shape[0]:
+            raise ValueError(f"index values must lie in [0, {state.shape[0]}) (the rows of a state tensor of "
+                             f"shape {tuple(state.shape)}), got min {lo}, max {hi}")
         return state.index_select(0, index.to(state.device))
     if isinstance(state, tuple):
-        return tuple(reorder_state(s, index) for s in state)
+        return tuple(_reorder(s, index, lo, hi) for s in state)
     if isinstance(state, list):
-        return [reorder_state(s, index) for s in state]
+        return [_reorder(s, index, lo, hi) for s in state]
     if isinstance(state, dict):
-        return {k: reorder_state(v, index) for k, v in state.items()}
+        return {k: _reorder(v, index, lo, hi) for k, v in state.items()}
     raise TypeError(f"cannot reorder a state of type {type(state).__name__}; "
                     "use tensors in tuples/lists/dicts or pass reorder_state=")
 
 
-def _check_common(batch_size, bos_id, eos_id, max_len) -> None:
+def _check_common(step, batch_size, bos_id, eos_id, max_len) -> None:
+    if not callable(step):
+        raise TypeError(f"step must be a function step(prefix, state), got {type(step).__name__}")
     check_positive_int(batch_size, "batch_size")
     check_positive_int(max_len, "max_len")
     for value, name in ((bos_id, "bos_id"), (eos_id, "eos_id")):
@@ -77,7 +96,7 @@ def _check_common(batch_size, bos_id, eos_id, max_len) -> None:
             raise TypeError(f"{name} must be a non-negative int, got {value!r}")
 
 
-def _next_log_probs(step: StepFn, prefix: torch.Tensor, state: Any, n: int, eos_id: int):
+def _next_log_probs(step: StepFn, prefix: torch.Tensor, state: Any, n: int, bos_id: int, eos_id: int):
     out = step(prefix, state)
     if not (isinstance(out, tuple) and len(out) == 2):
         raise TypeError("step(prefix, state) must return a pair (log_probs (N, V), new_state), "
@@ -87,9 +106,16 @@ def _next_log_probs(step: StepFn, prefix: torch.Tensor, state: Any, n: int, eos_
     if scores.shape[0] != n:
         raise ValueError(f"step returned log_probs for {scores.shape[0]} rows, expected N = {n} "
                          f"(shape {tuple(scores.shape)})")
-    if eos_id >= scores.shape[1]:
-        raise ValueError(f"eos_id={eos_id} is outside the vocabulary of size {scores.shape[1]}")
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        if value >= scores.shape[1]:
+            raise ValueError(f"{name}={value} is outside the vocabulary of size {scores.shape[1]}")
+    _check_scores(scores, "step log_probs")
     return torch.log_softmax(scores.float(), dim=-1), state  # (N, V)
+
+
+def _check_length_penalty(length_penalty) -> None:
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or not length_penalty >= 0:
+        raise ValueError(f"length_penalty must be a number ≥ 0, got {length_penalty!r}")
 
 
 def _strip(seq: list[int], eos_id: int) -> tuple[list[int], bool]:
@@ -102,12 +128,12 @@ def _strip(seq: list[int], eos_id: int) -> tuple[list[int], bool]:
 def greedy_search(step: StepFn, state: Any, *, batch_size: int, bos_id: int, eos_id: int, max_len: int,
                   device: torch.device | str | None = None) -> SearchResult:
     """Feed back the arg-max token until every sentence has produced ``<eos>`` or ``max_len`` tokens."""
-    _check_common(batch_size, bos_id, eos_id, max_len)
+    _check_common(step, batch_size, bos_id, eos_id, max_len)
     prefix = torch.full((batch_size, 1), bos_id, dtype=torch.long, device=device)  # (B, 1)
     scores = torch.zeros(batch_size, device=device)
     finished = torch.zeros(batch_size, dtype=torch.bool, device=device)
     for _ in range(max_len):
-        log_probs, state = _next_log_probs(step, prefix, state, batch_size, eos_id)  # (B, V)
+        log_probs, state = _next_log_probs(step, prefix, state, batch_size, bos_id, eos_id)  # (B, V)
         best_lp, best = log_probs.max(dim=-1)                                       # (B,), (B,)
         best = torch.where(finished, torch.full_like(best, eos_id), best)           # finished: pad with <eos>
         scores = scores + torch.where(finished, torch.zeros_like(best_lp), best_lp)
@@ -139,11 +165,15 @@ def beam_search_step(scores: torch.Tensor, log_probs: torch.Tensor, beam_size: i
                          f"got {tuple(scores.shape)}")
     if beam_size > k * V:
         raise ValueError(f"beam_size={beam_size} exceeds the k*V = {k * V} candidates")
+    _check_length_penalty(length_penalty)
     candidates = scores[:, :, None] + log_probs                               # (B, k, V)
     rank = candidates
     if length_penalty:
         if lengths is None:
             raise ValueError("length_penalty needs the candidates' lengths (B, k)")
+        check_tensor(lengths, "lengths")
+        if lengths.shape != (B, k):
+            raise ValueError(f"lengths must have shape (B, k) = {(B, k)}, got {tuple(lengths.shape)}")
         rank = candidates / lengths.to(candidates.dtype).clamp(min=1)[:, :, None] ** length_penalty
     _, flat = rank.reshape(B, k * V).topk(beam_size, dim=-1)                  # (B, k')
     new_scores = candidates.reshape(B, k * V).gather(1, flat)
@@ -160,10 +190,11 @@ def beam_search(step: StepFn, state: Any, *, batch_size: int, bos_id: int, eos_i
     ``state`` holds ``batch_size`` rows; it is expanded to ``batch_size * beam_size`` rows (sentence-major:
     row ``b * k + i`` is beam ``i`` of sentence ``b``) with ``reorder``. See the module docstring.
     """
-    _check_common(batch_size, bos_id, eos_id, max_len)
+    _check_common(step, batch_size, bos_id, eos_id, max_len)
     check_positive_int(beam_size, "beam_size")
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or length_penalty < 0:
-        raise ValueError(f"length_penalty must be a number ≥ 0, got {length_penalty!r}")
+    _check_length_penalty(length_penalty)
+    if not callable(reorder):
+        raise TypeError(f"reorder must be a function reorder(state, index), got {type(reorder).__name__}")
     B, k = batch_size, beam_size
     state = reorder(state, torch.arange(B, device=device).repeat_interleave(k))
     prefix = torch.full((B * k, 1), bos_id, dtype=torch.long, device=device)   # (B*k, 1)
@@ -172,7 +203,7 @@ def beam_search(step: StepFn, state: Any, *, batch_size: int, bos_id: int, eos_i
     finished = torch.zeros(B, k, dtype=torch.bool, device=device)
     lengths = torch.zeros(B, k, dtype=torch.long, device=device)
     for _ in range(max_len):
-        log_probs, state = _next_log_probs(step, prefix, state, B * k, eos_id)
+        log_probs, state = _next_log_probs(step, prefix, state, B * k, bos_id, eos_id)
         V = log_probs.shape[-1]
         log_probs = log_probs.view(B, k, V)
         if bool(finished.any()):                # a finished beam only "extends" by <eos> at no cost

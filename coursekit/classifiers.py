@@ -21,7 +21,16 @@ from collections.abc import Sequence
 import torch
 import torch.nn as nn
 
-from coursekit.checks import check_positive_int, check_probability, check_tensor, check_token_ids
+from coursekit.checks import (
+    check_bool_mask,
+    check_choice,
+    check_finite,
+    check_int_sequence,
+    check_positive_int,
+    check_probability,
+    check_tensor,
+    check_token_ids,
+)
 
 __all__ = ["masked_mean", "masked_max", "word_dropout", "BOW", "CBOW", "DAN", "KimCNN",
            "init_embeddings", "classifier"]
@@ -41,8 +50,24 @@ def _check_batch(ids: torch.Tensor, mask: torch.Tensor, vocab_size: int) -> None
         raise ValueError(f"every sentence needs at least one token; rows {empty[:5]} are all padding")
 
 
+def _check_pooling(x: torch.Tensor, mask: torch.Tensor) -> None:
+    check_tensor(x, "x", ndim=3, floating=True)
+    check_bool_mask(mask, "mask", x.shape[:2])
+
+
+def _check_pad_id(pad_id: int, vocab_size: int) -> None:
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+        raise TypeError(f"pad_id must be an int, got {type(pad_id).__name__}")
+    if not 0 <= pad_id < vocab_size:
+        raise ValueError(f"pad_id must lie in [0, {vocab_size}), got {pad_id}")
+
+
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Average of ``x`` (B, T, d) over the real positions of ``mask`` (B, T) → (B, d)."""
+    """Average of ``x`` (B, T, d) over the real positions of ``mask`` (B, T) → (B, d).
+
+    A row without any real position averages nothing and gives zeros.
+    """
+    _check_pooling(x, mask)
     m = mask.unsqueeze(-1).to(x.dtype)                                 # (B, T, 1)
     return (x * m).sum(1) / m.sum(1).clamp(min=1.0)
 
@@ -51,7 +76,13 @@ def masked_max(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Max over time of ``x`` (B, T, d) at the real positions of ``mask`` (B, T) → (B, d).
 
     Padding is filled with −∞ before the max, so it can never win (Kim 2014's max-over-time pooling).
+    Every row needs at least one real position (its max would be −∞).
     """
+    _check_pooling(x, mask)
+    empty = ~mask.any(dim=1)
+    if empty.any():
+        rows = torch.nonzero(empty).flatten().tolist()
+        raise ValueError(f"mask rows {rows[:5]} have no real position: their max would be -inf")
     return x.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(dim=1).values
 
 
@@ -60,6 +91,9 @@ def word_dropout(mask: torch.Tensor, p: float, generator: torch.Generator | None
 
     Returns a new mask (B, T). A sentence that would lose every token keeps its original mask.
     """
+    check_bool_mask(mask, "mask")
+    check_tensor(mask, "mask", ndim=2)
+    check_probability(p, "p", inclusive_high=False)
     if p == 0.0:
         return mask
     keep = torch.rand(mask.shape, generator=generator, device="cpu").to(mask.device) >= p
@@ -78,6 +112,7 @@ class BOW(nn.Module):
         super().__init__()
         check_positive_int(vocab_size, "vocab_size")
         check_positive_int(n_classes, "n_classes")
+        _check_pad_id(pad_id, vocab_size)
         self.vocab_size = vocab_size
         self.embed = nn.Embedding(vocab_size, n_classes, padding_idx=pad_id)   # (V, C) word → class scores
         nn.init.zeros_(self.embed.weight)
@@ -97,8 +132,9 @@ class CBOW(nn.Module):
         super().__init__()
         check_positive_int(vocab_size, "vocab_size")
         check_positive_int(embed_dim, "embed_dim")
-        if pooling not in ("mean", "sum"):
-            raise ValueError(f"pooling must be 'mean' or 'sum', got {pooling!r}")
+        check_positive_int(n_classes, "n_classes")
+        check_choice(pooling, "pooling", ["mean", "sum"])
+        _check_pad_id(pad_id, vocab_size)
         self.vocab_size, self.pooling = vocab_size, pooling
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         self.out = nn.Linear(embed_dim, n_classes)
@@ -124,14 +160,14 @@ class DAN(nn.Module):
         super().__init__()
         check_positive_int(vocab_size, "vocab_size")
         check_positive_int(embed_dim, "embed_dim")
+        check_positive_int(n_classes, "n_classes")
         check_positive_int(hidden, "hidden")
-        if not isinstance(n_layers, int) or n_layers < 1:
-            raise ValueError(f"n_layers must be an int ≥ 1, got {n_layers!r}")
+        check_positive_int(n_layers, "n_layers")
         check_probability(dropout, "dropout", inclusive_high=False)
         check_probability(word_dropout, "word_dropout", inclusive_high=False)
         acts = {"relu": nn.ReLU, "tanh": nn.Tanh}
-        if activation not in acts:
-            raise ValueError(f"activation must be one of {sorted(acts)}, got {activation!r}")
+        check_choice(activation, "activation", sorted(acts))
+        _check_pad_id(pad_id, vocab_size)
         self.vocab_size, self.word_dropout = vocab_size, word_dropout
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         layers: list[nn.Module] = []
@@ -165,10 +201,15 @@ class KimCNN(nn.Module):
         super().__init__()
         check_positive_int(vocab_size, "vocab_size")
         check_positive_int(embed_dim, "embed_dim")
+        check_positive_int(n_classes, "n_classes")
         check_positive_int(n_filters, "n_filters")
-        if not widths or any(not isinstance(h, int) or h < 1 for h in widths):
-            raise ValueError(f"widths must be a non-empty list of positive ints, got {widths!r}")
+        widths = check_int_sequence(widths, "widths")
+        if not widths:
+            raise ValueError("widths must not be empty: give at least one filter width, e.g. (3, 4, 5)")
+        if min(widths) < 1:
+            raise ValueError(f"widths must be positive, got {tuple(widths)}")
         check_probability(dropout, "dropout", inclusive_high=False)
+        _check_pad_id(pad_id, vocab_size)
         self.vocab_size, self.widths = vocab_size, tuple(widths)
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         self.convs = nn.ModuleList(nn.Conv1d(embed_dim, n_filters, h, padding=h - 1) for h in self.widths)
@@ -207,9 +248,18 @@ def init_embeddings(embedding: nn.Embedding, itos: Sequence[str], word_vectors, 
     """
     if not isinstance(embedding, nn.Embedding):
         raise TypeError(f"embedding must be an nn.Embedding, got {type(embedding).__name__}")
+    if isinstance(itos, str) or not isinstance(itos, Sequence):
+        raise TypeError(f"itos must be a list of words, got {type(itos).__name__}")
     if len(itos) != embedding.num_embeddings:
         raise ValueError(f"itos has {len(itos)} words but the embedding has {embedding.num_embeddings} rows")
+    if not (hasattr(word_vectors, "stoi") and hasattr(word_vectors, "vectors")):
+        raise TypeError(f"word_vectors must have .stoi and .vectors (e.g. a coursekit.embeddings.WordVectors), "
+                        f"got {type(word_vectors).__name__}")
     vectors = torch.as_tensor(word_vectors.vectors, dtype=embedding.weight.dtype)
+    check_tensor(vectors, "word_vectors.vectors", ndim=2)
+    check_finite(vectors, "word_vectors.vectors")
+    if len(word_vectors.stoi) != vectors.shape[0]:
+        raise ValueError(f"word_vectors has {len(word_vectors.stoi)} words but {vectors.shape[0]} vectors")
     if vectors.shape[1] != embedding.embedding_dim:
         raise ValueError(f"pretrained vectors have dimension {vectors.shape[1]}, the embedding "
                          f"{embedding.embedding_dim}; build the model with embed_dim={vectors.shape[1]}")
@@ -237,8 +287,7 @@ def classifier(kind: str, vocab_size: int, *, embed_dim: int = 100, n_classes: i
                **kwargs) -> nn.Module:
     """Build one of the four models by name: ``"bow"``, ``"cbow"``, ``"dan"``, ``"cnn"``."""
     kinds = {"bow": BOW, "cbow": CBOW, "dan": DAN, "cnn": KimCNN}
-    if kind not in kinds:
-        raise ValueError(f"kind must be one of {sorted(kinds)}, got {kind!r}")
+    check_choice(kind, "kind", sorted(kinds))
     if kind == "bow":
         return BOW(vocab_size, n_classes, pad_id=pad_id, **kwargs)
     return kinds[kind](vocab_size, embed_dim, n_classes, pad_id=pad_id, **kwargs)

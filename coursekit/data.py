@@ -176,11 +176,16 @@ def cache_dir() -> Path:
 
 
 def sha256_bytes(data: bytes) -> str:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__} (encode it first)")
     return hashlib.sha256(data).hexdigest()
 
 
 def sha256_file(path: Path) -> str:
     """sha256 of a file's content; ``.gz`` files are hashed after decompression."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no file at {path}")
     h = hashlib.sha256()
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as fh:
@@ -351,7 +356,7 @@ def load_wikitext2(kind: str = "tokens"):
     from datasets import Dataset, DatasetDict
 
     if kind not in ("tokens", "raw"):
-        raise ValueError(f"kind must be 'tokens' or 'raw', got {kind!r}")
+        raise ValueError(f"kind must be one of ['tokens', 'raw'], got {kind!r}")
     return DatasetDict({
         split: Dataset.from_dict({"text": read_text("wikitext-2", f"wiki.{name}.{kind}").splitlines()})
         for split, name in (("validation", "valid"), ("test", "test"))
@@ -439,6 +444,8 @@ def _cli(argv: list[str] | None = None) -> int:
 def copy_to_cache(corpus_name: str, filename: str, source: Path) -> Path:
     """Put a file you obtained by other means into the cache after verifying its hash."""
     spec = corpus(corpus_name).file(filename)
+    if not Path(source).is_file():
+        raise FileNotFoundError(f"no file at {source}")
     _verify(Path(source), spec.sha256, corpus_name)
     target = cache_dir() / corpus_name / filename
     target.parent.mkdir(parents=True, exist_ok=True)

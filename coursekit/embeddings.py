@@ -19,6 +19,7 @@ Finkelstein et al. 2002), always with the *coverage* (the share of questions in 
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from coursekit.checks import check_positive_int, check_tensor, check_token_ids
+from coursekit.checks import (
+    check_choice,
+    check_finite,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+    check_size,
+    check_tensor,
+    check_token_ids,
+)
 from coursekit.text import Vocab
 
 __all__ = [
@@ -43,6 +53,13 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- vocabulary
+
+
+def _check_finite_array(a: np.ndarray, name: str) -> None:
+    """``check_finite`` for a numpy array (the same message, without a copy into torch)."""
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        n_nan, n_inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+        raise ValueError(f"{name} must be finite, got {n_nan} NaN and {n_inf} infinite values")
 
 
 def _check_sentences(sentences, name: str = "sentences") -> None:
@@ -73,6 +90,8 @@ def build_vocab(sentences: Sequence[Sequence[str]], *, min_count: int = 5, max_s
 def encode_sentences(sentences: Sequence[Sequence[str]], vocab: Vocab) -> list[np.ndarray]:
     """Tokens → id arrays, *dropping* out-of-vocabulary words (word2vec's convention)."""
     _check_sentences(sentences)
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"vocab must be a coursekit.text.Vocab, got {type(vocab).__name__}")
     stoi = vocab.stoi
     return [np.array([stoi[t] for t in s if t in stoi], dtype=np.int64) for s in sentences]
 
@@ -82,7 +101,12 @@ def _flatten(id_sentences: Sequence[Sequence[int]], vocab_size: int) -> tuple[np
     if isinstance(id_sentences, (str, np.ndarray, torch.Tensor)) or not isinstance(id_sentences, Sequence):
         raise TypeError("expected a list of id sequences (one per sentence), "
                         f"got {type(id_sentences).__name__}")
-    arrays = [np.asarray(s, dtype=np.int64).reshape(-1) for s in id_sentences]
+    arrays = []
+    for i, s in enumerate(id_sentences):
+        a = np.asarray(s).reshape(-1)
+        if a.size and a.dtype.kind not in "iu":         # floats are refused, never truncated to ids
+            raise TypeError(f"id_sentences[{i}] must hold integer word ids, got {a.dtype}")
+        arrays.append(a.astype(np.int64))
     ids = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
         raise ValueError(f"word ids must lie in [0, {vocab_size}), got values in [{ids.min()}, {ids.max()}]")
@@ -102,8 +126,7 @@ def cooccurrence_matrix(id_sentences: Sequence[Sequence[int]], vocab_size: int, 
     """
     check_positive_int(vocab_size, "vocab_size")
     check_positive_int(window, "window")
-    if weighting not in ("uniform", "harmonic"):
-        raise ValueError(f"weighting must be 'uniform' or 'harmonic', got {weighting!r}")
+    check_choice(weighting, "weighting", ["uniform", "harmonic"])
     ids, sid = _flatten(id_sentences, vocab_size)
     rows, cols, vals = [], [], []
     for d in range(1, window + 1):
@@ -133,8 +156,11 @@ def ppmi(C, *, alpha: float = 1.0):
     """
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 1:
         raise ValueError(f"alpha must be a number in (0, 1], got {alpha!r}")
+    if not (sp.issparse(C) or isinstance(C, torch.Tensor)):
+        raise TypeError(f"C must be a torch.Tensor or a scipy.sparse matrix, got {type(C).__name__}")
     if sp.issparse(C):
         C = sp.csr_matrix(C, dtype=np.float64)
+        _check_finite_array(C.data, "C")
         if C.ndim != 2 or (C.data < 0).any():
             raise ValueError("C must be a 2-D matrix of non-negative counts")
         total = C.sum()
@@ -149,6 +175,7 @@ def ppmi(C, *, alpha: float = 1.0):
         out.eliminate_zeros()
         return out
     check_tensor(C, "C", ndim=2, floating=True)
+    check_finite(C, "C")
     if (C < 0).any():
         raise ValueError("C must hold non-negative counts, found negative entries")
     total = C.sum()
@@ -170,10 +197,14 @@ def svd_vectors(M, dim: int, *, power: float = 0.5, seed: int = 0) -> np.ndarray
     each sign is fixed so that the largest-magnitude entry of every column of U is positive.
     """
     check_positive_int(dim, "dim")
+    check_positive_float(power, "power", allow_zero=True)
     if isinstance(M, torch.Tensor):
         M = M.detach().cpu().double().numpy()
-    if not (sp.issparse(M) or isinstance(M, np.ndarray)) or M.ndim != 2:
+    if not (sp.issparse(M) or isinstance(M, np.ndarray)):
         raise TypeError(f"M must be a 2-D matrix (tensor, array or scipy.sparse), got {type(M).__name__}")
+    if M.ndim != 2:
+        raise ValueError(f"M must be a 2-D matrix, got shape {M.shape}")
+    _check_finite_array(M.data if sp.issparse(M) else M, "M")
     if dim >= min(M.shape):
         raise ValueError(f"dim={dim} must be smaller than min(M.shape)={min(M.shape)}")
     from scipy.sparse.linalg import svds
@@ -189,6 +220,22 @@ def svd_vectors(M, dim: int, *, power: float = 0.5, seed: int = 0) -> np.ndarray
 # --------------------------------------------------------------------------- skip-gram with negative sampling
 
 
+def _check_counts(counts) -> np.ndarray:
+    """Word counts: a 1-D array of finite, non-negative numbers with a positive sum."""
+    counts = np.asarray(counts)
+    if counts.dtype.kind not in "iuf":
+        raise TypeError(f"counts must hold numbers, got {counts.dtype}")
+    if counts.ndim != 1:
+        raise ValueError(f"counts must be a 1-D array of word counts, got shape {counts.shape}")
+    counts = counts.astype(np.float64)
+    _check_finite_array(counts, "counts")
+    if counts.size and counts.min() < 0:
+        raise ValueError(f"counts must hold non-negative word counts, got min {counts.min():g}")
+    if not counts.sum() > 0:
+        raise ValueError("counts must have a positive sum (at least one word seen)")
+    return counts
+
+
 def keep_probabilities(counts, *, sample: float = 1e-3) -> np.ndarray:
     """Probability of *keeping* each occurrence of a word when subsampling frequent words.
 
@@ -197,11 +244,8 @@ def keep_probabilities(counts, *, sample: float = 1e-3) -> np.ndarray:
     keep probability (sqrt(f / t) + 1) · t / f, which we follow (clipped to 1) so that our trainer
     and gensim see the same data. ``sample = 0`` disables subsampling.
     """
-    counts = np.asarray(counts, dtype=np.float64)
-    if counts.ndim != 1 or (counts < 0).any():
-        raise ValueError("counts must be a 1-D array of non-negative word counts")
-    if not isinstance(sample, (int, float)) or sample < 0:
-        raise ValueError(f"sample must be a non-negative threshold t, got {sample!r}")
+    counts = _check_counts(counts)
+    check_positive_float(sample, "sample", allow_zero=True)
     if sample == 0:
         return np.ones_like(counts)
     f = counts / counts.sum()
@@ -212,9 +256,8 @@ def keep_probabilities(counts, *, sample: float = 1e-3) -> np.ndarray:
 
 def noise_distribution(counts, *, power: float = 0.75) -> torch.Tensor:
     """Noise distribution for negative samples: P_n(w) ∝ count(w)^0.75 (Mikolov et al. 2013, §2.2)."""
-    counts = torch.as_tensor(np.asarray(counts), dtype=torch.float64)
-    if counts.dim() != 1 or (counts < 0).any() or counts.sum() <= 0:
-        raise ValueError("counts must be a 1-D tensor of non-negative counts with a positive sum")
+    counts = torch.from_numpy(_check_counts(counts))
+    check_positive_float(power, "power", allow_zero=True)
     p = counts**power
     return p / p.sum()
 
@@ -230,13 +273,18 @@ def skipgram_pairs(id_sentences: Sequence[Sequence[int]], vocab_size: int, *, wi
        at distance ≤ b on both sides, which weights near contexts more.
     Pairs never cross sentence boundaries. Returns two int64 arrays of equal length.
     """
+    check_positive_int(vocab_size, "vocab_size")
     check_positive_int(window, "window")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
     rng = rng if rng is not None else np.random.default_rng(0)
     ids, sid = _flatten(id_sentences, vocab_size)
     if keep_prob is not None:
         keep_prob = np.asarray(keep_prob)
         if keep_prob.shape != (vocab_size,):
             raise ValueError(f"keep_prob must have shape ({vocab_size},), got {keep_prob.shape}")
+        if not ((keep_prob >= 0) & (keep_prob <= 1)).all():               # NaN fails both tests
+            raise ValueError("keep_prob must hold probabilities in [0, 1] (see keep_probabilities)")
         kept = rng.random(ids.size) < keep_prob[ids]
         ids, sid = ids[kept], sid[kept]
     b = rng.integers(1, window + 1, size=ids.size) if dynamic_window else np.full(ids.size, window)
@@ -268,7 +316,12 @@ def sgns_loss(v_c: torch.Tensor, u_o: torch.Tensor, u_neg: torch.Tensor) -> torc
                          f"{tuple(u_o.shape)}, {tuple(u_neg.shape)}")
     pos = F.logsigmoid((u_o * v_c).sum(-1))                                    # (B,)
     neg = F.logsigmoid(-(u_neg * v_c.unsqueeze(1)).sum(-1))                    # (B, K)
-    return -(pos + neg.sum(-1))
+    loss = -(pos + neg.sum(-1))
+    if not bool(torch.isfinite(loss).all()):         # checking the (B,) result is cheaper than the inputs
+        for name, t in (("v_c", v_c), ("u_o", u_o), ("u_neg", u_neg)):
+            check_finite(t, name)
+        raise ValueError("the SGNS loss overflowed: the scores u · v are too large to be finite")
+    return loss
 
 
 class SkipGramNS(nn.Module):
@@ -331,6 +384,14 @@ def sgns_sgd_step(model: SkipGramNS, center: torch.Tensor, targets: torch.Tensor
     exactly ``loss.sum().backward()`` followed by ``torch.optim.SGD`` (tested), without autograd's and
     sparse tensors' overhead. Returns the summed loss before the update.
     """
+    if not isinstance(model, SkipGramNS):
+        raise TypeError(f"model must be a SkipGramNS, got {type(model).__name__}")
+    check_token_ids(center, "center", model.vocab_size)
+    check_tensor(center, "center", ndim=1)
+    check_token_ids(targets, "targets", model.vocab_size)
+    check_tensor(targets, "targets", ndim=2)
+    check_size(targets, "targets", 0, center.shape[0], "one row per center")
+    check_positive_float(lr, "lr")
     W_in, W_out = model.in_embed.weight, model.out_embed.weight
     B, K1 = targets.shape
     flat = targets.reshape(-1)
@@ -366,14 +427,16 @@ def train_sgns(id_sentences: Sequence[Sequence[int]], counts, *, dim: int = 100,
     they give (on a busy shared machine, 10× more), so training runs on 1 thread by default; the
     previous setting is restored afterwards. ``None`` leaves torch's setting alone.
     """
-    counts = np.asarray(counts)
-    V = counts.shape[0] if counts.ndim == 1 else 0
-    check_positive_int(V, "len(counts)")
+    counts = _check_counts(counts)
+    V = counts.shape[0]
     for name, value in (("dim", dim), ("window", window), ("negative", negative), ("epochs", epochs),
-                        ("batch_size", batch_size)):
+                        ("batch_size", batch_size), ("log_every", log_every)):
         check_positive_int(value, name)
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr}")
+    check_positive_float(lr, "lr")
+    check_probability(min_lr, "min_lr")
+    check_positive_float(sample, "sample", allow_zero=True)
+    if cpu_threads is not None:
+        check_positive_int(cpu_threads, "cpu_threads")
     device = torch.device(device) if device is not None else torch.device("cpu")
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -400,6 +463,9 @@ def _train_sgns(id_sentences, counts, V, *, dim, window, negative, epochs, lr, m
     for epoch in range(epochs):
         centers, contexts = skipgram_pairs(id_sentences, V, window=window, keep_prob=keep, rng=rng)
         if total is None:  # the linear decay needs the number of pairs: estimate it from epoch 1
+            if centers.size == 0:
+                raise ValueError(f"the corpus gives no (center, context) pairs: every sentence has fewer than 2 "
+                                 f"words left after subsampling (sample={sample}); give longer sentences")
             total = centers.size * epochs
         perm = rng.permutation(centers.size)
         centers = torch.from_numpy(centers[perm])
@@ -443,11 +509,17 @@ class WordVectors:
     """
 
     def __init__(self, itos: Sequence[str], vectors):
+        if isinstance(itos, str) or not isinstance(itos, Sequence):
+            raise TypeError(f"itos must be a list of words, got {type(itos).__name__}")
+        for w in itos:
+            if not isinstance(w, str):
+                raise TypeError(f"itos must hold str words, got {w!r} ({type(w).__name__})")
         if isinstance(vectors, torch.Tensor):
             vectors = vectors.detach().cpu().numpy()
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(itos):
             raise ValueError(f"vectors must have shape (len(itos)={len(itos)}, d), got {vectors.shape}")
+        _check_finite_array(vectors, "vectors")
         if len(set(itos)) != len(itos):
             raise ValueError("itos must not contain duplicate words")
         self.itos = list(itos)
@@ -479,8 +551,13 @@ class WordVectors:
         return float(self.unit[self.index(w1)] @ self.unit[self.index(w2)])
 
     def nearest(self, query, k: int = 10, *, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
-        """The ``k`` words with the highest cosine to ``query`` (a word — itself excluded — or a vector)."""
+        """The ``k`` words with the highest cosine to ``query`` (a word — itself excluded — or a vector).
+
+        ``k`` may not exceed the number of candidate words (the vocabulary less the excluded words).
+        """
         check_positive_int(k, "k")
+        if isinstance(exclude, str):
+            raise TypeError(f"exclude must be a list of words, got str ({exclude!r}; write [{exclude!r}])")
         excluded = {self.index(w) for w in exclude}
         if isinstance(query, str):
             excluded.add(self.index(query))
@@ -489,7 +566,12 @@ class WordVectors:
             q = np.asarray(query, dtype=np.float32).reshape(-1)
             if q.shape[0] != self.dim:
                 raise ValueError(f"query vector must have {self.dim} dimensions, got {q.shape[0]}")
+            if not np.isfinite(q).all():
+                raise ValueError("query vector must be finite, got NaN or infinite values")
             q = q / max(np.linalg.norm(q), 1e-12)
+        if k > len(self) - len(excluded):
+            raise ValueError(f"k={k} is more than the {len(self) - len(excluded)} candidate words "
+                             f"({len(self)} words, {len(excluded)} excluded)")
         sims = self.unit @ q                                  # (V,)
         sims[list(excluded)] = -np.inf
         top = np.argsort(-sims)[:k]
@@ -536,9 +618,15 @@ class WordVectors:
         text = vocab.read_text()
         if "vocab_sha256" in meta and meta["vocab_sha256"] != _sha256_text(text):
             raise ValueError(f"{vocab} does not belong to {st} (its hash differs from the one the vectors recorded)")
-        vectors = load_file(str(st))["vectors"].float()
-        itos = json.loads(text)
-        return cls(itos, vectors)
+        tensors = load_file(str(st))
+        if "vectors" not in tensors:
+            raise ValueError(f"{st} holds no 'vectors' tensor: not word vectors saved by WordVectors.save "
+                             f"(it holds {sorted(tensors)})")
+        try:
+            itos = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{vocab} is not a JSON list of words ({exc}); re-run notebook 01") from None
+        return cls(itos, tensors["vectors"].float())
 
 
 def _sha256_text(text: str) -> str:
@@ -547,17 +635,40 @@ def _sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _check_word_vectors(wv) -> None:
+    if not isinstance(wv, WordVectors):
+        raise TypeError(f"wv must be a WordVectors, got {type(wv).__name__}")
+
+
+def _check_question(item, i: int, size: int, name: str, shape: str) -> tuple:
+    """One evaluation item: a tuple of ``size`` entries whose words (all but a similarity score) are str."""
+    item = tuple(item) if not isinstance(item, str) else (item,)
+    if len(item) != size:
+        raise ValueError(f"{name} must yield {shape}, got {item!r} at position {i}")
+    n_words = 2 if size == 3 else size
+    for w in item[:n_words]:
+        if not isinstance(w, str):
+            raise TypeError(f"{name} must hold words (str), got {w!r} ({type(w).__name__}) at position {i}")
+    return item
+
+
 def evaluate_similarity(wv: WordVectors, pairs: Iterable[tuple[str, str, float]], *,
                         lowercase: bool = True) -> dict[str, float]:
     """Spearman ρ between cosine similarities and human scores over the in-vocabulary pairs.
 
     ``pairs`` yields ``(word1, word2, score)``. Returns ``spearman``, ``n`` (pairs used),
-    ``total`` and ``coverage = n / total``. Pairs with an OOV word are skipped, never guessed.
+    ``total`` and ``coverage = n / total``. Pairs with an OOV word are skipped, never guessed; with fewer
+    than 3 pairs covered, ``spearman`` is NaN (a rank correlation needs 3 points) — read it with ``n``.
     """
     from scipy.stats import spearmanr
 
+    _check_word_vectors(wv)
     model, human, total = [], [], 0
-    for w1, w2, score in pairs:
+    for i, pair in enumerate(pairs):
+        w1, w2, score = _check_question(pair, i, 3, "pairs", "(word1, word2, score)")
+        if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
+            error = ValueError if isinstance(score, numbers.Real) else TypeError
+            raise error(f"pair {i} {tuple(pair)!r} has a score that is not a finite number")
         total += 1
         if lowercase:
             w1, w2 = w1.lower(), w2.lower()
@@ -576,10 +687,14 @@ def evaluate_analogies(wv: WordVectors, questions: Iterable[tuple[str, str, str,
 
     ``questions`` yields ``(a, b, c, d)`` meaning a : b :: c : d. The prediction is
     argmax_w cos(w, b − a + c) with a, b, c excluded (as word2vec's ``compute-accuracy`` does).
-    Returns ``accuracy``, ``correct``, ``n`` (questions answered), ``total``, ``coverage``.
+    Returns ``accuracy``, ``correct``, ``n`` (questions answered), ``total``, ``coverage``;
+    ``accuracy`` is NaN when no question is covered (``n == 0``).
     """
+    _check_word_vectors(wv)
+    check_positive_int(batch_size, "batch_size")
     idx, total = [], 0
-    for q in questions:
+    for i, q in enumerate(questions):
+        q = _check_question(q, i, 4, "questions", "(a, b, c, d)")
         total += 1
         words = [w.lower() for w in q] if lowercase else list(q)
         if all(w in wv for w in words):
@@ -613,7 +728,17 @@ def train_gensim_word2vec(sentences: Sequence[Sequence[str]], *, dim: int = 100,
     Same hyper-parameters as :func:`train_sgns` (gensim's defaults: α = 0.025 decaying to 1e-4,
     sample = 1e-3, 5 noise words, unigram^0.75). ``workers=1`` keeps it reproducible.
     """
+    from collections import Counter
+
     _check_sentences(sentences)
+    for name, value in (("dim", dim), ("window", window), ("negative", negative), ("epochs", epochs),
+                        ("min_count", min_count), ("workers", workers)):
+        check_positive_int(value, name)
+    check_positive_float(lr, "lr")
+    check_positive_float(sample, "sample", allow_zero=True)
+    counts = Counter(t for s in sentences for t in s)
+    if not any(c >= min_count for c in counts.values()):
+        raise ValueError(f"no word occurs {min_count} times or more; lower min_count")
     from gensim.models import Word2Vec
 
     model = Word2Vec(sentences=[list(s) for s in sentences], vector_size=dim, window=window, min_count=min_count,

@@ -23,9 +23,18 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from coursekit.train import append_jsonl, hardware, save_state_atomic
+from coursekit.checks import check_positive_float, check_positive_int
+from coursekit.train import _check_count, _load_state, append_jsonl, hardware, save_state_atomic
 
 __all__ = ["train_steps_in_folder"]
+
+
+def _check_generators(generators) -> None:
+    if not isinstance(generators, dict):
+        raise TypeError(f"generators must be a dict name -> generator, got {type(generators).__name__}")
+    for name, g in generators.items():
+        if not isinstance(g, (random.Random, torch.Generator)):
+            raise TypeError(f"generator {name!r} must be a random.Random or torch.Generator, got {type(g).__name__}")
 
 
 def _generator_states(generators: dict[str, random.Random | torch.Generator]) -> dict:
@@ -33,12 +42,10 @@ def _generator_states(generators: dict[str, random.Random | torch.Generator]) ->
     for name, g in generators.items():
         if isinstance(g, torch.Generator):
             states[name] = g.get_state()
-        elif isinstance(g, random.Random):
+        else:
             version, internal, gauss = g.getstate()
             states[name] = {"version": version, "internal": torch.tensor(internal, dtype=torch.int64),
                             "gauss": gauss}
-        else:
-            raise TypeError(f"generator {name!r} must be a random.Random or torch.Generator, got {type(g).__name__}")
     return states
 
 
@@ -69,16 +76,21 @@ def train_steps_in_folder(work: str | Path, model: nn.Module, optimizer: torch.o
     checkpoint is written) on the same schedule, as an interruption would. Returns the state: ``step``,
     ``parts``, ``evals``, ``seconds``, ``hardware``.
     """
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive int, got {steps!r}")
-    if clip <= 0:
-        raise ValueError(f"clip must be positive, got {clip}")
+    if not callable(step_loss):
+        raise TypeError(f"step_loss must be a function step -> (loss, parts), got {type(step_loss).__name__}")
+    check_positive_int(steps, "steps")
+    check_positive_float(clip, "clip")
+    _check_count(eval_every, "eval_every")
+    check_positive_float(checkpoint_minutes, "checkpoint_minutes")
+    if stop_at is not None:
+        check_positive_int(stop_at, "stop_at")
+    _check_generators(generators)
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     ckpt, log_path = work / "checkpoint.pt", work / "train.log"
     st = {"step": 0, "seconds": 0.0, "parts": [], "evals": [], "hardware": hardware()}
     if resume and ckpt.exists():
-        saved = torch.load(ckpt, weights_only=True)
+        saved = _load_state(ckpt, ("model", "optimizer", "scheduler", "state", "recipe", "generators", "rng"))
         if saved["recipe"] != recipe:
             raise ValueError(f"{ckpt} was written by another recipe: {saved['recipe']} (now {recipe})")
         model.load_state_dict(saved["model"])

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from coursekit.checks import check_positive_int
+
 PROFILE_ENV = "COURSEKIT_PROFILE"
 DEVICE_ENV = "COURSEKIT_DEVICE"
 PROFILES = ("quick", "class", "full")
@@ -58,6 +60,8 @@ class Sizes:
         raise AttributeError(f"no size knob {name!r}; this notebook defines {sorted(values)}")
 
     def __getitem__(self, name: str) -> Any:
+        if name not in self.values:
+            raise KeyError(f"no size knob {name!r}; this notebook defines {sorted(self.values)}")
         return self.values[name]
 
     def asdict(self) -> dict[str, Any]:
@@ -96,6 +100,10 @@ def device(override: str | None = None) -> torch.device:
     ``override`` (or ``$COURSEKIT_DEVICE``) forces one, e.g. ``"cpu"`` on a GPU box. Asking for a
     device that is not available is a ``ValueError``, not a silent fallback.
     """
+    if isinstance(override, torch.device):
+        override = str(override)
+    if override is not None and not isinstance(override, str):
+        raise TypeError(f"override must be a device name such as 'cpu' or 'cuda:0', got {type(override).__name__}")
     wanted = override or os.environ.get(DEVICE_ENV, "").strip() or None
     if wanted is None:
         if torch.cuda.is_available():
@@ -105,12 +113,15 @@ def device(override: str | None = None) -> torch.device:
         return torch.device("cpu")
     try:
         dev = torch.device(wanted)
-    except RuntimeError:
+    except (RuntimeError, ValueError):
         dev = None
     if dev is None or dev.type not in {"cpu", "cuda", "mps"}:
         raise ValueError(f"device {wanted!r}: expected cpu, cuda[:N] or mps")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {wanted!r} requested but CUDA is not available here")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device {wanted!r} requested but this machine has {torch.cuda.device_count()} CUDA "
+                         f"device(s)")
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"device {wanted!r} requested but MPS is not available here")
     return dev
@@ -125,6 +136,8 @@ def seed_everything(seed: int = 0, deterministic: bool = True) -> torch.Generato
     """
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if not -(2**63) <= seed < 2**64:                     # what torch.manual_seed accepts
+        raise ValueError(f"seed must lie in [-2**63, 2**64), got {seed}")
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -192,7 +205,7 @@ def exact_matmul() -> Iterator[None]:
 
 def synchronize(dev: torch.device | str | None = None) -> None:
     """Wait for the queued kernels of ``dev`` (CUDA and MPS run asynchronously; a no-op on the CPU)."""
-    dev = torch.device(dev) if dev is not None else device()
+    dev = device(dev) if dev is not None else device()
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     elif dev.type == "mps":
@@ -205,8 +218,14 @@ def timed(fn: Callable[[], Any], dev: torch.device | str | None = None, *, repea
 
     Without the synchronisation a GPU timing measures only how long it took to *queue* the kernels.
     """
-    if not isinstance(repeat, int) or repeat < 1 or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"repeat must be an int ≥ 1 and warmup an int ≥ 0, got {repeat!r}, {warmup!r}")
+    if not callable(fn):
+        raise TypeError(f"fn must be a function of no arguments, got {type(fn).__name__}")
+    check_positive_int(repeat, "repeat")
+    if isinstance(warmup, bool) or not isinstance(warmup, int):
+        raise TypeError(f"warmup must be an int, got {type(warmup).__name__}")
+    if warmup < 0:
+        raise ValueError(f"warmup must be ≥ 0, got {warmup}")
+    dev = device(dev) if dev is not None else device()
     for _ in range(warmup):
         fn()
     best, result = float("inf"), None

@@ -6,12 +6,16 @@ Schuster & Nakajima 2012) and byte-level BPE as in GPT-2 (Radford et al. 2019, S
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
+
+from coursekit.checks import check_int_sequence, check_positive_int
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -41,26 +45,40 @@ class Vocab:
     itos: list[str]
 
     def __post_init__(self) -> None:
-        if len(set(self.itos)) != len(self.itos):
-            raise ValueError("Vocab tokens must be unique")
-        self.stoi = {t: i for i, t in enumerate(self.itos)}
+        _check_tokens(self.itos, "itos")
+        self.stoi = {}
+        for i, t in enumerate(self.itos):
+            if t in self.stoi:
+                raise ValueError(f"itos must hold unique tokens, got {t!r} more than once")
+            self.stoi[t] = i
 
     @classmethod
     def build(cls, token_lists: Iterable[Sequence[str]], *, min_freq: int = 1, max_size: int | None = None,
               specials: Sequence[str] = SPECIALS) -> Vocab:
-        """Count tokens; keep those seen ``min_freq`` times, most frequent first (ties alphabetical)."""
-        if min_freq < 1:
-            raise ValueError(f"min_freq must be ≥ 1, got {min_freq}")
+        """Count tokens; keep those seen ``min_freq`` times, most frequent first (ties alphabetical).
+
+        ``max_size`` counts the specials too, so it must leave room for at least one word.
+        """
+        check_positive_int(min_freq, "min_freq")
+        _check_tokens(specials, "specials")
+        if max_size is not None:
+            check_positive_int(max_size, "max_size")
+            if max_size <= len(specials):
+                raise ValueError(f"max_size={max_size} leaves no room for words after the {len(specials)} "
+                                 f"special tokens")
         counts: Counter[str] = Counter()
         for tokens in token_lists:
             if isinstance(tokens, str):
                 raise TypeError("Vocab.build expects an iterable of token lists, got a str inside it "
                                 "(did you pass sentences instead of tokenised sentences?)")
             counts.update(tokens)
+        not_str = [t for t in counts if not isinstance(t, str)]
+        if not_str:
+            raise TypeError(f"tokens must be str, got {not_str[0]!r} ({type(not_str[0]).__name__})")
         kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in specials),
                       key=lambda t: (-counts[t], t))
         if max_size is not None:
-            kept = kept[: max(0, max_size - len(specials))]
+            kept = kept[: max_size - len(specials)]
         vocab = cls(list(specials) + kept)
         vocab.counts = counts
         return vocab
@@ -99,6 +117,8 @@ class Vocab:
         unk = self.stoi.get(UNK)
         ids = []
         for t in tokens:
+            if not isinstance(t, str):
+                raise TypeError(f"tokens must be str, got {t!r} ({type(t).__name__})")
             i = self.stoi.get(t, unk)
             if i is None:
                 raise KeyError(f"token {t!r} is not in the vocabulary and it has no {UNK}")
@@ -114,17 +134,40 @@ class Vocab:
         return " ".join(self.decode(ids, strip_specials=True))
 
 
+def _check_tokens(tokens, name: str) -> None:
+    """A list/tuple of str tokens (a single str would silently become one token per character)."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        raise TypeError(f"{name} must be a list of str tokens, got {type(tokens).__name__}")
+    for t in tokens:
+        if not isinstance(t, str):
+            raise TypeError(f"{name} must hold str tokens, got {t!r} ({type(t).__name__})")
+
+
+def _id_list(ids, name: str) -> list[int]:
+    """Ids as a list of ints: a list/tuple of ints, a 1-D integer tensor or array, or any iterable of ints.
+    Floats are refused, never truncated."""
+    if isinstance(ids, np.ndarray):
+        ids = ids.tolist()
+    elif not isinstance(ids, (torch.Tensor, Sequence)):
+        ids = list(ids)
+    if isinstance(ids, (list, tuple)):   # numpy integers (e.g. from an argmax) are ints too; bools are not
+        ids = [int(i) if isinstance(i, numbers.Integral) and not isinstance(i, bool) else i for i in ids]
+    return check_int_sequence(ids, name)
+
 
 def decode_ids(itos: Sequence[str], ids: Iterable[int], *, strip_specials: bool = False) -> list[str]:
     """Ids → the strings ``itos[i]``; ``strip_specials`` drops ``<pad>/<bos>`` and stops at ``<eos>``.
 
     The one decoder of the course's vocabularies (word :class:`Vocab` and the subword vocabulary).
+    Ids must be ints in ``[0, len(itos))``: a float is not truncated, a negative id does not count from the end.
     """
+    if isinstance(itos, str) or not isinstance(itos, Sequence):
+        raise TypeError(f"itos must be a list of str tokens, got {type(itos).__name__}")
     out = []
-    for i in (ids.tolist() if isinstance(ids, torch.Tensor) else ids):
-        if not 0 <= int(i) < len(itos):
-            raise ValueError(f"id {i} out of range for a vocabulary of {len(itos)}")
-        tok = itos[int(i)]
+    for i in _id_list(ids, "ids"):
+        if not 0 <= i < len(itos):
+            raise ValueError(f"ids must lie in [0, {len(itos)}), got {i} (out of range)")
+        tok = itos[i]
         if strip_specials:
             if tok == EOS:
                 break
@@ -139,24 +182,51 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int, *, max_len: int | None
     """Right-pad id sequences into a batch.
 
     Returns ``ids`` (B, T) long, ``mask`` (B, T) bool — True at real tokens — and ``lengths`` (B,).
-    A sequence longer than ``max_len`` is an error, never silently truncated.
+    A sequence longer than ``max_len`` is an error, never silently truncated; float ids are an error,
+    never rounded.
     """
+    if isinstance(seqs, str) or not isinstance(seqs, (Sequence, torch.Tensor)):
+        raise TypeError(f"seqs must be a list of id sequences, got {type(seqs).__name__}")
     if len(seqs) == 0:
         raise ValueError("pad_batch needs at least one sequence")
-    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+        raise TypeError(f"pad_id must be an int, got {type(pad_id).__name__}")
+    if pad_id < 0:
+        raise ValueError(f"pad_id must be ≥ 0, got {pad_id}")
+    if max_len is not None:
+        check_positive_int(max_len, "max_len")
+    rows = [_id_list(s, f"seqs[{b}]") for b, s in enumerate(seqs)]
+    for b, row in enumerate(rows):
+        if row and min(row) < 0:
+            raise ValueError(f"seqs[{b}] must hold ids ≥ 0, got {min(row)}")
+    lengths = torch.tensor([len(row) for row in rows], dtype=torch.long)
     longest = int(lengths.max())
     T = longest if max_len is None else max_len
     if longest > T:
         raise ValueError(f"a sequence has length {longest} > max_len={max_len}; truncate it explicitly first")
-    ids = torch.full((len(seqs), T), pad_id, dtype=torch.long)
-    for b, s in enumerate(seqs):
-        if len(s):
-            ids[b, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+    ids = torch.full((len(rows), T), pad_id, dtype=torch.long)
+    for b, row in enumerate(rows):
+        if row:
+            ids[b, : len(row)] = torch.tensor(row, dtype=torch.long)
     mask = torch.arange(T)[None, :] < lengths[:, None]  # (B, T)
     return ids, mask, lengths
 
 
 # --------------------------------------------------------------------------- subword tokenisers
+
+
+def _texts(texts):
+    """The training texts, checked one by one as the trainer reads them (they may be a generator)."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be an iterable of str, got a single str (wrap it in a list)")
+
+    def checked():
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts must hold str, got {type(t).__name__} at position {i}")
+            yield t
+
+    return checked()
 
 
 def train_wordpiece(texts: Iterable[str], vocab_size: int = 8000, *, min_frequency: int = 2,
@@ -168,6 +238,9 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int = 8000, *, min_frequen
     """
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
+    texts = _texts(texts)
+    check_positive_int(vocab_size, "vocab_size")
+    check_positive_int(min_frequency, "min_frequency")
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
@@ -190,6 +263,14 @@ def train_bpe(texts: Iterable[str], vocab_size: int = 1000, *, min_frequency: in
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+    texts = _texts(texts)
+    check_positive_int(vocab_size, "vocab_size")
+    check_positive_int(min_frequency, "min_frequency")
+    _check_tokens(special_tokens, "special_tokens")
+    alphabet = len(pre_tokenizers.ByteLevel.alphabet()) + len(special_tokens)
+    if vocab_size < alphabet:
+        raise ValueError(f"vocab_size={vocab_size} is smaller than the {alphabet} symbols every byte-level BPE "
+                         f"holds (256 bytes + {len(special_tokens)} special tokens)")
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()

@@ -16,13 +16,34 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
+
+from coursekit.checks import check_positive_float, check_positive_int, check_probability
+
+
+def _check_count(value, name: str) -> int:
+    """An int ≥ 0 (``check_positive_int`` refuses 0); bools are refused."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be ≥ 0, got {value}")
+    return value
+
+
+def _check_module(model, name: str = "model") -> None:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"{name} must be an nn.Module, got {type(model).__name__}")
+
+
+def _check_optimizer(optimizer) -> None:
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
 
 
 @dataclass
@@ -38,10 +59,16 @@ class History:
     def eval_curve(self, key: str) -> tuple[list[int], list[float]]:
         """(steps, values) of one evaluated quantity, for plotting."""
         pairs = [(s, d[key]) for s, d in self.evals if key in d]
+        if not pairs:
+            recorded = sorted({k for _, d in self.evals for k in d})
+            if self.evals:
+                raise KeyError(f"no evaluation recorded {key!r}; the evaluations hold {recorded}")
+            raise KeyError(f"no evaluation recorded {key!r}; this run has no evaluations (pass eval_fn to fit)")
         return [s for s, _ in pairs], [v for _, v in pairs]
 
     def smoothed_loss(self, window: int = 20) -> tuple[list[int], list[float]]:
         """Running mean of the training loss over ``window`` steps."""
+        check_positive_int(window, "window")
         out, total = [], 0.0
         for i, loss in enumerate(self.train_loss):
             total += loss
@@ -68,22 +95,34 @@ def fit(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable | 
     without gradients) every ``eval_every`` steps and after the last step. A non-finite loss stops
     the run with a ``FloatingPointError`` naming the step, rather than training on NaNs.
     ``progress=None`` shows a progress bar except when running headless (CI, nbval, stored notebooks).
+    ``clip`` is the largest global gradient norm (``None`` turns clipping off); ``steps`` must be ≥ 1.
     """
     if progress is None:
         from coursekit.widgets import headless
 
         progress = not headless()
-    if not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be a non-negative int, got {steps!r}")
-    if eval_every is not None and eval_every <= 0:
-        raise ValueError(f"eval_every must be positive, got {eval_every}")
+    _check_module(model)
+    _check_optimizer(optimizer)
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn must be a function (model, batch) -> loss, got {type(loss_fn).__name__}")
+    check_positive_int(steps, "steps")
+    if clip is not None:
+        check_positive_float(clip, "clip")
+    if eval_every is not None:
+        check_positive_int(eval_every, "eval_every")
     if callable(batches):
         get_batch = batches
+    elif isinstance(batches, Iterable) and not isinstance(batches, torch.Tensor):
+        cycle = itertools.cycle(batches)
+
+        def get_batch(_step):
+            try:
+                return next(cycle)
+            except StopIteration:  # the iterable was empty: cycle() has nothing to repeat
+                raise ValueError("batches is empty: it gave no batch to train on") from None
     else:
-        cycle = itertools.cycle(batches) if not isinstance(batches, torch.Tensor) else None
-        if cycle is None:
-            raise TypeError("batches must be an iterable of batches or a function step -> batch")
-        get_batch = lambda _step: next(cycle)  # noqa: E731
+        raise TypeError(f"batches must be an iterable of batches or a function step -> batch, "
+                        f"got {type(batches).__name__}")
 
     history = History()
     start = time.perf_counter()
@@ -94,7 +133,10 @@ def fit(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable | 
         was_training = model.training
         model.eval()
         with torch.no_grad():
-            result = {k: float(v) for k, v in eval_fn(model).items()}
+            result = eval_fn(model)
+        if not isinstance(result, Mapping):
+            raise TypeError(f"eval_fn must return a dict of numbers, got {type(result).__name__}")
+        result = {k: float(v) for k, v in result.items()}
         model.train(was_training)
         history.evals.append((step, result))
         bar.set_postfix({k: f"{v:.3f}" for k, v in result.items()}, refresh=False)
@@ -103,6 +145,11 @@ def fit(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable | 
     with _progress(steps, desc, progress) as bar:
         for step in range(1, steps + 1):
             loss = loss_fn(model, get_batch(step))
+            if not isinstance(loss, torch.Tensor):
+                raise TypeError(f"loss_fn must return a scalar tensor, got {type(loss).__name__}")
+            if loss.numel() != 1:
+                raise ValueError(f"loss_fn must return a scalar tensor, got shape {tuple(loss.shape)}; "
+                                 f"average the per-example losses (.mean())")
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"loss became {loss.item()} at step {step}; lower the learning rate "
                                          f"or enable gradient clipping")
@@ -126,6 +173,10 @@ def fit(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable | 
 
 def warmup_cosine(optimizer: torch.optim.Optimizer, warmup: int, total: int, min_ratio: float = 0.1):
     """Linear warm-up for ``warmup`` steps, then cosine decay to ``min_ratio`` × the base LR at ``total``."""
+    _check_optimizer(optimizer)
+    _check_count(warmup, "warmup")
+    check_positive_int(total, "total")
+    check_probability(min_ratio, "min_ratio")
 
     def factor(step: int) -> float:
         if step < warmup:
@@ -155,13 +206,23 @@ def save_checkpoint(path: str | Path, model: nn.Module, config: Any, extra: dict
     """
     from safetensors.torch import save_model
 
+    _check_module(model)
+    if extra is not None and not isinstance(extra, dict):
+        raise TypeError(f"extra must be a dict, got {type(extra).__name__}")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    metadata = {"config": json.dumps(_config_dict(config), sort_keys=True)}
+    metadata = {"config": _json(_config_dict(config), "config")}
     if extra:
-        metadata["extra"] = json.dumps(extra, sort_keys=True)
+        metadata["extra"] = _json(extra, "extra")
+    path.parent.mkdir(parents=True, exist_ok=True)
     save_model(model, str(path), metadata=metadata)
     return stamp_content_hash(path)
+
+
+def _json(value: dict, name: str) -> str:
+    try:
+        return json.dumps(value, sort_keys=True)
+    except TypeError as exc:
+        raise TypeError(f"{name} must be JSON-serialisable: {exc}") from None
 
 
 def stamp_content_hash(path: str | Path, **more_metadata: str) -> Path:
@@ -171,6 +232,9 @@ def stamp_content_hash(path: str | Path, **more_metadata: str) -> Path:
     """
     from safetensors.torch import load_file, save_file
 
+    for key, value in more_metadata.items():
+        if not isinstance(value, str):
+            raise TypeError(f"metadata values must be str, got {type(value).__name__} for {key!r}")
     path = Path(path)
     digest, meta = checkpoint_content(path)
     save_file(load_file(str(path)), str(path), metadata={**meta, **more_metadata, "content_sha256": digest})
@@ -182,19 +246,37 @@ def stamp_content_hash(path: str | Path, **more_metadata: str) -> Path:
 def checkpoint_content(path: str | Path) -> tuple[str, dict]:
     """``(sha256 of the tensor bytes, metadata)`` of a safetensors file; a truncated file is a ``ValueError``."""
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
     raw = path.read_bytes()
     n = int.from_bytes(raw[:8], "little") if len(raw) >= 8 else -1
     try:
         header = json.loads(raw[8:8 + n]) if 0 <= n <= len(raw) - 8 else None
     except (UnicodeDecodeError, json.JSONDecodeError):
         header = None
-    if not isinstance(header, dict):
-        raise ValueError(f"{path} is not a safetensors file (or its header is damaged)")
-    end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0)
+    end = _data_end(header) if isinstance(header, dict) else None
+    if end is None:
+        raise ValueError(f"{path} is not a safetensors file (or its header is damaged); restore it or re-run the "
+                         f"command that wrote it")
     if 8 + n + end != len(raw):
         raise ValueError(f"{path} is truncated or damaged: its header announces {8 + n + end:,} bytes, the file has "
-                         f"{len(raw):,}")
+                         f"{len(raw):,}; restore it or re-run the command that wrote it")
     return hashlib.sha256(raw[8 + n:]).hexdigest(), header.get("__metadata__") or {}
+
+
+def _data_end(header: dict) -> int | None:
+    """Where the tensor bytes announced by a safetensors header end; ``None`` if the header is malformed."""
+    ends = []
+    for key, entry in header.items():
+        if key == "__metadata__":
+            if not isinstance(entry, dict):
+                return None
+            continue
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)):
+            return None
+        ends.append(offsets[1])
+    return max(ends, default=0)
 
 
 def verify_checkpoint(path: str | Path) -> dict:
@@ -210,12 +292,14 @@ def verify_checkpoint(path: str | Path) -> dict:
 def read_checkpoint_metadata(path: str | Path) -> tuple[dict, dict]:
     """(config, extra) stored in a checkpoint, without loading the weights."""
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no checkpoint at {path}")
     meta = checkpoint_content(path)[1]
     if "config" not in meta:
-        raise ValueError(f"{path} has no config in its metadata; was it saved with coursekit.train.save_checkpoint?")
-    return json.loads(meta["config"]), json.loads(meta.get("extra", "{}"))
+        raise ValueError(f"{path} is not a coursekit checkpoint: its metadata has no config (models are saved with "
+                         f"coursekit.train.save_checkpoint)")
+    try:
+        return json.loads(meta["config"]), json.loads(meta.get("extra", "{}"))
+    except json.JSONDecodeError:
+        raise ValueError(f"{path} is not a coursekit checkpoint: its config is not valid JSON") from None
 
 
 def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = None) -> dict:
@@ -224,11 +308,11 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
     If ``expected_config`` is given and differs from the stored one, raise a ``ValueError`` listing
     the differing fields. Missing or unexpected weight names are a ``ValueError`` listing them.
     """
+    from safetensors import SafetensorError
     from safetensors.torch import load_model
 
+    _check_module(model)
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no checkpoint at {path}")
     verify_checkpoint(path)
     stored, _ = read_checkpoint_metadata(path)
     if expected_config is not None:
@@ -242,6 +326,9 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
         missing, unexpected = load_model(model, str(path), strict=False)
     except RuntimeError as exc:  # shape mismatch
         raise ValueError(f"{path}: weights do not fit this model: {exc}") from exc
+    except SafetensorError as exc:  # a header our size check accepts but safetensors does not (e.g. a dtype)
+        raise ValueError(f"{path} could not be read as safetensors ({exc}); restore it or re-run the command that "
+                         f"wrote it") from exc
     if missing or unexpected:
         raise ValueError(f"{path}: weight names differ from the model's. Missing in checkpoint: {sorted(missing)}; "
                          f"unexpected in checkpoint: {sorted(unexpected)}")
@@ -256,17 +343,29 @@ def load_model_directory(directory: str | Path, build: Callable[[dict, dict], nn
     loaded with a config check. A missing checkpoint is a ``FileNotFoundError`` naming ``reproduce``,
     the command that writes it.
     """
+    if not callable(build):
+        raise TypeError(f"build must be a function (config, extra) -> model, got {type(build).__name__}")
     path = Path(directory) / "model.safetensors"
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}; make it with `{reproduce}`")
-    config, extra = read_checkpoint_metadata(path)
+    try:
+        config, extra = read_checkpoint_metadata(path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; make it again with `{reproduce}`") from exc
     model = build(config, extra)
-    load_checkpoint(path, model, expected_config=model.config)
+    if not isinstance(model, nn.Module) or not hasattr(model, "config"):
+        got = f"{type(model).__name__} without one" if isinstance(model, nn.Module) else type(model).__name__
+        raise TypeError(f"build(config, extra) must return an nn.Module with a .config, got {got}")
+    try:
+        load_checkpoint(path, model, expected_config=model.config)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; make it again with `{reproduce}`") from exc
     return model.eval(), extra
 
 
 def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
     """Number of (trainable) parameters, counting shared tensors once."""
+    _check_module(model)
     seen, total = set(), 0
     for p in model.parameters():
         if id(p) in seen or (trainable_only and not p.requires_grad):
@@ -288,16 +387,40 @@ def hardware() -> dict:
 
 def append_jsonl(path: str | Path, record: dict) -> None:
     """Append one JSON record as a line to a run's log (``tail -f`` shows the progress)."""
+    if not isinstance(record, dict):
+        raise TypeError(f"record must be a dict, got {type(record).__name__}")
+    try:
+        line = json.dumps(record)
+    except TypeError as exc:
+        raise TypeError(f"record must be JSON-serialisable: {exc}") from None
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record) + "\n")
+        fh.write(line + "\n")
 
 
 def save_state_atomic(path: str | Path, state: dict) -> None:
     """``torch.save`` to a temporary file, then rename: an interruption never leaves a half-written checkpoint."""
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a dict, got {type(state).__name__}")
     path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {path}: the folder {path.parent} does not exist")
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
     os.replace(tmp, path)
+
+
+def _load_state(path: Path, keys: tuple[str, ...]) -> dict:
+    """Read a resumable loop's ``checkpoint.pt`` (written by :func:`save_state_atomic`): a dict holding ``keys``."""
+    try:
+        saved = torch.load(path, weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - a damaged file fails in unpickling, in torch or at EOF
+        raise ValueError(f"{path} is truncated or not a checkpoint of this training loop ({type(exc).__name__}); "
+                         f"remove it to start again") from exc
+    missing = [k for k in keys if not isinstance(saved, dict) or k not in saved]
+    if missing:
+        raise ValueError(f"{path} is not a checkpoint of this training loop: it lacks {missing}; remove it to start "
+                         f"again")
+    return saved
 
 
 def train_in_folder(work: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler, *,
@@ -319,13 +442,24 @@ def train_in_folder(work: str | Path, model: nn.Module, optimizer: torch.optim.O
     """
     from coursekit.translation.benchmark import token_batches
 
+    if not isinstance(recipe, dict):
+        raise TypeError(f"recipe must be a dict, got {type(recipe).__name__}")
+    if not callable(step_loss):
+        raise TypeError(f"step_loss must be a function (index, update) -> (loss, counts), "
+                        f"got {type(step_loss).__name__}")
+    check_positive_int(max_tokens, "max_tokens")
+    check_positive_int(max_updates, "max_updates")
+    check_positive_float(clip, "clip")
+    if evaluate is not None:
+        check_positive_int(eval_every, "eval_every")
+    check_positive_float(checkpoint_minutes, "checkpoint_minutes")
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     ckpt, log_path = work / "checkpoint.pt", work / "train.log"
     st = {"update": 0, "epoch": 0, "position": 0, "seconds": 0.0, "curve": [], "train": []}
     if resume and ckpt.exists():
-        saved = torch.load(ckpt, weights_only=True)
-        if saved["recipe"] != recipe | {"max_updates": saved["recipe"]["max_updates"]}:
+        saved = _load_state(ckpt, ("model", "optimizer", "scheduler", "state", "recipe", "rng"))
+        if saved["recipe"] != recipe | {"max_updates": saved["recipe"].get("max_updates")}:
             raise ValueError(f"{ckpt} was written by another recipe: {saved['recipe']} (now {recipe})")
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
@@ -357,6 +491,9 @@ def train_in_folder(work: str | Path, model: nn.Module, optimizer: torch.optim.O
         order = token_batches(*lengths, max_tokens, torch.Generator().manual_seed(seed * 1000 + st["epoch"]))
         for index in order[st["position"]:]:
             loss, counts = step_loss(index, st["update"])
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"loss became {loss.item()} at update {st['update'] + 1}; lower the "
+                                         f"learning rate")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), clip)

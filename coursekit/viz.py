@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -18,12 +18,21 @@ def _as_numpy(x) -> np.ndarray:
 def plot_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], ax=None, *, xlabel: str = "step",
                 ylabel: str = "loss", logy: bool = False, title: str | None = None):
     """One line per named ``(xs, ys)`` curve, e.g. ``{"train": (steps, losses), "val": ...}``."""
+    if not isinstance(curves, Mapping):
+        raise TypeError(f"curves must be a dict name -> (xs, ys), got {type(curves).__name__}")
+    if not curves:
+        raise ValueError("curves must not be empty: give at least one name -> (xs, ys)")
+    arrays = {}
+    for name, curve in curves.items():
+        if not isinstance(curve, (tuple, list)) or len(curve) != 2:
+            raise TypeError(f"curve {name!r} must be an (xs, ys) pair, got {type(curve).__name__}")
+        xs, ys = _as_numpy(curve[0]), _as_numpy(curve[1])
+        if xs.shape != ys.shape:
+            raise ValueError(f"curve {name!r}: {len(xs)} x values but {len(ys)} y values")
+        arrays[name] = xs, ys
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
-    for name, (xs, ys) in curves.items():
-        xs, ys = _as_numpy(xs), _as_numpy(ys)
-        if xs.shape != ys.shape:
-            raise ValueError(f"curve {name!r}: {xs.shape[0]} x values but {ys.shape[0]} y values")
+    for name, (xs, ys) in arrays.items():
         ax.plot(xs, ys, label=name, marker="o" if len(xs) <= 12 else None)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -44,9 +53,15 @@ def heatmap(matrix, xlabels: Sequence[str] | None = None, ylabels: Sequence[str]
     import seaborn as sns
 
     m = _as_numpy(matrix)
+    if m.dtype.kind not in "biuf":
+        raise TypeError(f"heatmap needs a matrix of numbers, got {m.dtype}")
     if m.ndim != 2:
         raise ValueError(f"heatmap needs a 2-D matrix, got shape {m.shape}")
+    if m.size == 0:
+        raise ValueError(f"heatmap needs a non-empty matrix, got shape {m.shape}")
     for labels, size, axis in ((xlabels, m.shape[1], "xlabels"), (ylabels, m.shape[0], "ylabels")):
+        if isinstance(labels, str):
+            raise TypeError(f"{axis} must be a list of labels, got str")
         if labels is not None and len(labels) != size:
             raise ValueError(f"{axis} has {len(labels)} labels for {size} {'columns' if axis == 'xlabels' else 'rows'}")
     if ax is None:
@@ -71,7 +86,19 @@ def show_table(rows: Sequence[Mapping], title: str | None = None, floatfmt: str 
     """
     import pandas as pd
 
-    frame = pd.DataFrame(list(rows))
+    if isinstance(rows, (str, Mapping)) or not isinstance(rows, Iterable):
+        raise TypeError(f"rows must be a list of dicts (one per row), got {type(rows).__name__}")
+    rows = list(rows)
+    for row in rows:
+        if not isinstance(row, Mapping):
+            raise TypeError(f"rows must hold dicts (column -> value), got {type(row).__name__}")
+    try:
+        formats = isinstance(floatfmt, str) and floatfmt.format(1.0) != floatfmt
+    except (IndexError, KeyError, ValueError):
+        formats = False
+    if not formats:
+        raise ValueError(f"floatfmt must be a format string such as '{{:.3f}}', got {floatfmt!r}")
+    frame = pd.DataFrame(rows)
     if title:
         print(title)
     try:

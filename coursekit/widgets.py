@@ -36,9 +36,15 @@ def explorer(render: Callable[..., Any], static_examples: Sequence[dict], **cont
     tuple, a list of options, a string for a text box. Each static example is a dict of the same
     keyword arguments. Returns ``None`` in both cases: the explorer is displayed here, exactly once.
     """
+    if not callable(render):
+        raise TypeError(f"render must be a function, got {type(render).__name__}")
+    if isinstance(static_examples, (str, dict)) or not isinstance(static_examples, Sequence):
+        raise TypeError(f"static_examples must be a list of dicts, got {type(static_examples).__name__}")
     if not static_examples:
         raise ValueError("explorer needs at least one static example for the headless fallback")
     for example in static_examples:
+        if not isinstance(example, dict):
+            raise TypeError(f"each static example must be a dict of keyword arguments, got {type(example).__name__}")
         unknown = set(example) - set(controls)
         if unknown:
             raise ValueError(f"static example {example} uses arguments {sorted(unknown)} that are not controls "

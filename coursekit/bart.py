@@ -38,9 +38,19 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.attention import padding_mask
-from coursekit.checks import check_positive_int, check_probability, check_tensor, check_token_ids
+from coursekit.checks import (
+    check_bool_mask,
+    check_int_sequence,
+    check_labels,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+    check_size,
+    check_tensor,
+    check_token_ids,
+)
 from coursekit.decoding import SearchResult, beam_search, greedy_search
-from coursekit.hf import read_checkpoint
+from coursekit.hf import check_float_dtype, read_checkpoint
 from coursekit.text import pad_batch
 from coursekit.transformer import ACTIVATIONS, Decoder, Encoder, LearnedPositions, TransformerState
 
@@ -60,6 +70,29 @@ POSITION_OFFSET = 2  # BART's position table has 2 extra rows at the top: positi
 
 
 # ---------------------------------------------------------------------------------------------
+# Input checks shared by this module (the generic ones are in coursekit.checks)
+# ---------------------------------------------------------------------------------------------
+
+def _check_id(value, name: str) -> int:
+    """One token id: an int ≥ 0 (a float would be truncated into the ids)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int token id, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be a token id ≥ 0, got {value}")
+    return value
+
+
+def _id_list(ids, name: str) -> list[int]:
+    """One sequence of token ids (a list of ints or a 1-D integer tensor) → a non-empty ``list[int]`` of ids ≥ 0."""
+    ids = check_int_sequence(ids, name)
+    if not ids:
+        raise ValueError(f"{name} is empty")
+    if min(ids) < 0:
+        raise ValueError(f"{name} must hold token ids ≥ 0, got {min(ids)}")
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------
 # 1. Decoder inputs and the denoising objective
 # ---------------------------------------------------------------------------------------------
 
@@ -70,11 +103,15 @@ def shift_tokens_right(ids: torch.Tensor, pad_id: int, decoder_start_id: int) ->
     slides in becomes ``pad_id``. Same as ``transformers.models.bart.modeling_bart.shift_tokens_right``.
     """
     check_tensor(ids, "ids", ndim=2)
-    if ids.is_floating_point() or ids.dtype == torch.bool:
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
         raise TypeError(f"ids must be integer token ids, got {ids.dtype}")
-    for value, name in ((pad_id, "pad_id"), (decoder_start_id, "decoder_start_id")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise TypeError(f"{name} must be a non-negative int, got {value!r}")
+    if ids.shape[1] == 0:
+        raise ValueError(f"ids must hold at least one token per row, got shape {tuple(ids.shape)}")
+    _check_id(pad_id, "pad_id")
+    _check_id(decoder_start_id, "decoder_start_id")
+    wrong = (ids < 0) & (ids != -100)
+    if wrong.any():
+        raise ValueError(f"ids must hold token ids ≥ 0 (or -100 for label padding), got {int(ids[wrong][0])}")
     shifted = ids.new_empty(ids.shape)
     shifted[:, 1:] = ids[:, :-1]
     shifted[:, 0] = decoder_start_id
@@ -95,6 +132,19 @@ class Seq2SeqBatch:
     tgt_out: torch.Tensor
     tgt_keep: torch.Tensor
 
+    def __post_init__(self) -> None:
+        check_tensor(self.src, "src", ndim=2)
+        check_tensor(self.tgt_in, "tgt_in", ndim=2)
+        check_bool_mask(self.src_keep, "src_keep", self.src.shape)
+        check_tensor(self.tgt_out, "tgt_out")
+        if self.tgt_out.shape != self.tgt_in.shape:
+            raise ValueError(f"tgt_out must have the shape of tgt_in {tuple(self.tgt_in.shape)}, "
+                             f"got {tuple(self.tgt_out.shape)}")
+        check_bool_mask(self.tgt_keep, "tgt_keep", self.tgt_in.shape)
+        if self.src.shape[0] != self.tgt_in.shape[0]:
+            raise ValueError(f"src has {self.src.shape[0]} rows but tgt_in has {self.tgt_in.shape[0]}: "
+                             f"one source per target")
+
     def to(self, device) -> Seq2SeqBatch:
         return Seq2SeqBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
 
@@ -107,8 +157,10 @@ def seq2seq_batch(sources: Sequence[Sequence[int] | torch.Tensor], targets: Sequ
     """Pad (source, target) id sequences and build the teacher-forced decoder inputs."""
     if len(sources) != len(targets) or len(sources) == 0:
         raise ValueError(f"need as many sources as targets (at least one), got {len(sources)} and {len(targets)}")
-    src, src_keep, _ = pad_batch([torch.as_tensor(s).tolist() for s in sources], pad_id)
-    tgt_out, tgt_keep, _ = pad_batch([torch.as_tensor(t).tolist() for t in targets], pad_id)
+    _check_id(pad_id, "pad_id")
+    _check_id(decoder_start_id, "decoder_start_id")
+    src, src_keep, _ = pad_batch([_id_list(s, f"sources[{i}]") for i, s in enumerate(sources)], pad_id)
+    tgt_out, tgt_keep, _ = pad_batch([_id_list(t, f"targets[{i}]") for i, t in enumerate(targets)], pad_id)
     return Seq2SeqBatch(src, src_keep, shift_tokens_right(tgt_out, pad_id, decoder_start_id), tgt_out, tgt_keep)
 
 
@@ -117,7 +169,11 @@ def denoising_batch(documents: Sequence[Sequence[int] | torch.Tensor], noise: Ca
     """Corrupt each document with ``noise(ids, generator=...)``: (corrupted → original) pairs (§2.2)."""
     if len(documents) == 0:
         raise ValueError("denoising_batch needs at least one document")
-    originals = [torch.as_tensor(d, dtype=torch.long) for d in documents]
+    if not callable(noise):
+        raise TypeError(f"noise must be a function noise(ids, *, generator) -> ids, got {type(noise).__name__}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    originals = [torch.tensor(_id_list(d, f"documents[{i}]"), dtype=torch.long) for i, d in enumerate(documents)]
     corrupted = [noise(d, generator=generator) for d in originals]
     return seq2seq_batch(corrupted, originals, pad_id=pad_id, decoder_start_id=decoder_start_id)
 
@@ -125,8 +181,15 @@ def denoising_batch(documents: Sequence[Sequence[int] | torch.Tensor], noise: Ca
 def denoising_loss(model: Bart, batch: Seq2SeqBatch) -> torch.Tensor:
     """Mean cross-entropy −log p(target | source) over the real target tokens (for denoising: the
     reconstruction loss of the original document from its corrupted copy)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not isinstance(batch, Seq2SeqBatch):
+        raise TypeError(f"batch must be a Seq2SeqBatch, got {type(batch).__name__}")
+    if not batch.tgt_keep.any():
+        raise ValueError("batch.tgt_keep marks no target token: the loss is undefined")
     logits = model(batch.src, batch.tgt_in, src_keep=batch.src_keep, tgt_keep=batch.tgt_keep)  # (B, T, V)
-    return F.cross_entropy(logits[batch.tgt_keep], batch.tgt_out[batch.tgt_keep])
+    targets = check_labels(batch.tgt_out[batch.tgt_keep], "batch.tgt_out", logits.shape[-1])
+    return F.cross_entropy(logits[batch.tgt_keep], targets)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,6 +235,9 @@ class BartConfig:
                 raise ValueError(f"BartConfig: d_model={self.d_model} must be divisible by the heads ({heads})")
         for name in ("dropout", "attention_dropout", "activation_dropout", "classifier_dropout"):
             check_probability(getattr(self, name), f"BartConfig.{name}")
+        check_positive_float(self.init_std, "BartConfig.init_std")
+        if not isinstance(self.scale_embedding, bool):
+            raise TypeError(f"BartConfig.scale_embedding must be a bool, got {type(self.scale_embedding).__name__}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"BartConfig.activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
         for name in ("pad_id", "bos_id", "eos_id", "decoder_start_id"):
@@ -204,6 +270,8 @@ class BartConfig:
     @classmethod
     def from_hf_config(cls, hf) -> BartConfig:
         """Translate a ``transformers.BartConfig`` (or its ``config.json`` dict); unsupported → ValueError."""
+        if not isinstance(hf, dict) and not callable(getattr(hf, "to_dict", None)):
+            raise TypeError(f"hf must be a transformers.BartConfig or a config.json dict, got {type(hf).__name__}")
         d = hf if isinstance(hf, dict) else hf.to_dict()
         problems = [f"{key}={d[key]!r} (supported: {', '.join(map(repr, ok))})"
                     for key, ok in cls._HF_REQUIRED.items() if key in d and d[key] not in ok]
@@ -277,6 +345,9 @@ class Bart(nn.Module):
     def embed(self, ids: torch.Tensor, which: str, offset: int = 0) -> torch.Tensor:
         """LayerNorm(token · scale + position) then dropout: (B, T) → (B, T, C); positions start at ``offset``."""
         check_tensor(ids, f"{which} ids", ndim=2)
+        if ids.numel() == 0:
+            raise ValueError(f"{which} ids must hold at least one sequence of at least one token, "
+                             f"got shape {tuple(ids.shape)}")
         check_token_ids(ids, f"{which} ids", self.config.vocab_size)
         positions, norm = ((self.encoder_positions, self.encoder_embed_norm) if which == "encoder"
                            else (self.decoder_positions, self.decoder_embed_norm))
@@ -289,7 +360,7 @@ class Bart(nn.Module):
     def _keep(self, ids: torch.Tensor, keep: torch.Tensor | None, name: str) -> torch.Tensor:
         if keep is None:
             return ids != self.config.pad_id
-        check_tensor(keep, name, dtype=torch.bool)
+        check_bool_mask(keep, name)
         if keep.shape != ids.shape:
             raise ValueError(f"{name} must have the shape of the ids {tuple(ids.shape)}, got {tuple(keep.shape)}")
         return keep
@@ -307,6 +378,9 @@ class Bart(nn.Module):
 
         With a ``cache`` (:meth:`coursekit.transformer.Decoder.new_cache`) ``tgt_in`` holds the new tokens only.
         """
+        check_tensor(memory, "memory", ndim=3, floating=True)
+        check_size(memory, "memory", 2, self.config.d_model, "d_model")
+        check_bool_mask(src_keep, "src_keep", memory.shape[:2])
         offset = cache.length if cache is not None else 0
         self_mask = None if cache is not None else padding_mask(self._keep(tgt_in, tgt_keep, "tgt_keep"))
         h, _ = self.decoder(self.embed(tgt_in, "decoder", offset), memory, self_mask=self_mask,
@@ -315,6 +389,8 @@ class Bart(nn.Module):
 
     def lm_head(self, h: torch.Tensor) -> torch.Tensor:
         """Tied output projection: logits = h Eᵀ + final_logits_bias, (B, T, C) → (B, T, V)."""
+        check_tensor(h, "h", floating=True)
+        check_size(h, "h", -1, self.config.d_model, "d_model")
         return F.linear(h, self.shared.weight) + self.final_logits_bias
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor | None = None, src_keep: torch.Tensor | None = None,
@@ -344,6 +420,8 @@ class Bart(nn.Module):
         """Greedy (``beam_size=1``) or beam search from ``decoder_start_id`` until ``</s>`` or ``max_len``."""
         check_positive_int(max_len, "max_len")
         check_positive_int(beam_size, "beam_size")
+        if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
+            raise TypeError(f"length_penalty must be a number, got {type(length_penalty).__name__}")
         max_len = min(max_len, self.config.max_len)
         state = self.start(src, src_keep)
         common = dict(batch_size=src.shape[0], bos_id=self.config.decoder_start_id, eos_id=self.config.eos_id,
@@ -357,6 +435,7 @@ class Bart(nn.Module):
     @classmethod
     def from_hf(cls, source, *, dtype: torch.dtype | None = None) -> Bart:
         """Load a ``transformers`` ``BartForConditionalGeneration`` / ``BartModel`` (object or local directory)."""
+        check_float_dtype(dtype)
         hf_config, state = read_checkpoint(source)
         model = cls(BartConfig.from_hf_config(hf_config))
         if dtype is not None:
@@ -452,6 +531,8 @@ class BartForSequenceClassification(nn.Module):
         if not isinstance(bart, Bart):
             raise TypeError(f"bart must be a coursekit.bart.Bart, got {type(bart).__name__}")
         check_positive_int(n_classes, "n_classes")
+        if dropout is not None:
+            check_probability(dropout, "dropout")
         self.bart = bart
         d = bart.config.d_model
         self.dense = nn.Linear(d, d)
@@ -469,6 +550,7 @@ class BartForSequenceClassification(nn.Module):
         """
         c = self.bart.config
         check_tensor(ids, "ids", ndim=2)
+        check_token_ids(ids, "ids", c.vocab_size)
         is_eos = ids == c.eos_id                                                    # (B, T)
         if not bool(is_eos.any(1).all()):
             rows = (~is_eos.any(1)).nonzero().flatten().tolist()
@@ -488,6 +570,7 @@ class BartForSequenceClassification(nn.Module):
     @classmethod
     def from_hf(cls, source, *, dtype: torch.dtype | None = None) -> BartForSequenceClassification:
         """Load a ``transformers.BartForSequenceClassification`` (object or local directory)."""
+        check_float_dtype(dtype)
         hf_config, state = read_checkpoint(source)
         config = BartConfig.from_hf_config(hf_config)
         n_classes = len(hf_config.get("id2label") or {}) or hf_config.get("num_labels") or 2

@@ -29,7 +29,22 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.bart import Bart, BartForSequenceClassification, seq2seq_batch
-from coursekit.bart_pretraining import RECIPE, BartVocab, build_bart, load_pretrained_bart
+from coursekit.bart_pretraining import (
+    RECIPE,
+    BartVocab,
+    _check_documents,
+    _check_int,
+    _check_vocab,
+    build_bart,
+    load_pretrained_bart,
+)
+from coursekit.checks import (
+    check_int_sequence,
+    check_labels,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+)
 from coursekit.text import pad_batch
 from coursekit.train import hardware
 from coursekit.translation.benchmark import load_benchmark, token_batches
@@ -56,12 +71,50 @@ class FinetuneRecipe:
     sst2_lr: float = 2e-4
     clip: float = 1.0
 
+    def __post_init__(self) -> None:
+        for name in ("n_pairs", "mt_updates", "mt_max_tokens", "mt_warmup", "n_sst2", "sst2_updates", "sst2_batch"):
+            check_positive_int(getattr(self, name), name)
+        for name in ("mt_lr", "sst2_lr", "clip"):
+            check_positive_float(getattr(self, name), name)
+        check_probability(self.label_smoothing, "label_smoothing", inclusive_high=False)
+
 
 FINETUNE = FinetuneRecipe()
 
 
+def _check_bart(model) -> None:
+    if not isinstance(model, Bart):
+        raise TypeError(f"model must be a coursekit.bart.Bart, got {type(model).__name__}")
+
+
+def _check_recipe(recipe) -> None:
+    if not isinstance(recipe, FinetuneRecipe):
+        raise TypeError(f"recipe must be a FinetuneRecipe, got {type(recipe).__name__}")
+
+
+def _check_labelled_sentences(ids, labels, vocab: BartVocab, n_classes: int, what: str) -> tuple[list, torch.Tensor]:
+    """Sentences (id lists ending with </s>, the position the classifier reads) and one class id per sentence."""
+    if isinstance(ids, (list, tuple)) and not ids:
+        raise ValueError(f"{what} needs at least one sentence")
+    ids = _check_documents(ids, "ids", len(vocab), what=what)
+    for i, sentence in enumerate(ids):
+        if sentence[-1] != vocab.eos_id:
+            raise ValueError(f"ids[{i}] must end with </s> (id {vocab.eos_id}), the position the classifier reads")
+    if isinstance(labels, str) or not hasattr(labels, "__len__"):
+        raise TypeError(f"labels must be a list of int class ids, got {type(labels).__name__}")
+    labels = check_int_sequence(list(labels), "labels")
+    if len(labels) != len(ids):
+        raise ValueError(f"labels must have one entry per sentence ({len(ids)}), got {len(labels)}")
+    return ids, check_labels(torch.tensor(labels, dtype=torch.long), "labels", n_classes)
+
+
 def starting_model(init: str, seed: int, vocab: BartVocab | None = None) -> tuple[Bart, BartVocab]:
     """``init="pretrained"``: the committed BART; ``"random"``: the same architecture, freshly initialised."""
+    if init not in ("pretrained", "random"):
+        raise ValueError(f"init must be 'pretrained' or 'random', got {init!r}")
+    _check_int(seed, "seed")
+    if vocab is not None and not isinstance(vocab, BartVocab):
+        raise TypeError(f"vocab must be a BartVocab or None, got {type(vocab).__name__}")
     if init == "pretrained":
         model, vocab, _ = load_pretrained_bart()
         return model.train(), vocab
@@ -105,6 +158,16 @@ def translation_subset(n_pairs: int, vocab: BartVocab, data=None):
 def finetune_translation(model: Bart, sources: list[list[int]], targets: list[list[int]], vocab: BartVocab, *,
                          recipe: FinetuneRecipe = FINETUNE, seed: int = 0) -> list[float]:
     """Teacher-forced cross-entropy (label smoothing) on (English → French) pairs; returns the loss per update."""
+    _check_bart(model)
+    _check_vocab(vocab)
+    _check_recipe(recipe)
+    _check_int(seed, "seed")
+    if len(sources) != len(targets):
+        raise ValueError(f"sources and targets must be pairs: got {len(sources)} sources and {len(targets)} targets")
+    if len(sources) == 0:
+        raise ValueError("finetune_translation needs at least one pair")
+    sources = _check_documents(sources, "sources", len(vocab), what="finetune_translation")
+    targets = _check_documents(targets, "targets", len(vocab), what="finetune_translation")
     torch.manual_seed(seed)
     opt, sched = _optimizer(model, recipe.mt_lr, recipe.mt_warmup)
     src_len, tgt_len = [len(s) for s in sources], [len(t) for t in targets]
@@ -141,6 +204,14 @@ def bart_translator(model: Bart, vocab: BartVocab, max_len: int = 30):
 
 def translation_bleu(model: Bart, vocab: BartVocab, data, split: str = "test"):
     """The benchmark's :class:`~coursekit.translation.core.BleuReport` of greedy translations."""
+    from coursekit.translation.core import TranslationData
+
+    _check_bart(model)
+    _check_vocab(vocab)
+    if split not in ("train", "valid", "test"):
+        raise ValueError(f"split must be one of ['train', 'valid', 'test'], got {split!r}")
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData (from load_benchmark), got {type(data).__name__}")
     return data.evaluate(bart_translator(model, vocab), split=split)
 
 
@@ -172,6 +243,11 @@ def sst2_data(vocab: BartVocab, n_train: int) -> dict:
 def finetune_sst2(model: Bart, ids: list[list[int]], labels: list[int], vocab: BartVocab, *,
                   recipe: FinetuneRecipe = FINETUNE, seed: int = 0) -> tuple[BartForSequenceClassification, list]:
     """BART's classification head (§3.1) on top of ``model``; all weights fine-tuned with cross-entropy."""
+    _check_bart(model)
+    _check_vocab(vocab)
+    _check_recipe(recipe)
+    _check_int(seed, "seed")
+    ids, _ = _check_labelled_sentences(ids, labels, vocab, 2, "finetune_sst2")
     torch.manual_seed(seed)
     clf = BartForSequenceClassification(model, 2, dropout=0.1).train()
     opt, sched = _optimizer(clf, recipe.sst2_lr, max(1, recipe.sst2_updates // 10))
@@ -192,6 +268,13 @@ def finetune_sst2(model: Bart, ids: list[list[int]], labels: list[int], vocab: B
 @torch.no_grad()
 def sst2_accuracy(clf: BartForSequenceClassification, ids: list[list[int]], labels: list[int], vocab: BartVocab,
                   batch_size: int = 256) -> float:
+    """Accuracy of ``clf`` on ``ids`` (sentences ending with </s>) against ``labels``."""
+    if not isinstance(clf, BartForSequenceClassification):
+        raise TypeError(f"clf must be a BartForSequenceClassification, got {type(clf).__name__}")
+    _check_vocab(vocab)
+    check_positive_int(batch_size, "batch_size")
+    ids, _ = _check_labelled_sentences(ids, labels, vocab, clf.out_proj.out_features, "sst2_accuracy")
+    labels = list(labels)
     clf.eval()
     right = 0
     for start in range(0, len(ids), batch_size):
@@ -216,6 +299,11 @@ def _summary(rows: list[dict], key: str) -> dict:
 def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translation", "sst2"),
             log=print) -> dict:
     """Fine-tune pre-trained and random-init BART on each task with each seed; the table and its summary."""
+    if isinstance(tasks, str):
+        raise TypeError("tasks must be a tuple of task names, got one string")
+    _check_recipe(recipe)
+    if not callable(log):
+        raise TypeError(f"log must be a function such as print, got {type(log).__name__}")
     seeds = tuple(seeds)
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise ValueError(f"seeds must be a non-empty sequence of ints, got {seeds!r}")

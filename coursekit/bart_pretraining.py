@@ -42,6 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.bart import Bart, BartConfig, seq2seq_batch
+from coursekit.checks import check_int_sequence, check_positive_float, check_positive_int, check_probability
 from coursekit.data import model_dir, sha256_file
 from coursekit.noising import text_infilling
 from coursekit.train import count_parameters, save_checkpoint, train_in_folder
@@ -54,6 +55,12 @@ __all__ = ["MASK", "BartRecipe", "RECIPE", "BartVocab", "PretrainingCorpus", "bu
            "load_pretrained_bart"]
 
 MASK = "<mask>"
+
+
+def _check_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -73,14 +80,80 @@ class BartRecipe:
     n_held_out: int = 500            # validation sentences of each language, never trained on
     seed: int = 0
 
+    ARCH_KEYS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout", "max_len")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.arch, dict):
+            raise TypeError(f"arch must be a dict, got {type(self.arch).__name__}")
+        missing = sorted(set(self.ARCH_KEYS) - set(self.arch))
+        unknown = sorted(set(self.arch) - set(self.ARCH_KEYS))
+        if missing or unknown:
+            raise ValueError(f"arch must have the keys {list(self.ARCH_KEYS)}; "
+                             + "; ".join(f"{what} {keys}" for what, keys in (("missing", missing), ("unknown", unknown))
+                                         if keys))
+        check_probability(self.mask_ratio, "mask_ratio")
+        check_positive_float(self.poisson_lambda, "poisson_lambda")
+        for name in ("max_tokens", "warmup", "max_updates", "eval_every", "n_held_out"):
+            check_positive_int(getattr(self, name), name)
+        check_positive_float(self.lr, "lr")
+        check_positive_float(self.clip, "clip")
+        _check_int(self.seed, "seed")
+
 
 RECIPE = BartRecipe()
+
+
+def _check_recipe(recipe) -> None:
+    if not isinstance(recipe, BartRecipe):
+        raise TypeError(f"recipe must be a BartRecipe, got {type(recipe).__name__}")
+
+
+def _check_vocab(vocab) -> None:
+    if not isinstance(vocab, BartVocab):
+        raise TypeError(f"vocab must be a BartVocab, got {type(vocab).__name__}")
+
+
+def _check_corpus(corpus, *, optional: bool = False) -> None:
+    if not (isinstance(corpus, PretrainingCorpus) or (optional and corpus is None)):
+        raise TypeError(f"corpus must be a PretrainingCorpus{' or None' if optional else ''}, "
+                        f"got {type(corpus).__name__}")
+
+
+def _check_vocab_id(value, name: str, vocab_size: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int token id, got {type(value).__name__}")
+    if not 0 <= value < vocab_size:
+        raise ValueError(f"{name} must be a token id in [0, {vocab_size}), got {value}")
+    return value
+
+
+def _check_documents(docs, name: str, vocab_size: int, *, what: str) -> list[list[int]]:
+    """A non-empty list of documents, each a non-empty list of token ids in ``[0, vocab_size)``."""
+    if isinstance(docs, (str, torch.Tensor)) or not isinstance(docs, (list, tuple)):
+        raise TypeError(f"{name} must be a list of documents (lists of token ids), got {type(docs).__name__}")
+    if not docs:
+        raise ValueError(f"{what} needs at least one document")
+    out = []
+    for i, doc in enumerate(docs):
+        ids = check_int_sequence(doc, f"{name}[{i}]")
+        if not ids:
+            raise ValueError(f"{name}[{i}] is empty")
+        outside = [t for t in ids if not 0 <= t < vocab_size]
+        if outside:
+            raise ValueError(f"{name}[{i}] must hold ids in [0, {vocab_size}), got {outside[0]}")
+        out.append(ids)
+    return out
 
 
 class BartVocab:
     """The benchmark BPE (ids 0–7999 unchanged) plus ``<mask>``; BART's ids: ``<pad>`` 0, ``<s>`` 2, ``</s>`` 3."""
 
     def __init__(self, subwords=None) -> None:
+        from coursekit.translation.subword import SubwordVocab
+
+        if subwords is not None and not isinstance(subwords, SubwordVocab):
+            raise TypeError(f"subwords must be a SubwordVocab (from coursekit.translation.benchmark.load_tokenizer), "
+                            f"got {type(subwords).__name__}")
         self.subwords = subwords or load_tokenizer()
         self.itos = list(self.subwords.itos) + [MASK]
         self.mask_id = len(self.itos) - 1
@@ -93,18 +166,29 @@ class BartVocab:
 
     def encode(self, words: list[str]) -> list[int]:
         """The words of one normalised sentence → ``<s> pieces </s>``."""
+        _check_words(words, "words")
         return self.subwords.encode(words, add_bos=True, add_eos=True)
 
     def encode_text(self, text: str) -> list[int]:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
         return self.encode(split_tokens(text))
 
     def encode_many(self, sentences: list[list[str]]) -> list[list[int]]:
         """:meth:`encode` of many word lists at once (the tokenizer's parallel batch encoder)."""
+        if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)):
+            raise TypeError(f"sentences must be a list of word lists, got {type(sentences).__name__}")
+        for i, words in enumerate(sentences):
+            if not isinstance(words, (list, tuple)):
+                raise TypeError(f"sentences[{i}] must be a list of words, got {type(words).__name__}")
         return [[self.bos_id] + ids for ids in self.subwords.encode_batch(sentences, add_eos=True)]
 
     def detokenize(self, ids) -> str:
         """Ids → the sentence (specials and ``<mask>`` dropped by the BPE decoder, ``<mask>`` kept visible)."""
-        ids = [int(i) for i in ids]
+        ids = check_int_sequence(ids, "ids")
+        outside = [i for i in ids if not 0 <= i < len(self)]
+        if outside:
+            raise ValueError(f"ids must hold ids in [0, {len(self)}), got {outside[0]}")
         parts, run = [], []
         for i in ids:
             if i == self.mask_id:
@@ -114,6 +198,13 @@ class BartVocab:
                 run.append(i)
         parts.append(self.subwords.detokenize(run))
         return " ".join(p for p in parts if p)
+
+
+def _check_words(words, name: str) -> None:
+    if isinstance(words, str):
+        raise TypeError(f"{name} must be a list of word strings, got one string")
+    if not isinstance(words, (list, tuple)):
+        raise TypeError(f"{name} must be a list of word strings, got {type(words).__name__}")
 
 
 @dataclass
@@ -126,6 +217,15 @@ class PretrainingCorpus:
     sources: dict
     unigram_top: int                 # the most frequent content piece of the training documents
 
+    def __post_init__(self) -> None:
+        _check_vocab(self.vocab)
+        for name in ("train", "held_out"):
+            if not isinstance(getattr(self, name), list):
+                raise TypeError(f"{name} must be a list of documents, got {type(getattr(self, name)).__name__}")
+        if not self.train:
+            raise ValueError("train must not be empty")
+        _check_vocab_id(self.unigram_top, "unigram_top", len(self.vocab))
+
 
 def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
                  sst_sentences: list[str] | None = None) -> PretrainingCorpus:
@@ -134,6 +234,9 @@ def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
     counted and left out (none of the benchmark's are; a few SST-2 sentences are)."""
     from coursekit.data import load_sst2
 
+    _check_recipe(recipe)
+    if isinstance(sst_sentences, str):
+        raise TypeError("sst_sentences must be a list of strings, got one string")
     vocab = BartVocab()
     data = data or load_benchmark(tokenizer=vocab.subwords)
     order = list(range(len(data.train)))
@@ -158,6 +261,8 @@ def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
 
 def held_out_sentences(recipe: BartRecipe, vocab: BartVocab, data=None) -> list[list[int]]:
     """The first ``n_held_out`` validation pairs of the benchmark: their English sentences, then their French."""
+    _check_recipe(recipe)
+    _check_vocab(vocab)
     data = data or load_benchmark(tokenizer=vocab.subwords)
     return (vocab.encode_many([e for e, _ in data.valid[:recipe.n_held_out]])
             + vocab.encode_many([f for _, f in data.valid[:recipe.n_held_out]]))
@@ -166,6 +271,7 @@ def held_out_sentences(recipe: BartRecipe, vocab: BartVocab, data=None) -> list[
 def denoising_report(directory: str | Path | None = None, *, seed: int = 1234) -> dict:
     """What ``python -m coursekit.bart denoise`` prints: the committed model's copy and fill accuracy on the
     held-out sentences (a fresh corruption per ``seed``) next to the unigram guess."""
+    _check_int(seed, "seed")
     model, vocab, report = load_pretrained_bart(directory)
     recipe = BartRecipe(**report["recipe"])
     docs = held_out_sentences(recipe, vocab)
@@ -177,6 +283,8 @@ def denoising_report(directory: str | Path | None = None, *, seed: int = 1234) -
 
 def build_bart(recipe: BartRecipe, vocab: BartVocab) -> Bart:
     """The untrained BART of ``recipe`` (seeded by the caller)."""
+    _check_recipe(recipe)
+    _check_vocab(vocab)
     a = recipe.arch
     return Bart(BartConfig(vocab_size=len(vocab), d_model=a["d_model"], n_heads=a["n_heads"], d_ff=a["d_ff"],
                            n_encoder_layers=a["n_encoder_layers"], n_decoder_layers=a["n_decoder_layers"],
@@ -186,6 +294,11 @@ def build_bart(recipe: BartRecipe, vocab: BartVocab) -> Bart:
 
 def corrupt(docs: list[list[int]], vocab: BartVocab, recipe: BartRecipe, generator: torch.Generator):
     """Text infilling of each document → (seq2seq batch of corrupted → original, hidden (B, T) bool)."""
+    _check_vocab(vocab)
+    _check_recipe(recipe)
+    docs = _check_documents(docs, "docs", len(vocab), what="corrupt")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     pairs = [text_infilling(torch.tensor(d), mask_id=vocab.mask_id, ratio=recipe.mask_ratio,
                             poisson_lambda=recipe.poisson_lambda, special_ids=vocab.special_ids,
                             generator=generator, return_masked=True) for d in docs]
@@ -203,10 +316,18 @@ def denoising_accuracy(model: Bart, docs: list[list[int]], vocab: BartVocab, rec
 
     ``copy_accuracy``: argmax = original at the content tokens the corruption kept; ``fill_accuracy``: at
     the tokens it hid; ``loss``: cross-entropy per target token; ``unigram_fill_accuracy``: always
-    guessing ``unigram_top`` at the hidden tokens.
+    guessing ``unigram_top`` at the hidden tokens. A corruption that hides no token (or every token) leaves
+    the fill (or copy) accuracy undefined: that is a ``ValueError``, not a division by zero.
     """
-    if not docs:
-        raise ValueError("denoising_accuracy needs at least one document")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    _check_vocab(vocab)
+    _check_recipe(recipe)
+    docs = _check_documents(docs, "docs", len(vocab), what="denoising_accuracy")
+    if unigram_top is not None:
+        _check_vocab_id(unigram_top, "unigram_top", len(vocab))
+    _check_int(seed, "seed")
+    check_positive_int(batch_size, "batch_size")
     was = model.training
     model.eval()
     device = next(model.parameters()).device
@@ -230,6 +351,10 @@ def denoising_accuracy(model: Bart, docs: list[list[int]], vocab: BartVocab, rec
         n["nll"] += F.cross_entropy(logits[keep], batch.tgt_out[keep], reduction="sum").item()
         n["targets"] += int(keep.sum())
     model.train(was)
+    for kind, what in (("fill", "hid no token"), ("copy", "hid every token")):
+        if n[kind] == 0:
+            raise ValueError(f"the corruption {what} of these documents (mask_ratio={recipe.mask_ratio}): the "
+                             f"{kind} accuracy is undefined")
     out = {"copy_accuracy": n["copy_right"] / n["copy"], "fill_accuracy": n["fill_right"] / n["fill"],
            "loss": n["nll"] / n["targets"], "n_copy": n["copy"], "n_fill": n["fill"], "seed": seed}
     if unigram_top is not None:
@@ -245,7 +370,11 @@ def pretrain(work: str | Path, *, recipe: BartRecipe = RECIPE, corpus: Pretraini
              quiet: bool = False) -> tuple[Bart, dict, PretrainingCorpus]:
     """Denoising pre-training in ``work`` (``checkpoint.pt``, ``train.log``); ``resume=True`` continues exactly:
     the batches of an epoch depend on the seed and epoch, the noise of an update on the seed and update."""
+    _check_recipe(recipe)
+    _check_corpus(corpus, optional=True)
+    check_positive_float(checkpoint_minutes, "checkpoint_minutes")
     if max_updates is not None:
+        check_positive_int(max_updates, "max_updates")
         recipe = replace(recipe, max_updates=max_updates)
     corpus = corpus or build_corpus(recipe)
     vocab = corpus.vocab
@@ -290,6 +419,14 @@ def export(model: Bart, state: dict, corpus: PretrainingCorpus, out: str | Path,
            recipe: BartRecipe = RECIPE) -> dict:
     """Write ``out/model.safetensors`` (fp16, content hash) and ``out/report.json``; the figures are measured
     on the weights as stored (fp16 → fp32)."""
+    if not isinstance(model, Bart):
+        raise TypeError(f"model must be a coursekit.bart.Bart, got {type(model).__name__}")
+    _check_corpus(corpus)
+    _check_recipe(recipe)
+    needed = ("update", "epoch", "position", "seconds", "hardware", "curve", "train")
+    lacking = sorted(k for k in needed if not isinstance(state, dict) or k not in state)
+    if lacking:
+        raise ValueError(f"state must be the training state of pretrain(); it lacks {lacking}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     model = model.half().float().eval()
@@ -330,7 +467,14 @@ def load_pretrained_bart(directory: str | Path | None = None) -> tuple[Bart, Bar
     report_path = directory / "report.json"
     if not report_path.is_file():
         raise FileNotFoundError(f"no report at {report_path}; make the model with `{_reproduce(directory)}`")
-    report = json.loads(report_path.read_text(encoding="utf-8"))
+    try:
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{report_path} is not valid JSON ({exc}); re-run `{_reproduce(directory)}`") from None
+    lacking = sorted(k for k in ("file_sha256", "recipe") if not isinstance(report, dict) or k not in report)
+    if lacking:
+        raise ValueError(f"{report_path} is not a report of coursekit.bart_pretraining: it lacks {lacking}; "
+                         f"re-run `{_reproduce(directory)}`")
     path = directory / "model.safetensors"
     if path.is_file() and sha256_file(path) != report["file_sha256"]:
         raise ValueError(f"{path} does not match its report (sha256 {sha256_file(path)[:12]}… vs "
@@ -339,6 +483,10 @@ def load_pretrained_bart(directory: str | Path | None = None) -> tuple[Bart, Bar
     vocab = BartVocab()
 
     def build(config: dict, extra: dict) -> nn.Module:
+        lacking = sorted(k for k in ("recipe", "tokenizer_sha256") if k not in extra)
+        if lacking:
+            raise ValueError(f"{path} is not a BART checkpoint of coursekit.bart_pretraining: its metadata lacks "
+                             f"{lacking}; re-run `{_reproduce(directory)}`")
         if extra.get("tokenizer_sha256") != vocab.subwords.sha256():
             raise ValueError(f"{path} was trained with another tokenizer than the benchmark's")
         return build_bart(BartRecipe(**extra["recipe"]), vocab).half()

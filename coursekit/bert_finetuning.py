@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -24,8 +25,18 @@ from pathlib import Path
 
 import torch
 
-from coursekit.bert import Bert, BertConfig, classifier_accuracy, fine_tune, sentence_batches
+from coursekit.bert import (
+    Bert,
+    BertConfig,
+    _check_bert,
+    _check_count,
+    _check_int,
+    classifier_accuracy,
+    fine_tune,
+    sentence_batches,
+)
 from coursekit.bert_pretraining import CHECKPOINT_DIR, load_small_bert
+from coursekit.checks import check_positive_float, check_positive_int
 from coursekit.runtime import seed_everything
 
 __all__ = ["SST2Protocol", "PROTOCOL", "sst2_splits", "finetune_once", "compare", "finetune_by_step"]
@@ -43,6 +54,8 @@ class SST2Protocol:
     seeds: tuple[int, ...] = (0, 1)
 
     def __post_init__(self) -> None:
+        for name in ("n_train", "n_select", "epochs", "batch_size"):
+            check_positive_int(getattr(self, name), name)
         if not self.lrs or not all(isinstance(x, float) and x > 0 for x in self.lrs):
             raise ValueError(f"lrs must be positive floats, got {self.lrs!r}")
         if not self.seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.seeds):
@@ -58,9 +71,13 @@ def sst2_splits(n_train: int, n_select: int) -> dict:
     validation split (the test set here: GLUE's test labels are not public)."""
     from coursekit import data
 
+    check_positive_int(n_train, "n_train")
+    _check_count(n_select, "n_select")
+    if n_train > SELECT_OFFSET:
+        raise ValueError(f"n_train must be ≤ {SELECT_OFFSET} (the selection sentences start there), got {n_train}")
     sst = data.load_sst2()
     shuffled = sst["train"].shuffle(seed=0)
-    if n_train > SELECT_OFFSET or SELECT_OFFSET + n_select > len(shuffled):
+    if SELECT_OFFSET + n_select > len(shuffled):
         raise ValueError(f"n_train must be ≤ {SELECT_OFFSET} and n_select ≤ {len(shuffled) - SELECT_OFFSET}, "
                          f"got {n_train} and {n_select}")
     return {"train": shuffled.select(range(n_train)),
@@ -71,6 +88,16 @@ def sst2_splits(n_train: int, n_select: int) -> dict:
 def finetune_once(body: Bert, tokenizer, splits: dict, *, lr: float, seed: int, epochs: int,
                   batch_size: int) -> dict:
     """Fine-tune ``body`` (trained in place) once; accuracy on the selection and test sentences."""
+    _check_bert(body, "body")
+    if not isinstance(splits, dict):
+        raise TypeError(f"splits must be a dict {{'train', 'select', 'test'}} (from sst2_splits), "
+                        f"got {type(splits).__name__}")
+    if set(splits) != {"train", "select", "test"}:
+        raise ValueError(f"splits must have the keys ['select', 'test', 'train'], got {sorted(splits)}")
+    check_positive_float(lr, "lr")
+    _check_int(seed, "seed")
+    check_positive_int(epochs, "epochs")
+    check_positive_int(batch_size, "batch_size")
     seed_everything(seed)
     train = splits["train"]
     batches = [b for e in range(epochs) for b in sentence_batches(tokenizer, train["sentence"], train["label"],
@@ -103,6 +130,10 @@ def compare(directory: str | Path = CHECKPOINT_DIR, protocol: SST2Protocol = PRO
     from coursekit.data import sha256_file
     from coursekit.train import hardware
 
+    if not isinstance(protocol, SST2Protocol):
+        raise TypeError(f"protocol must be an SST2Protocol, got {type(protocol).__name__}")
+    if not callable(log):
+        raise TypeError(f"log must be a function such as print, got {type(log).__name__}")
     pretrained, tokenizer, _ = load_small_bert(directory)
     splits = sst2_splits(protocol.n_train, protocol.n_select)
     rows = []
@@ -131,12 +162,27 @@ def finetune_by_step(snapshot_dir: str | Path, tokenizer, *, n_train: int = 3000
     """SST-2 accuracy after fine-tuning each snapshot of a run (and its random initialisation, step 0)
     with one recipe: how much pre-training is worth as it goes on. Every snapshot is fine-tuned on the
     same ``n_train`` sentences with the same seed."""
-    from coursekit.train import load_checkpoint, read_checkpoint_metadata
+    from coursekit.train import load_checkpoint, read_checkpoint_metadata, verify_checkpoint
 
-    paths = sorted(Path(snapshot_dir).glob("step_*.safetensors"), key=lambda p: int(p.stem.split("_")[1]))
+    check_positive_int(n_train, "n_train")
+    check_positive_int(epochs, "epochs")
+    check_positive_float(lr, "lr")
+    check_positive_int(batch_size, "batch_size")
+    _check_int(seed, "seed")
+    paths = list(Path(snapshot_dir).glob("step_*.safetensors"))
     if not paths:
         raise FileNotFoundError(f"no step_*.safetensors snapshots in {snapshot_dir}")
-    config = BertConfig(**read_checkpoint_metadata(paths[0])[0])
+    for path in paths:
+        if not re.fullmatch(r"step_\d+", path.stem):
+            raise ValueError(f"{path} is not named step_<number>.safetensors")
+    paths.sort(key=lambda p: int(p.stem.split("_")[1]))
+    # every snapshot is checked before the first fine-tuning run: a damaged one must not stop the sweep hours in
+    stored = read_checkpoint_metadata(paths[0])[0]
+    for path in paths:
+        verify_checkpoint(path)
+        if read_checkpoint_metadata(path)[0] != stored:
+            raise ValueError(f"{path} is not a snapshot of the same BERT: its config differs from {paths[0].stem}'s")
+    config = BertConfig.from_dict(stored)
     splits = sst2_splits(n_train, 0)
     rows = []
     for path in [None, *paths]:

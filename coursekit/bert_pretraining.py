@@ -38,8 +38,23 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from coursekit.bert import IGNORE_INDEX, Bert, BertConfig, build_pair, make_nsp_pairs, mask_tokens, wikitext_documents
-from coursekit.checks import check_positive_int, check_probability
+from coursekit.bert import (
+    IGNORE_INDEX,
+    IS_NEXT,
+    NOT_NEXT,
+    Bert,
+    BertConfig,
+    _check_bert,
+    _check_count,
+    _check_id,
+    _check_int,
+    _check_tokenizer,
+    build_pair,
+    make_nsp_pairs,
+    mask_tokens,
+    wikitext_documents,
+)
+from coursekit.checks import check_labels, check_positive_float, check_positive_int, check_probability
 from coursekit.data import PROJECT_DATA
 
 __all__ = ["CHECKPOINT_DIR", "PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batch",
@@ -81,6 +96,19 @@ class PretrainConfig:
                      "eval_every", "held_out_articles", "held_out_pairs"):
             check_positive_int(getattr(self, name), name)
         check_probability(self.in_domain_fraction, "in_domain_fraction")
+        check_positive_float(self.learning_rate, "learning_rate")
+        _check_count(self.warmup_steps, "warmup_steps")
+        check_probability(self.min_lr_ratio, "min_lr_ratio")
+        check_positive_float(self.weight_decay, "weight_decay", allow_zero=True)
+        check_positive_float(self.grad_clip, "grad_clip")
+        _check_int(self.seed, "seed")
+        _check_count(self.threads, "threads")
+        if not isinstance(self.pack_in_domain, bool):
+            raise TypeError(f"pack_in_domain must be a bool, got {type(self.pack_in_domain).__name__}")
+        if self.max_len < 5:
+            raise ValueError(f"max_len must leave room for [CLS] A [SEP] B [SEP] (at least 5), got {self.max_len}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         if self.n_in_domain >= self.batch_size:
             raise ValueError(f"in_domain_fraction={self.in_domain_fraction} leaves no NSP pair in a batch of "
                              f"{self.batch_size}; use a fraction below {1 - 1 / self.batch_size:.3f}")
@@ -104,8 +132,46 @@ class PretrainingCorpus:
     held_docs: list[list[list[int]]]             # the last articles, never trained on
     in_domain: list[list[int]]                   # SST-2 train sentences, MLM only
 
+    def __post_init__(self) -> None:
+        _check_tokenizer(self.tokenizer)
+        for name in ("train_docs", "held_docs"):
+            docs = getattr(self, name)
+            if not isinstance(docs, list) or not all(isinstance(doc, list) for doc in docs):
+                raise TypeError(f"{name} must be a list of documents, each a list of sentences of token ids")
+            wrong = next((s for doc in docs for s in doc if not isinstance(s, (list, tuple))), None)
+            if wrong is not None:
+                raise TypeError(f"{name} must be a list of documents, each a list of sentences of token ids; "
+                                f"got a {type(wrong).__name__} sentence")
+        if not isinstance(self.in_domain, list) or not all(isinstance(s, (list, tuple)) for s in self.in_domain):
+            raise TypeError("in_domain must be a list of sentences, each a list of token ids")
+
     def special_id(self, token: str) -> int:
-        return self.tokenizer.token_to_id(token)
+        """The id of a special token such as ``"[MASK]"``."""
+        found = self.tokenizer.token_to_id(token)
+        if found is None:
+            raise ValueError(f"the tokenizer has no token {token!r}")
+        return found
+
+
+def _check_cfg(cfg) -> None:
+    if not isinstance(cfg, PretrainConfig):
+        raise TypeError(f"cfg must be a PretrainConfig, got {type(cfg).__name__}")
+
+
+def _check_corpus(corpus, *, optional: bool = False) -> None:
+    if not (isinstance(corpus, PretrainingCorpus) or (optional and corpus is None)):
+        raise TypeError(f"corpus must be a PretrainingCorpus{' or None' if optional else ''}, "
+                        f"got {type(corpus).__name__}")
+
+
+def _check_rng(rng) -> None:
+    if not isinstance(rng, random.Random):
+        raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
+
+
+def _check_text_list(values, name: str) -> None:
+    if isinstance(values, str):
+        raise TypeError(f"{name} must be a list of strings, got one string")
 
 
 def pretraining_text() -> tuple[list[str], list[str]]:
@@ -122,6 +188,12 @@ def build_corpus(cfg: PretrainConfig, wiki_lines: list[str] | None = None,
     """Train the WordPiece vocabulary on all the text (unless ``tokenizer`` is given) and encode it."""
     from coursekit.text import train_wordpiece
 
+    _check_cfg(cfg)
+    for name, value in (("wiki_lines", wiki_lines), ("in_domain_sentences", in_domain_sentences)):
+        if value is not None:
+            _check_text_list(value, name)
+    if tokenizer is not None:
+        _check_tokenizer(tokenizer)
     if wiki_lines is None or in_domain_sentences is None:
         default_lines, default_sentences = pretraining_text()
         wiki_lines = default_lines if wiki_lines is None else wiki_lines
@@ -134,7 +206,8 @@ def build_corpus(cfg: PretrainConfig, wiki_lines: list[str] | None = None,
     docs = wikitext_documents(wiki_lines)
     if len(docs) <= cfg.held_out_articles + 1:
         raise ValueError(f"need more than {cfg.held_out_articles + 1} articles, got {len(docs)}")
-    id_docs = [[e.ids for e in tokenizer.encode_batch(doc, add_special_tokens=False)] for doc in docs]
+    # a sentence that encodes to no piece at all cannot be an NSP sentence: it is left out, as in in_domain
+    id_docs = [[e.ids for e in tokenizer.encode_batch(doc, add_special_tokens=False) if e.ids] for doc in docs]
     in_domain = [e.ids for e in tokenizer.encode_batch(list(in_domain_sentences), add_special_tokens=False)]
     return PretrainingCorpus(tokenizer, id_docs[:-cfg.held_out_articles], id_docs[-cfg.held_out_articles:],
                              [s for s in in_domain if s])
@@ -150,8 +223,15 @@ def make_batch(corpus: PretrainingCorpus, pairs: list[tuple], singles: list[list
     """
     from coursekit.text import pad_batch
 
+    _check_corpus(corpus)
     if not pairs and not singles:
         raise ValueError("make_batch needs at least one pair or sentence")
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 3:
+            got = f"{len(pair)} items" if isinstance(pair, (tuple, list)) else type(pair).__name__
+            raise ValueError(f"pairs[{i}] must be (A, B, label), got {got}")
+        if not isinstance(pair[2], int) or isinstance(pair[2], bool) or pair[2] not in (IS_NEXT, NOT_NEXT):
+            raise ValueError(f"pairs[{i}] has NSP label {pair[2]!r}; expected IS_NEXT (0) or NOT_NEXT (1)")
     cls_id, sep_id, pad_id, mask_id = (corpus.special_id(t) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]"))
     built = [build_pair(a, b, cls_id=cls_id, sep_id=sep_id, max_len=max_len) for a, b, _ in pairs]
     built += [build_pair(a, None, cls_id=cls_id, sep_id=sep_id, max_len=max_len) for a in singles]
@@ -170,6 +250,15 @@ def pack_sentences(sentences: list[list[int]], n: int, *, max_len: int, sep_id: 
     :func:`coursekit.bert.build_pair`)."""
     if not sentences:
         raise ValueError("pack_sentences needs at least one sentence")
+    for i, sentence in enumerate(sentences):
+        if len(sentence) == 0:
+            raise ValueError(f"sentences[{i}] is empty")
+    check_positive_int(n, "n")
+    check_positive_int(max_len, "max_len")
+    if max_len < 3:
+        raise ValueError(f"max_len must leave room for [CLS] and [SEP] and one token (at least 3), got {max_len}")
+    _check_id(sep_id, "sep_id")
+    _check_rng(rng)
     budget = max_len - 2
     rows = []
     for _ in range(n):
@@ -187,6 +276,11 @@ def sample_batch(corpus: PretrainingCorpus, cfg: PretrainConfig, rng: random.Ran
                  generator: torch.Generator) -> tuple[torch.Tensor, ...]:
     """One training batch: ``batch_size - n_in_domain`` fresh NSP pairs + ``n_in_domain`` in-domain rows
     (one SST-2 sentence each, or several packed with ``cfg.pack_in_domain``)."""
+    _check_corpus(corpus)
+    _check_cfg(cfg)
+    _check_rng(rng)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     pairs = make_nsp_pairs(corpus.train_docs, cfg.batch_size - cfg.n_in_domain, rng=rng)
     if not corpus.in_domain:
         singles = []
@@ -200,20 +294,39 @@ def sample_batch(corpus: PretrainingCorpus, cfg: PretrainConfig, rng: random.Ran
 
 def held_out_batch(corpus: PretrainingCorpus, cfg: PretrainConfig) -> tuple[torch.Tensor, ...]:
     """A fixed batch of NSP pairs from the held-out articles (fixed pairs and fixed mask)."""
+    _check_corpus(corpus)
+    _check_cfg(cfg)
     pairs = make_nsp_pairs(corpus.held_docs, cfg.held_out_pairs, rng=cfg.seed + 1)
     return make_batch(corpus, pairs, [], max_len=cfg.max_len, generator=torch.Generator().manual_seed(cfg.seed + 1))
 
 
 @torch.no_grad()
 def held_out_losses(model: Bert, batch: tuple[torch.Tensor, ...]) -> dict[str, float]:
-    """MLM and NSP cross-entropy (nats) and NSP accuracy on a held-out batch."""
+    """MLM and NSP cross-entropy (nats) and NSP accuracy on a held-out batch (from :func:`held_out_batch`).
+
+    Rows with the NSP label -100 (single sentences) count for the MLM loss only, in the NSP accuracy too.
+    """
+    _check_bert(model)
+    if model.mlm is None or model.nsp is None:
+        raise ValueError("held_out_losses needs a model with MLM and NSP heads")
+    if not isinstance(batch, (tuple, list)) or len(batch) != 5:
+        got = f"{len(batch)} items" if isinstance(batch, (tuple, list)) else type(batch).__name__
+        raise ValueError(f"batch must be (input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels), "
+                         f"got {got}")
+    check_labels(batch[3], "mlm_labels", model.config.vocab_size, ignore_index=IGNORE_INDEX)
+    check_labels(batch[4], "nsp_labels", 2, ignore_index=IGNORE_INDEX)
     device = next(model.parameters()).device
     ids, segments, keep, mlm_labels, nsp_labels = (t.to(device) for t in batch)
     selected = mlm_labels != IGNORE_INDEX
+    labelled = nsp_labels != IGNORE_INDEX
+    if not selected.any():
+        raise ValueError("the batch has no masked position: the held-out MLM loss is undefined")
+    if not labelled.any():
+        raise ValueError("the batch has no NSP label: the held-out NSP loss is undefined (add sentence pairs)")
     out = model(ids, segments, keep, mlm_positions=selected)
     return {"mlm": F.cross_entropy(out.mlm_logits, mlm_labels[selected]).item(),
             "nsp": F.cross_entropy(out.nsp_logits, nsp_labels).item(),
-            "nsp_acc": (out.nsp_logits.argmax(-1) == nsp_labels).float().mean().item()}
+            "nsp_acc": (out.nsp_logits.argmax(-1) == nsp_labels)[labelled].float().mean().item()}
 
 
 def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, device: torch.device | str | None = None,
@@ -232,11 +345,17 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
 
     from coursekit.bert import pretraining_loss
     from coursekit.resumable import train_steps_in_folder
+    from coursekit.runtime import device as pick_device
     from coursekit.train import save_checkpoint, warmup_cosine
 
+    _check_cfg(cfg)
+    _check_corpus(corpus, optional=True)
+    device = pick_device(device) if device is not None else torch.device("cpu")
+    check_positive_float(checkpoint_minutes, "checkpoint_minutes")
+    if stop_at is not None:
+        check_positive_int(stop_at, "stop_at")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    device = torch.device(device or "cpu")
     corpus = corpus or build_corpus(cfg)
     torch.manual_seed(cfg.seed)
     model = Bert(cfg.model_config(corpus.tokenizer.get_vocab_size())).to(device)   # initialised on the CPU
@@ -283,8 +402,11 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
 def unigram_entropy(corpus: PretrainingCorpus) -> float:
     """Entropy (nats) of the piece frequencies of the training text: the MLM loss of a model that ignores
     the context and always predicts the corpus's piece distribution."""
+    _check_corpus(corpus)
     ids = [i for doc in corpus.train_docs for sentence in doc for i in sentence]
     ids += [i for sentence in corpus.in_domain for i in sentence]
+    if not ids:
+        raise ValueError("the corpus has no tokens: the unigram entropy is undefined")
     counts = torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=corpus.tokenizer.get_vocab_size()).double()
     p = counts[counts > 0] / counts.sum()
     return float(-(p * p.log()).sum())
@@ -294,11 +416,20 @@ def save_pretrained(directory: str | Path, model: Bert, tokenizer, report: dict)
     """Write ``model.safetensors`` (weights + config), ``tokenizer.json`` and ``report.json``."""
     from coursekit.train import save_checkpoint
 
+    _check_bert(model)
+    _check_tokenizer(tokenizer)
+    if tokenizer.get_vocab_size() != model.config.vocab_size:
+        raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} pieces but the model's vocabulary is "
+                         f"{model.config.vocab_size}")
+    try:
+        report_text = json.dumps(report, indent=1)   # before anything is written
+    except TypeError as exc:
+        raise TypeError(f"report must be JSON-serialisable: {exc}") from None
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     save_checkpoint(directory / "model.safetensors", model, model.config)
     tokenizer.save(str(directory / "tokenizer.json"))
-    (directory / "report.json").write_text(json.dumps(report, indent=1))
+    (directory / "report.json").write_text(report_text)
     return directory
 
 
@@ -309,13 +440,33 @@ def load_small_bert(directory: str | Path = CHECKPOINT_DIR) -> tuple[Bert, objec
     from coursekit.train import load_model_directory
 
     directory = Path(directory)
-    model, _ = load_model_directory(directory, lambda config, _: Bert(BertConfig(**config)),
-                                    reproduce=f"python -m coursekit.bert_pretraining --out {directory}")
-    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    reproduce = f"python -m coursekit.bert_pretraining --out {directory}"
+
+    def build(config: dict, _extra: dict) -> Bert:
+        try:
+            return Bert(BertConfig.from_dict(config))
+        except ValueError as exc:
+            raise ValueError(f"{directory / 'model.safetensors'} is not a BERT checkpoint: its config has the "
+                             f"fields {sorted(config)} ({exc}); re-run `{reproduce}`") from None
+
+    model, _ = load_model_directory(directory, build, reproduce=reproduce)
+    tokenizer_path, report_path = directory / "tokenizer.json", directory / "report.json"
+    for path, what in ((tokenizer_path, "tokenizer"), (report_path, "report")):
+        if not path.is_file():
+            raise FileNotFoundError(f"no {what} at {path}; make it with `{reproduce}`")
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    except Exception as exc:  # noqa: BLE001 - the tokenizers library raises a bare Exception
+        raise ValueError(f"{tokenizer_path} is not a tokenizers file (truncated or damaged: {exc}); "
+                         f"re-run `{reproduce}`") from None
     if tokenizer.get_vocab_size() != model.config.vocab_size:
         raise ValueError(f"tokenizer.json has {tokenizer.get_vocab_size()} pieces but the model's vocabulary is "
                          f"{model.config.vocab_size}")
-    return model, tokenizer, json.loads((directory / "report.json").read_text())
+    try:
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{report_path} is not valid JSON ({exc}); re-run `{reproduce}`") from None
+    return model, tokenizer, report
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import torch
 
-from coursekit.checks import check_probability
+from coursekit.checks import check_int_sequence, check_positive_float, check_probability
 
 __all__ = [
     "NoiseFn",
@@ -64,13 +64,17 @@ def _as_ids(ids, name: str = "ids") -> torch.Tensor:
                              "(apply the noise to each row of a batch separately)")
         if ids.is_floating_point() or ids.dtype == torch.bool or ids.is_complex():
             raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
-        return ids.detach().to("cpu", torch.long)
-    if isinstance(ids, (list, tuple)):
+        out = ids.detach().to("cpu", torch.long)
+    elif isinstance(ids, (list, tuple)):
         if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             bad = next(i for i in ids if not isinstance(i, int) or isinstance(i, bool))
             raise TypeError(f"{name} must be a list of int token ids, found {bad!r} ({type(bad).__name__})")
-        return torch.tensor(ids, dtype=torch.long)
-    raise TypeError(f"{name} must be a 1-D LongTensor or a list of ints, got {type(ids).__name__}")
+        out = torch.tensor(ids, dtype=torch.long)
+    else:
+        raise TypeError(f"{name} must be a 1-D LongTensor or a list of ints, got {type(ids).__name__}")
+    if len(out) and int(out.min()) < 0:
+        raise ValueError(f"{name} must hold token ids ≥ 0, got {int(out.min())}")
+    return out
 
 
 def _as_id_set(ids: Iterable[int] | int | None, name: str) -> frozenset[int]:
@@ -95,9 +99,27 @@ def _content_mask(ids: torch.Tensor, special_ids: frozenset[int]) -> torch.Tenso
 
 
 def _check_mask_id(mask_id) -> int:
-    if isinstance(mask_id, bool) or not isinstance(mask_id, int) or mask_id < 0:
-        raise TypeError(f"mask_id must be a non-negative int token id, got {mask_id!r}")
+    if isinstance(mask_id, bool) or not isinstance(mask_id, int):
+        raise TypeError(f"mask_id must be an int token id, got {type(mask_id).__name__}")
+    if mask_id < 0:
+        raise ValueError(f"mask_id must be a token id ≥ 0, got {mask_id}")
     return mask_id
+
+
+def _check_generator(generator) -> None:
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
+MAX_POISSON_LAMBDA = 1e6  # a mean span length in tokens; torch's Poisson sampler overflows from about 9e18
+
+
+def _check_lambda(poisson_lambda) -> float:
+    check_positive_float(poisson_lambda, "poisson_lambda")
+    if poisson_lambda > MAX_POISSON_LAMBDA:
+        raise ValueError(f"poisson_lambda must be at most {MAX_POISSON_LAMBDA:g} (a mean span length in tokens), "
+                         f"got {poisson_lambda:g}")
+    return float(poisson_lambda)
 
 
 def _rand(n: int, generator: torch.Generator | None) -> torch.Tensor:
@@ -118,6 +140,7 @@ def token_masking(ids, *, mask_id: int, ratio: float = 0.15, special_ids: Iterab
     special = _as_id_set(special_ids, "special_ids")
     mask_id = _check_mask_id(mask_id)
     check_probability(ratio, "ratio")
+    _check_generator(generator)
     chosen = _content_mask(ids, special) & (_rand(len(ids), generator) < ratio)  # (T,)
     return ids.masked_fill(chosen, mask_id)
 
@@ -128,6 +151,7 @@ def token_deletion(ids, *, ratio: float = 0.15, special_ids: Iterable[int] = (),
     ids = _as_ids(ids)
     special = _as_id_set(special_ids, "special_ids")
     check_probability(ratio, "ratio")
+    _check_generator(generator)
     deleted = _content_mask(ids, special) & (_rand(len(ids), generator) < ratio)  # (T,)
     return ids[~deleted]
 
@@ -142,10 +166,12 @@ def poisson_span_lengths(n_tokens: int, *, poisson_lambda: float = 3.0,
 
     Zero-length spans are kept (each becomes an inserted ``[MASK]``), so ``lengths.sum() == n_tokens``.
     """
-    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int) or n_tokens < 0:
-        raise ValueError(f"n_tokens must be a non-negative int, got {n_tokens!r}")
-    if isinstance(poisson_lambda, bool) or not isinstance(poisson_lambda, (int, float)) or not poisson_lambda > 0:
-        raise ValueError(f"poisson_lambda must be a number > 0, got {poisson_lambda!r}")
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int):
+        raise TypeError(f"n_tokens must be an int, got {type(n_tokens).__name__}")
+    if n_tokens < 0:
+        raise ValueError(f"n_tokens must be ≥ 0, got {n_tokens}")
+    _check_lambda(poisson_lambda)
+    _check_generator(generator)
     lengths: list[int] = []
     total = 0
     while total < n_tokens:
@@ -185,6 +211,8 @@ def text_infilling(ids, *, mask_id: int, ratio: float = 0.3, poisson_lambda: flo
     special = _as_id_set(special_ids, "special_ids")
     mask_id = _check_mask_id(mask_id)
     check_probability(ratio, "ratio")
+    _check_lambda(poisson_lambda)   # checked even when no span is drawn
+    _check_generator(generator)
     content = _content_mask(ids, special)                                  # (T,)
     n = int(content.sum())
     n_mask = int(round(ratio * n))
@@ -249,8 +277,14 @@ def _rebuild_with_masks(ids: torch.Tensor, content: torch.Tensor, masked: torch.
 # ---------------------------------------------------------------------------------------------
 
 def split_sentences(tokens: Sequence[int], sentence_end_ids: Iterable[int]) -> list[list[int]]:
-    """Cut a token list after each sentence-final token; a last sentence without one is kept too."""
+    """Cut a token list after each sentence-final token; a last sentence without one is kept too.
+
+    ``tokens`` is a list of ints or a 1-D integer tensor (read as its list of ints).
+    """
+    tokens = check_int_sequence(tokens, "tokens")
     ends = _as_id_set(sentence_end_ids, "sentence_end_ids")
+    if not ends:
+        raise ValueError("sentence_end_ids must name at least one token id (e.g. the id of '.')")
     sentences, current = [], []
     for t in tokens:
         current.append(t)
@@ -279,6 +313,7 @@ def sentence_permutation(ids, *, sentence_end_ids: Iterable[int], special_ids: I
     ends = _as_id_set(sentence_end_ids, "sentence_end_ids")
     if not ends:
         raise ValueError("sentence_end_ids must name at least one token id (e.g. the id of '.')")
+    _check_generator(generator)
     content = _content_mask(ids, special)
     sentences = split_sentences(ids[content].tolist(), ends)
     order = torch.randperm(len(sentences), generator=generator).tolist()
@@ -293,6 +328,7 @@ def document_rotation(ids, *, special_ids: Iterable[int] = (),
     """
     ids = _as_ids(ids)
     content = _content_mask(ids, _as_id_set(special_ids, "special_ids"))
+    _check_generator(generator)
     tokens = ids[content]
     if len(tokens) == 0:
         return ids.clone()
@@ -332,8 +368,21 @@ def compose(*noises: NoiseFn) -> NoiseFn:
 def diff_tokens(source: Sequence[str], corrupted: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
     """Align two token lists (``difflib``): ``(op, source_tokens, corrupted_tokens)`` with op in
     ``equal`` / ``replace`` / ``delete`` / ``insert``."""
+    _check_token_strings(source, "source")
+    _check_token_strings(corrupted, "corrupted")
     matcher = difflib.SequenceMatcher(a=list(source), b=list(corrupted), autojunk=False)
     return [(op, list(source[i1:i2]), list(corrupted[j1:j2])) for op, i1, i2, j1, j2 in matcher.get_opcodes()]
+
+
+def _check_token_strings(tokens, name: str) -> None:
+    """A list of token strings (one string is refused: it would be compared character by character)."""
+    if isinstance(tokens, str):
+        raise TypeError(f"{name} must be a list of token strings, got one string")
+    if not isinstance(tokens, Sequence):
+        raise TypeError(f"{name} must be a list of token strings, got {type(tokens).__name__}")
+    bad = next((t for t in tokens if not isinstance(t, str)), None)
+    if bad is not None:
+        raise TypeError(f"{name} must hold strings, got {bad!r} ({type(bad).__name__})")
 
 
 _STYLE = {"delete": "background:#f8c7c7;text-decoration:line-through",
@@ -344,6 +393,8 @@ _STYLE = {"delete": "background:#f8c7c7;text-decoration:line-through",
 def diff_html(source: Sequence[str], corrupted: Sequence[str], *, title: str = "") -> str:
     """One line of HTML showing the corrupted text against the source: deleted or replaced source tokens
     struck through in red, inserted/replacing tokens highlighted (``[MASK]`` in yellow or blue)."""
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a string, got {type(title).__name__}")
     parts = []
     for op, src, out in diff_tokens(source, corrupted):
         esc_src, esc_out = html.escape(" ".join(src)), html.escape(" ".join(out))

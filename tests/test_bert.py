@@ -383,7 +383,7 @@ def test_heads_shapes_and_padding_invariance():
     assert seq(ids).shape == (2, 3) and tok(ids).shape == (2, 6, 5)
     # padding does not change the real positions' vectors
     padded = torch.cat([ids, torch.zeros(2, 3, dtype=torch.long)], 1)
-    mask = torch.cat([torch.ones(2, 6), torch.zeros(2, 3)], 1)
+    mask = torch.cat([torch.ones(2, 6, dtype=torch.bool), torch.zeros(2, 3, dtype=torch.bool)], 1)
     with torch.no_grad():
         torch.testing.assert_close(body(padded, attention_mask=mask).last_hidden_state[:, :6],
                                    body(ids).last_hidden_state, atol=1e-5, rtol=1e-5)

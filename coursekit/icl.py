@@ -36,8 +36,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.checks import check_positive_int
-from coursekit.gpt import GPT, GPTConfig
+from coursekit.checks import (
+    ID_DTYPES,
+    check_choice,
+    check_int_sequence,
+    check_labels,
+    check_non_empty,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+    check_size,
+    check_tensor,
+    check_token_ids,
+)
+from coursekit.gpt import GPT, GPTConfig, _check_count, _check_generator, _check_gpt
 from coursekit.induction import attention_maps, induction_scores, previous_token_scores, repeated_random_tokens
 from coursekit.prompting import TokenFormat, build_token_prompt, classify_by_likelihood, model_logits
 
@@ -45,6 +57,30 @@ __all__ = ["ICLTaskFamily", "Task", "random_task", "sample_tasks", "icl_batch", 
            "repeated_segment_batch", "ideal_accuracy", "ICLTrainConfig", "train_icl", "evaluate_shots",
            "heldout_accuracy", "save_icl_checkpoint", "load_icl_checkpoint", "finetune_on_demonstrations",
            "evaluate_finetuning", "demo_order"]
+
+
+def _check_family(family) -> None:
+    if not isinstance(family, ICLTaskFamily):
+        raise TypeError(f"family must be an ICLTaskFamily, got {type(family).__name__}")
+
+
+def _check_tasks(tasks) -> None:
+    check_non_empty(tasks, "tasks")
+    bad = next((t for t in tasks if not isinstance(t, Task)), None)
+    if bad is not None:
+        raise TypeError(f"tasks must hold Task objects, got {type(bad).__name__}")
+
+
+def _token_format(family, fmt) -> TokenFormat:
+    """A format name of the family ("bare", "arrow", "io") or a TokenFormat → the TokenFormat."""
+    if isinstance(fmt, TokenFormat):
+        return fmt
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format name or a TokenFormat, got {type(fmt).__name__}")
+    if family is None:
+        raise TypeError(f"fmt={fmt!r} is a format name, which needs the task family; pass family or a TokenFormat")
+    formats = family.formats()
+    return formats[check_choice(fmt, "fmt", list(formats))]
 
 
 # ================================================================================================
@@ -73,9 +109,11 @@ class ICLTaskFamily:
             check_positive_int(getattr(self, name), name)
         if self.inputs_per_task > self.n_input_tokens // 2 or self.labels_per_task > self.n_label_tokens // 2:
             raise ValueError("a task draws from one half of each pool: need inputs_per_task <= n_input_tokens/2 "
-                             "and labels_per_task <= n_label_tokens/2")
+                             "and labels_per_task <= n_label_tokens/2, got "
+                             f"inputs_per_task={self.inputs_per_task}, n_input_tokens={self.n_input_tokens}, "
+                             f"labels_per_task={self.labels_per_task}, n_label_tokens={self.n_label_tokens}")
         if self.labels_per_task < 2:
-            raise ValueError("labels_per_task must be >= 2")
+            raise ValueError(f"labels_per_task must be >= 2, got {self.labels_per_task}")
 
     @property
     def vocab_size(self) -> int:
@@ -87,15 +125,24 @@ class ICLTaskFamily:
                 "io": TokenFormat("io", before_x=(self.IN,), between=(self.OUT,), after_y=(self.SEP,))}
 
     def input_ids(self, half: int) -> torch.Tensor:
+        check_choice(half, "half", [0, 1])
         n = self.n_input_tokens // 2
         return 4 + half * n + torch.arange(n)
 
     def label_ids(self, half: int) -> torch.Tensor:
+        check_choice(half, "half", [0, 1])
         n = self.n_label_tokens // 2
         return 4 + self.n_input_tokens + half * n + torch.arange(n)
 
     def token_name(self, i: int) -> str:
-        i = int(i)
+        if isinstance(i, torch.Tensor):                     # e.g. task.labels[j]
+            if i.numel() != 1 or i.is_floating_point() or i.dtype == torch.bool:
+                raise TypeError(f"i must be one integer token id, got a {i.dtype} tensor of shape {tuple(i.shape)}")
+            i = int(i)
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"i must be an int token id, got {type(i).__name__}")
+        if not 0 <= i < self.vocab_size:
+            raise ValueError(f"i must be a token id in [0, {self.vocab_size}), got {i}")
         if i < 4:
             return ["=>", ";", "In:", "Out:"][i]
         if i < 4 + self.n_input_tokens:
@@ -104,6 +151,7 @@ class ICLTaskFamily:
             1 + (i - 4 - self.n_input_tokens) // 26)
 
     def block_size(self, fmt: str = "arrow") -> int:
+        check_choice(fmt, "fmt", list(self.formats()))
         return max(f.pair_length() for f in self.formats().values()) * self.n_pairs
 
 
@@ -115,7 +163,17 @@ class Task:
     labels: torch.Tensor    # (L,)
     mapping: torch.Tensor   # (K,)
 
+    def __post_init__(self) -> None:
+        for name in ("inputs", "labels", "mapping"):
+            check_tensor(getattr(self, name), name, ndim=1, dtype=ID_DTYPES)
+        check_size(self.mapping, "mapping", 0, len(self.inputs), "one label index per input")
+        check_labels(self.mapping, "mapping", len(self.labels))
+
     def label_of(self, j: int) -> int:
+        if isinstance(j, bool) or not isinstance(j, int):
+            raise TypeError(f"j must be an int, got {type(j).__name__}")
+        if not 0 <= j < len(self.inputs):
+            raise ValueError(f"j must be an input index in [0, {len(self.inputs)}), got {j}")
         return int(self.labels[self.mapping[j]])
 
 
@@ -123,6 +181,11 @@ def random_task(input_pool: torch.Tensor, label_pool: torch.Tensor, K: int, L: i
                 generator: torch.Generator) -> Task:
     """A fresh task: K distinct inputs and L distinct labels drawn from the pools, each label given
     to K/L inputs (balanced classes; the remainder spread over the first labels)."""
+    check_tensor(input_pool, "input_pool", ndim=1, dtype=ID_DTYPES)
+    check_tensor(label_pool, "label_pool", ndim=1, dtype=ID_DTYPES)
+    check_positive_int(K, "K")
+    check_positive_int(L, "L")
+    _check_generator(generator)
     if K > len(input_pool) or L > len(label_pool):
         raise ValueError(f"need K={K} <= {len(input_pool)} inputs and L={L} <= {len(label_pool)} labels in the pools")
     inputs = input_pool[torch.randperm(len(input_pool), generator=generator)[:K]]
@@ -134,8 +197,8 @@ def random_task(input_pool: torch.Tensor, label_pool: torch.Tensor, K: int, L: i
 def sample_tasks(family: ICLTaskFamily, n: int, split: str, generator: torch.Generator) -> list[Task]:
     """``n`` random tasks. ``split="train"``: inputs and labels from the same pool half;
     ``"heldout"``: from different halves. Each label is used by K/L inputs (balanced classes)."""
-    if split not in ("train", "heldout"):
-        raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
+    _check_family(family)
+    check_choice(split, "split", ["train", "heldout"])
     check_positive_int(n, "n")
     tasks = []
     for _ in range(n):
@@ -148,6 +211,9 @@ def sample_tasks(family: ICLTaskFamily, n: int, split: str, generator: torch.Gen
 
 def demo_order(K: int, k: int, generator: torch.Generator) -> torch.Tensor:
     """k demonstration inputs: distinct while k <= K (a random permutation, repeated if k > K)."""
+    check_positive_int(K, "K")
+    _check_count(k, "k")
+    _check_generator(generator)
     reps = [torch.randperm(K, generator=generator) for _ in range(max(1, math.ceil(k / K)))]
     return torch.cat(reps)[:k]
 
@@ -166,11 +232,23 @@ def icl_batch(family: ICLTaskFamily | None, tasks: Sequence[Task], k: int, fmt: 
     label the demonstrations showed for the query input, or -1 if it was not shown), ``task`` (N,)
     (which task) and ``seen`` (N,) bool.
     """
-    fmt = family.formats()[fmt] if isinstance(fmt, str) else fmt        # (family may be None with a TokenFormat)
-    if not isinstance(k, int) or k < 0:
-        raise ValueError(f"k (the number of shots) must be an int >= 0, got {k!r}")
-    if not 0.0 <= label_noise <= 1.0:
-        raise ValueError(f"label_noise must lie in [0, 1], got {label_noise}")
+    if family is not None:                                  # (family may be None with a TokenFormat)
+        _check_family(family)
+    fmt = _token_format(family, fmt)
+    _check_tasks(tasks)
+    _check_count(k, "k (the number of shots)")
+    check_probability(label_noise, "label_noise")
+    check_choice(queries, "queries", ["all", "one"])
+    check_choice(noise, "noise", ["random", "flip"])
+    _check_generator(generator)
+    if demo_orders is not None:
+        if len(demo_orders) != len(tasks):
+            raise ValueError(f"demo_orders must hold one order per task ({len(tasks)}), got {len(demo_orders)}")
+        for t, (order, task) in enumerate(zip(demo_orders, tasks)):
+            check_tensor(order, f"demo_orders[{t}]", ndim=1)
+            if len(order) != k:
+                raise ValueError(f"demo_orders[{t}] must hold k={k} demonstration indices, got {len(order)}")
+            check_token_ids(order, f"demo_orders[{t}]", len(task.inputs))
     prompts, cands, answers, shown, task_ids = [], [], [], [], []
     for t, task in enumerate(tasks):
         K, L = len(task.inputs), len(task.labels)
@@ -200,7 +278,10 @@ def training_batch(family: ICLTaskFamily, batch_size: int, generator: torch.Gene
     demonstrations of fresh training tasks (as :func:`sample_tasks` with ``split="train"``, drawn in
     one go) in format ``fmt``; targets are the next tokens at the positions that precede a label
     and -1 (ignored) elsewhere — the model is only asked to predict labels."""
-    tf = family.formats()[fmt] if isinstance(fmt, str) else fmt
+    _check_family(family)
+    check_positive_int(batch_size, "batch_size")
+    _check_generator(generator)
+    tf = _token_format(family, fmt)
     B, K, L, n = batch_size, family.inputs_per_task, family.labels_per_task, family.n_pairs
     half = torch.randint(2, (B, 1), generator=generator)                     # a task's pool half
     n_in, n_lab = family.n_input_tokens // 2, family.n_label_tokens // 2
@@ -224,10 +305,16 @@ def repeated_segment_batch(family: ICLTaskFamily, batch_size: int, length: int, 
     """(idx, targets), each (B, length - 1): random tokens (inputs and labels alike) in which a segment of
     p distinct tokens (4 ≤ p ≤ length/2, random) appears twice in a row at a random place. Targets are the
     tokens of the second copy after its first (the ones copying can predict) and -1 elsewhere."""
+    _check_family(family)
     check_positive_int(batch_size, "batch_size")
+    check_positive_int(length, "length")
     if length < 8:
         raise ValueError(f"length must be >= 8 (room for two copies of a 4-token segment), got {length}")
     content = torch.arange(4, family.vocab_size)
+    if length // 2 > len(content):
+        raise ValueError(f"length={length} allows segments of up to {length // 2} distinct tokens, but the family "
+                         f"has only {len(content)} content tokens")
+    _check_generator(generator)
     seq = content[torch.randint(len(content), (batch_size, length), generator=generator)]        # (B, T)
     targets = torch.full_like(seq, -1)
     for row in range(batch_size):
@@ -243,6 +330,9 @@ def repeated_segment_batch(family: ICLTaskFamily, batch_size: int, length: int, 
 def ideal_accuracy(k: int, K: int, L: int) -> float:
     """Accuracy of a perfect in-context learner on :func:`icl_batch` prompts: a query shown among the
     (distinct) demonstrations is answered correctly; otherwise it guesses among the L labels."""
+    _check_count(k, "k")
+    check_positive_int(K, "K")
+    check_positive_int(L, "L")
     seen = min(k, K) / K
     return seen + (1 - seen) / L
 
@@ -272,6 +362,23 @@ class ICLTrainConfig:
     eval_every: int = 250
     format: str = "bare"
     family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily()))
+
+    def __post_init__(self) -> None:
+        for name in ("n_layer", "n_head", "n_embd", "steps", "batch_size", "eval_tasks", "eval_every"):
+            check_positive_int(getattr(self, name), name)
+        for name in ("warmup", "seed", "repeat_every"):
+            _check_count(getattr(self, name), name)
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        check_positive_float(self.learning_rate, "learning_rate")
+        check_positive_float(self.weight_decay, "weight_decay", allow_zero=True)
+        if not isinstance(self.family, dict):
+            raise TypeError(f"family must be a dict of ICLTaskFamily fields, got {type(self.family).__name__}")
+        known = [f.name for f in dataclasses.fields(ICLTaskFamily)]
+        unknown = sorted(set(self.family) - set(known))
+        if unknown:
+            raise ValueError(f"family has unknown fields {unknown}; ICLTaskFamily has {known}")
+        check_choice(self.format, "format", list(self.task_family().formats()))   # builds the family: checks it
 
     def task_family(self) -> ICLTaskFamily:
         return ICLTaskFamily(**self.family)
@@ -321,9 +428,21 @@ def train_icl(cfg: ICLTrainConfig, work: str | Path | None = None, *, resume: bo
     """Train the recipe; return ``(model, report)``. With ``work``, a checkpoint is saved every
     ``checkpoint_minutes`` (``work/checkpoint.pt``) and ``resume=True`` continues it exactly (model,
     optimiser, schedule and the batch generator's state). ``stop_at`` ends early on the same schedule."""
-    from coursekit.train import append_jsonl, hardware, save_state_atomic
+    from coursekit.train import _load_state, append_jsonl, hardware, save_state_atomic
 
+    if not isinstance(cfg, ICLTrainConfig):
+        raise TypeError(f"cfg must be an ICLTrainConfig, got {type(cfg).__name__}")
+    if work is not None and not isinstance(work, (str, Path)):
+        raise TypeError(f"work must be a folder path (str or Path) or None, got {type(work).__name__}")
+    check_positive_float(checkpoint_minutes, "checkpoint_minutes")
+    if stop_at is not None:
+        check_positive_int(stop_at, "stop_at")
     fam = cfg.task_family()
+    if fam.vocab_size - 4 < PROBE["period"] or fam.block_size() < 2 * PROBE["period"]:
+        raise ValueError(f"train_icl measures induction on repeated segments of {PROBE['period']} distinct tokens: "
+                         f"the family needs at least {PROBE['period']} content tokens and a context of "
+                         f"{2 * PROBE['period']}, got {fam.vocab_size - 4} tokens and block_size={fam.block_size()} "
+                         f"(raise n_input_tokens or n_pairs)")
     torch.manual_seed(cfg.seed)
     model = GPT(cfg.model_config())
     opt, sched = _optimizer(model, cfg)
@@ -336,7 +455,7 @@ def train_icl(cfg: ICLTrainConfig, work: str | Path | None = None, *, resume: bo
     if ckpt is not None:
         ckpt.parent.mkdir(parents=True, exist_ok=True)
         if resume and ckpt.exists():
-            saved = torch.load(ckpt, weights_only=True)
+            saved = _load_state(ckpt, ("model", "optimizer", "scheduler", "generator", "state", "config"))
             if saved["config"] != dataclasses.asdict(cfg):
                 raise ValueError(f"{ckpt} was written by another recipe: {saved['config']}")
             model.load_state_dict(saved["model"])
@@ -388,6 +507,9 @@ def heldout_accuracy(model: GPT, cfg: ICLTrainConfig, *, shots: Sequence[int] = 
                      n_tasks: int = 256, tasks_seed: int = 2024, prompts_seed: int = 7) -> dict:
     """Accuracy on ``n_tasks`` strictly held-out tasks by number of shots (every input of a task asked
     once, fresh demonstrations each time): mean, sd over tasks and the ideal learner's accuracy."""
+    if not isinstance(cfg, ICLTrainConfig):
+        raise TypeError(f"cfg must be an ICLTrainConfig, got {type(cfg).__name__}")
+    check_positive_int(n_tasks, "n_tasks")
     fam = cfg.task_family()
     tasks = sample_tasks(fam, n_tasks, "heldout", torch.Generator().manual_seed(tasks_seed))
     acc = evaluate_shots(model, fam, tasks, shots, cfg.format, seed=prompts_seed)
@@ -402,6 +524,14 @@ def save_icl_checkpoint(directory: str | Path, model: GPT, cfg: ICLTrainConfig, 
     from coursekit.data import sha256_file
     from coursekit.train import save_checkpoint
 
+    _check_gpt(model)
+    if not isinstance(cfg, ICLTrainConfig):
+        raise TypeError(f"cfg must be an ICLTrainConfig, got {type(cfg).__name__}")
+    if not isinstance(report, dict):
+        raise TypeError(f"report must be a dict, got {type(report).__name__}")
+    if model.config != cfg.model_config():
+        raise ValueError(f"the model is not the recipe's: model.config differs from cfg.model_config() "
+                         f"({model.config} vs {cfg.model_config()})")
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = save_checkpoint(out / "model.safetensors", model, cfg.model_config(),
@@ -420,12 +550,21 @@ def load_icl_checkpoint(directory: str | Path | None = None) -> tuple[GPT, ICLTr
 
     directory = model_dir("icl") if directory is None else Path(directory)
     reproduce = f"python -m coursekit.prompting train --work runs/icl --out {directory}"
-    model, extra = load_model_directory(
-        directory, lambda _, extra: GPT(ICLTrainConfig(**extra["train_config"]).model_config()), reproduce=reproduce)
+
+    def build(config: dict, extra: dict) -> GPT:
+        if "train_config" not in extra:
+            raise ValueError(f"{directory} holds no in-context learner (its metadata has no 'train_config'); "
+                             f"make one with `{reproduce}`")
+        return GPT(ICLTrainConfig(**extra["train_config"]).model_config())
+
+    model, extra = load_model_directory(directory, build, reproduce=reproduce)
     report_path = directory / "report.json"
     if not report_path.is_file():
         raise FileNotFoundError(f"no report at {report_path}; make the model with `{reproduce}`")
-    report = json.loads(report_path.read_text())
+    try:
+        report = json.loads(report_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{report_path} is not valid JSON ({exc}); make the model again with `{reproduce}`") from None
     digest = sha256_file(directory / "model.safetensors")
     if digest != report.get("file_sha256"):
         raise ValueError(f"{directory / 'model.safetensors'} does not match its report (sha256 {digest[:12]}…): "
@@ -439,6 +578,11 @@ def evaluate_shots(model: nn.Module, family: ICLTaskFamily | None, tasks: Sequen
                    fmt: str | TokenFormat = "arrow", seed: int = 0, **batch_kw) -> dict[int, torch.Tensor]:
     """Per-task accuracy (n_tasks,) at each number of shots, labels read by likelihood over the
     task's label set. The prompts are a fixed function of ``seed``."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    shots = check_non_empty(check_int_sequence(shots, "shots"), "shots")
+    _check_tasks(tasks)
+    _check_count(seed, "seed")
     model.eval()
     out = {}
     for k in shots:
@@ -455,15 +599,31 @@ def finetune_on_demonstrations(model: nn.Module, demos: Sequence[tuple[int, int]
                                steps: int = 30, lr: float = 1e-2, params: str = "all") -> nn.Module:
     """Fine-tuning with the same k examples: a copy of ``model`` trained by gradient descent (Adam)
     to predict y from the zero-shot prompt ``x =>`` for each demonstration (x, y)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not isinstance(fmt, TokenFormat):
+        raise TypeError(f"fmt must be a TokenFormat, got {type(fmt).__name__}")
+    check_positive_int(steps, "steps")
+    check_positive_float(lr, "lr")
+    for d in demos:
+        if not (isinstance(d, (tuple, list)) and len(d) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in d)):
+            raise TypeError(f"demos must be a list of (x, y) pairs of int token ids, got {d!r}")
     ft = copy.deepcopy(model).train()
+    trainable = [p for n, p in ft.named_parameters() if params == "all" or n.startswith(params)]
+    if not trainable:
+        raise ValueError(f"params={params!r} matches no parameter name of the model (use 'all' or a prefix such "
+                         f"as 'blocks.1.')")
     if not demos:
         return ft.eval()
     x = torch.tensor([build_token_prompt([], xi, fmt) for xi, _ in demos])            # (k, T)
-    y = torch.tensor([int(yi) for _, yi in demos])                                     # (k,)
-    trainable = [p for n, p in ft.named_parameters() if params == "all" or n.startswith(params)]
+    y = torch.tensor([yi for _, yi in demos])                                          # (k,)
     opt = torch.optim.Adam(trainable, lr=lr)
-    for _ in range(steps):
-        loss = F.cross_entropy(model_logits(ft, x)[:, -1], y)
+    for step in range(steps):
+        logits = model_logits(ft, x)[:, -1]                                            # (k, V)
+        if step == 0:
+            check_labels(y, "the demonstrations' labels y", logits.shape[-1])
+        loss = F.cross_entropy(logits, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -474,7 +634,11 @@ def evaluate_finetuning(model: nn.Module, family: ICLTaskFamily, tasks: Sequence
                         fmt: str = "arrow", seed: int = 0, **ft_kw) -> torch.Tensor:
     """Per-task accuracy (n_tasks,) after fine-tuning a copy of ``model`` on k demonstrations of each
     task (the same demonstration sampling as :func:`icl_batch`), then asking zero-shot ``x =>``."""
-    tf = family.formats()[fmt]
+    _check_family(family)
+    _check_tasks(tasks)
+    tf = _token_format(family, fmt)
+    _check_count(k, "k")
+    _check_count(seed, "seed")
     gen = torch.Generator().manual_seed(seed + 1000 * k)
     accs = []
     for task in tasks:

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 import torch
 
-from coursekit.checks import check_positive_int, check_tensor
-from coursekit.gpt import GPT
+from coursekit.checks import ID_DTYPES, check_positive_int, check_tensor, check_token_ids
+from coursekit.gpt import GPT, _check_count, _check_generator, _check_gpt
 
 __all__ = ["attention_maps", "repeated_random_tokens", "induction_scores", "previous_token_scores",
            "uniform_induction_score", "ablate_heads", "head_scores"]
@@ -36,9 +36,14 @@ def attention_maps(model: GPT, idx: torch.Tensor) -> torch.Tensor:
     ``coursekit.gpt.GPT.forward`` does not return attention weights, so this re-runs its forward
     pass (the same embeddings, blocks and causal mask) asking each block for ``need_weights=True``.
     """
-    if not isinstance(model, GPT):
-        raise TypeError(f"attention_maps needs a coursekit.gpt.GPT, got {type(model).__name__}")
+    _check_gpt(model)
     check_tensor(idx, "idx", ndim=2)
+    check_token_ids(idx, "idx", model.config.vocab_size)
+    T = idx.shape[1]
+    if T == 0:
+        raise ValueError(f"idx must hold at least one token per row, got shape {tuple(idx.shape)}")
+    if T > model.config.block_size:
+        raise ValueError(f"idx has {T} tokens, more than the model's context block_size={model.config.block_size}")
     model.eval()
     x = model.wte(idx) + model.wpe(idx.shape[1], 0)                         # (B, T, C)
     maps = []
@@ -51,7 +56,10 @@ def attention_maps(model: GPT, idx: torch.Tensor) -> torch.Tensor:
 def repeated_random_tokens(n: int, period: int, vocab: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """(n, 2·period) sequences ``r_1 … r_p r_1 … r_p`` of distinct random tokens drawn from ``vocab``:
     the second half can only be predicted by copying (Olsson et al. 2022)."""
+    check_positive_int(n, "n")
     check_positive_int(period, "period")
+    check_tensor(vocab, "vocab", ndim=1, dtype=ID_DTYPES)
+    _check_generator(generator)
     if period > len(vocab):
         raise ValueError(f"period={period} needs that many distinct tokens, vocab has {len(vocab)}")
     first = torch.stack([vocab[torch.randperm(len(vocab), generator=generator)[:period]] for _ in range(n)])
@@ -65,7 +73,8 @@ def induction_scores(attn: torch.Tensor, period: int) -> torch.Tensor:
     ``attn`` (..., T, T) with T = 2·period; returns (...) (e.g. (n_layer, H) after averaging the batch
     dimension yourself, or pass (n_layer, B, H, T, T) and take ``.mean(1)``).
     """
-    check_tensor(attn, "attn", floating=True)
+    check_positive_int(period, "period")
+    _check_attention(attn)
     T = attn.shape[-1]
     if attn.shape[-2] != T or T != 2 * period:
         raise ValueError(f"attn must be (..., T, T) with T = 2·period = {2 * period}, got {tuple(attn.shape)}")
@@ -75,12 +84,18 @@ def induction_scores(attn: torch.Tensor, period: int) -> torch.Tensor:
 
 def previous_token_scores(attn: torch.Tensor) -> torch.Tensor:
     """Previous-token score of each head: mean attention from position i to i − 1 (i ≥ 1); (..., T, T) → (...)."""
-    check_tensor(attn, "attn", floating=True)
+    _check_attention(attn)
     T = attn.shape[-1]
     if attn.shape[-2] != T or T < 2:
         raise ValueError(f"attn must be (..., T, T) with T >= 2, got {tuple(attn.shape)}")
     i = torch.arange(1, T)
     return attn[..., i, i - 1].mean(-1)
+
+
+def _check_attention(attn) -> None:
+    check_tensor(attn, "attn", floating=True)
+    if attn.dim() < 2:
+        raise ValueError(f"attn must have at least 2 dimensions (..., T, T), got shape {tuple(attn.shape)}")
 
 
 def uniform_induction_score(period: int) -> float:
@@ -94,11 +109,19 @@ def uniform_induction_score(period: int) -> float:
 def ablate_heads(model: GPT, heads: Sequence[tuple[int, int]]):
     """Inside the ``with`` block, the outputs of the given (layer, head) pairs are zeroed before W^O
     (a knock-out experiment: does accuracy depend on these heads?)."""
+    _check_gpt(model)
+    n_layer, n_head = model.config.n_layer, model.config.n_head
+    for pair in heads:                                  # all pairs first: a wrong one must not leave hooks behind
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise TypeError(f"heads must be a list of (layer, head) pairs, got {pair!r}")
+        for name, value, n in (("layer", pair[0], n_layer), ("head", pair[1], n_head)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            if not 0 <= value < n:
+                raise ValueError(f"{name} must lie in 0…{n - 1}, got {value}")
     hooks = []
     for layer, head in heads:
         attn = model.blocks[layer].self_attn
-        if not 0 <= head < attn.n_heads:
-            raise ValueError(f"head must lie in 0…{attn.n_heads - 1}, got {head}")
         sl = slice(head * attn.d_head, (head + 1) * attn.d_head)
 
         def zero_head(module, args, sl=sl):
@@ -121,6 +144,8 @@ def head_scores(model: GPT, vocab: torch.Tensor, *, n: int = 64, period: int = 1
     Returns ``{"induction": [[…per head…] per layer], "previous_token": …, "best_head": [layer, head],
     "best_score": …, "uniform": …, "period": …, "n": …, "seed": …}`` (plain lists: JSON-ready).
     """
+    _check_gpt(model)
+    _check_count(seed, "seed")
     rep = repeated_random_tokens(n, period, vocab, torch.Generator().manual_seed(seed))
     maps = attention_maps(model, rep)                                       # (n_layer, B, H, T, T)
     induction = induction_scores(maps, period).mean(1)                      # (n_layer, H)

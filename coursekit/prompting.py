@@ -28,7 +28,14 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from coursekit.checks import check_positive_int, check_tensor
+from coursekit.checks import (
+    check_choice,
+    check_finite,
+    check_int_sequence,
+    check_positive_int,
+    check_tensor,
+    check_token_ids,
+)
 from coursekit.gpt import GPT
 
 __all__ = [
@@ -52,8 +59,15 @@ class PromptFormat:
     separator: str = "\n"
 
     def __post_init__(self) -> None:
+        for name in ("name", "template", "separator"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, got {type(getattr(self, name)).__name__}")
         if "{x}" not in self.template or not self.template.endswith(" {y}"):
             raise ValueError(f"template must contain '{{x}}' and end with ' {{y}}', got {self.template!r}")
+        try:
+            self.template.format(x="", y="")
+        except (KeyError, IndexError, ValueError):
+            raise ValueError(f"template may only use the fields {{x}} and {{y}}, got {self.template!r}") from None
 
     def demonstration(self, x: str, y: str) -> str:
         return self.template.format(x=x, y=y)
@@ -78,12 +92,16 @@ def build_prompt(demonstrations: Sequence[tuple[str, str]], query: str, *, task_
         cheese =>
     """
     fmt = _format(fmt)
-    if isinstance(demonstrations, (str, bytes)) or not all(
-            isinstance(d, (tuple, list)) and len(d) == 2 and all(isinstance(s, str) for s in d)
-            for d in demonstrations):
+    if isinstance(demonstrations, (str, bytes)) or not isinstance(demonstrations, Sequence):
+        raise TypeError(f"demonstrations must be a sequence of (x, y) string pairs, got "
+                        f"{type(demonstrations).__name__}")
+    if not all(isinstance(d, (tuple, list)) and len(d) == 2 and all(isinstance(s, str) for s in d)
+               for d in demonstrations):
         raise TypeError("demonstrations must be a sequence of (x, y) string pairs")
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, got {type(query).__name__}")
+    if task_description is not None and not isinstance(task_description, str):
+        raise TypeError(f"task_description must be a str or None, got {type(task_description).__name__}")
     parts = [task_description] if task_description else []
     parts += [fmt.demonstration(x, y) for x, y in demonstrations]
     parts.append(fmt.query(query))
@@ -112,6 +130,12 @@ class TokenFormat:
     between: tuple[int, ...] = ()
     after_y: tuple[int, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        for name in ("before_x", "between", "after_y"):       # stored as tuples of ids >= 0
+            object.__setattr__(self, name, tuple(_ids(getattr(self, name), name, single=False)))
+
     def pair_length(self) -> int:
         return len(self.before_x) + len(self.between) + len(self.after_y) + 2
 
@@ -121,18 +145,27 @@ def build_token_prompt(demonstrations: Sequence[tuple[Sequence[int], Sequence[in
     """``prefix`` (a task description) + k demonstrations + query, as one list of token ids."""
     if not isinstance(fmt, TokenFormat):
         raise TypeError(f"fmt must be a TokenFormat, got {type(fmt).__name__}")
-    ids = list(prefix)
-    for x, y in demonstrations:
-        ids += [*fmt.before_x, *_ids(x), *fmt.between, *_ids(y), *fmt.after_y]
-    return ids + [*fmt.before_x, *_ids(query), *fmt.between]
+    ids = _ids(prefix, "prefix", single=False)
+    for pair in demonstrations:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise TypeError(f"demonstrations must be (x, y) pairs, got {pair!r}")
+        x, y = pair
+        ids += [*fmt.before_x, *_ids(x, "a demonstration's x"), *fmt.between, *_ids(y, "a demonstration's y"),
+                *fmt.after_y]
+    return ids + [*fmt.before_x, *_ids(query, "query"), *fmt.between]
 
 
-def _ids(x) -> list[int]:
-    if isinstance(x, int):
-        return [x]
+def _ids(x, name: str, *, single: bool = True) -> list[int]:
+    """Token ids as a list of ints: one int (if ``single``), a list/tuple of ints or an integer tensor.
+    A float is refused rather than truncated, a negative id rather than counted from the end."""
     if isinstance(x, torch.Tensor):
-        return [int(i) for i in x.reshape(-1)]
-    return [int(i) for i in x]
+        x = x.reshape(-1)
+    elif single and isinstance(x, int) and not isinstance(x, bool):
+        x = [x]
+    ids = check_int_sequence(x, name)
+    if ids and min(ids) < 0:
+        raise ValueError(f"{name} must hold token ids >= 0, got {min(ids)}")
+    return ids
 
 
 # ================================================================================================
@@ -142,6 +175,9 @@ def _ids(x) -> list[int]:
 def model_logits(model: Callable, idx: torch.Tensor) -> torch.Tensor:
     """Logits (B, T, V) of any causal LM: the course's GPT (returns ``(logits, loss)``), a Hugging
     Face model (``.logits``) or a plain function returning a tensor."""
+    if not callable(model):
+        raise TypeError(f"model must be callable (a language model), got {type(model).__name__}")
+    check_tensor(idx, "idx", ndim=2)
     out = model(idx)
     if isinstance(out, tuple):
         out = out[0]
@@ -162,10 +198,9 @@ def label_logprobs(model: Callable, prompt: Sequence[int], labels: Sequence[Sequ
     prompt and the label's earlier tokens (teacher forcing); ``reduce="mean"`` divides by the label
     length (GPT-3 normalises per token for multi-token answers).
     """
-    if reduce not in ("sum", "mean"):
-        raise ValueError(f"reduce must be 'sum' or 'mean', got {reduce!r}")
-    prompt = _ids(prompt)
-    labels = [_ids(lab) for lab in labels]
+    check_choice(reduce, "reduce", ["sum", "mean"])
+    prompt = _ids(prompt, "prompt")
+    labels = [_ids(lab, "a label") for lab in labels]
     if not prompt:
         raise ValueError("the prompt must hold at least one token (nothing to condition on)")
     if not labels or any(len(lab) == 0 for lab in labels):
@@ -173,7 +208,12 @@ def label_logprobs(model: Callable, prompt: Sequence[int], labels: Sequence[Sequ
     scores = []
     for lab in labels:                                                      # labels may differ in length
         idx = torch.tensor([prompt + lab[:-1]])                             # (1, T + n - 1)
-        logp = F.log_softmax(model_logits(model, idx)[0, len(prompt) - 1:].double(), dim=-1)  # (n, V)
+        logits = model_logits(model, idx)[0, len(prompt) - 1:]             # (n, V): the label's positions
+        check_finite(logits, "the model's logits")
+        if max(lab) >= logits.shape[-1]:
+            raise ValueError(f"labels must hold token ids in [0, {logits.shape[-1]}) (the model's vocabulary), "
+                             f"got {max(lab)}")
+        logp = F.log_softmax(logits.double(), dim=-1)                       # (n, V)
         lp = logp.gather(1, torch.tensor(lab).unsqueeze(1)).sum()
         scores.append(lp / len(lab) if reduce == "mean" else lp)
     return torch.stack(scores)
@@ -187,7 +227,10 @@ def classify_by_likelihood(model: Callable, prompts: torch.Tensor, candidates: t
     check_tensor(candidates, "candidates", ndim=2)
     if candidates.shape[0] != prompts.shape[0]:
         raise ValueError(f"candidates must have one row per prompt ({prompts.shape[0]}), got {candidates.shape[0]}")
-    logp = F.log_softmax(model_logits(model, prompts)[:, -1].float(), dim=-1)  # (B, V) next-token distribution
+    logits = model_logits(model, prompts)[:, -1]                            # (B, V)
+    check_finite(logits, "the model's next-token logits")
+    check_token_ids(candidates, "candidates", logits.shape[-1])
+    logp = F.log_softmax(logits.float(), dim=-1)                            # (B, V) next-token distribution
     return logp.gather(1, candidates)                                       # (B, L)
 
 
@@ -197,13 +240,18 @@ def greedy_continuation(model: Callable, prompt: Sequence[int], max_new_tokens: 
     """Append argmax tokens to ``prompt`` until a token in ``stop`` (not included) or
     ``max_new_tokens``; return only the new tokens."""
     check_positive_int(max_new_tokens, "max_new_tokens")
-    ids = _ids(prompt)
+    ids = _ids(prompt, "prompt")
     if not ids:
         raise ValueError("the prompt must hold at least one token")
+    stop = set(_ids(stop, "stop", single=False))
+    if block_size is not None:
+        check_positive_int(block_size, "block_size")
     out: list[int] = []
     for _ in range(max_new_tokens):
         window = ids[-block_size:] if block_size else ids
-        nxt = int(model_logits(model, torch.tensor([window]))[0, -1].argmax())
+        logits = model_logits(model, torch.tensor([window]))[0, -1]         # (V,)
+        check_finite(logits, "the model's next-token logits")               # argmax would pick a NaN
+        nxt = int(logits.argmax())
         if nxt in stop:
             break
         ids.append(nxt)
@@ -232,6 +280,8 @@ SLIDE_PROMPTS = {
 
 def hf_gpt2_dir(path: str | Path | None = None) -> Path | None:
     """The local GPT-2 checkpoint directory: ``path`` or ``$COURSEKIT_GPT2_DIR``; None if neither exists."""
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a folder path (str or Path) or None, got {type(path).__name__}")
     p = path or os.environ.get("COURSEKIT_GPT2_DIR")
     if not p:
         return None
@@ -243,6 +293,8 @@ def load_hf_gpt2(directory: str | Path):
     """(the course's GPT with the directory's weights, its GPT-2 tokenizer)."""
     from transformers import AutoTokenizer
 
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a folder path (str or Path), got {type(directory).__name__}")
     directory = Path(directory)
     if not (directory / "config.json").exists():
         raise FileNotFoundError(f"{directory} is not a Hugging Face model directory (no config.json)")
@@ -254,6 +306,8 @@ def run_slide_prompts(model: Callable, tokenizer, *, max_new_tokens: int = 8,
     """The slides' prompts through any causal LM + tokenizer with ``encode``/``decode``: the
     translation prompt answered by greedy generation (up to the end of the line), the sentiment
     prompt by per-token likelihood of " positive" vs " negative"."""
+    if not (callable(getattr(tokenizer, "encode", None)) and callable(getattr(tokenizer, "decode", None))):
+        raise TypeError(f"tokenizer must have encode and decode methods, got {type(tokenizer).__name__}")
     block_size = block_size or getattr(getattr(model, "config", None), "block_size", None)
     out = {}
     tr = SLIDE_PROMPTS["translation"]

@@ -144,8 +144,9 @@ def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(name, small, tm
     (same batches, same dropout draws): --resume loses nothing."""
     torch.set_num_threads(1)
     recipe = dataclasses.replace(R.RECIPES[name], arch=TINY[name], max_tokens=600, eval_every=3, max_updates=6)
-    straight, st = R.train(name, tmp_path / "a", data=small, recipe=recipe, checkpoint_minutes=0, quiet=True)
-    R.train(name, tmp_path / "b", data=small, recipe=recipe, max_updates=3, checkpoint_minutes=0, quiet=True)
+    every_update = 1e-6                     # minutes: a checkpoint after every update (0 minutes is refused)
+    straight, st = R.train(name, tmp_path / "a", data=small, recipe=recipe, checkpoint_minutes=every_update, quiet=True)
+    R.train(name, tmp_path / "b", data=small, recipe=recipe, max_updates=3, checkpoint_minutes=every_update, quiet=True)
     resumed, st2 = R.train(name, tmp_path / "b", data=small, recipe=recipe, resume=True, quiet=True)
     for (k, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
         assert torch.equal(a, b), k

@@ -31,6 +31,8 @@ from typing import Any
 
 import torch
 
+from coursekit.checks import check_choice, check_positive_float
+
 GRADING_LOG_ENV = "COURSEKIT_GRADING_LOG"
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
@@ -43,6 +45,11 @@ class CheckResult:
     check: str
     status: str  # "passed" | "failed" | "not attempted"
     message: str
+
+    def __post_init__(self) -> None:
+        for name in ("check", "message"):
+            _check_str(getattr(self, name), name)
+        check_choice(self.status, "status", [PASSED, FAILED, NOT_ATTEMPTED])
 
     @property
     def passed(self) -> bool:
@@ -57,6 +64,19 @@ class CheckResult:
     def __str__(self) -> str:
         icon = {PASSED: "✅", FAILED: "❌", NOT_ATTEMPTED: "⏳"}[self.status]
         return f"{icon} {self.check}: {self.message}"
+
+
+def _check_str(value, name: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+
+
+def _check_dotted_names(names, name: str) -> None:
+    """A tuple/list of dotted names such as ``"torch.softmax"`` (one str would be read per character)."""
+    if isinstance(names, str) or not isinstance(names, (tuple, list)):
+        raise TypeError(f"{name} must be a tuple of dotted names, got {type(names).__name__}")
+    for dotted in names:
+        _check_str(dotted, f"each of {name}")
 
 
 class CheckFailed(Exception):
@@ -81,6 +101,8 @@ def require_function(fn: Any, what: str) -> None:
 def mistake_value(fn: Callable, *args) -> Any:
     """The value a typical mistake produces on this input (for ``expect_close(mistakes=…)``),
     or ``None`` if that mistake would raise here."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a function (the typical mistake), got {type(fn).__name__}")
     try:
         with torch.no_grad():
             return fn(*args)
@@ -97,6 +119,8 @@ def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
 
     ``NotImplementedError`` propagates unchanged: it means "not attempted".
     """
+    if not callable(fn):
+        raise CheckFailed(f"on {case}, expected your function itself, got {describe(fn)}")
     try:
         return fn(*args, **kwargs)
     except NotImplementedError:
@@ -117,9 +141,12 @@ def _resolve(dotted: str) -> tuple[Any, str, Any]:
             owner = importlib.import_module(".".join(parts[:cut]))
         except ImportError:
             continue
-        for attr in parts[cut:-1]:
-            owner = getattr(owner, attr)
-        return owner, parts[-1], getattr(owner, parts[-1])
+        try:
+            for attr in parts[cut:-1]:
+                owner = getattr(owner, attr)
+            return owner, parts[-1], getattr(owner, parts[-1])
+        except AttributeError:
+            break
     raise ValueError(f"cannot resolve {dotted!r}")
 
 
@@ -131,6 +158,7 @@ def forbid_references(student_fn: Callable, references: tuple[str, ...], exercis
     stand-in that looks at its caller: code whose globals are the student's (the notebook) is refused;
     everything else — the check's own reference computation, library internals — gets the original.
     """
+    _check_dotted_names(references, "references")
     originals = [_resolve(dotted)[2] for dotted in references]
     if any(student_fn is original for original in originals):
         raise Delegated(f"{exercise} asks you to write this yourself: you handed in the library's own "
@@ -189,6 +217,10 @@ def expect_close(got: Any, want: Any, *, case: str, atol: float = 1e-5, rtol: fl
     ``mistakes`` maps a hint (a typical mistake, in words) to the value that mistake produces on this
     input. If the student's value equals one of them, the hint is given: "it looks like …".
     """
+    check_positive_float(atol, "atol", allow_zero=True)
+    check_positive_float(rtol, "rtol", allow_zero=True)
+    if mistakes is not None and not isinstance(mistakes, Mapping):
+        raise TypeError(f"mistakes must be a dict {{hint: wrong value}} or None, got {type(mistakes).__name__}")
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
             raise CheckFailed(f"on {case}, {what} should be a tensor of shape {tuple(want.shape)}, "
@@ -232,6 +264,9 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
     re-create (e.g. ``"torch.nn.functional.scaled_dot_product_attention"``). While the check runs, a
     call of one of them from the student's code fails the check with a message that says so.
     """
+    _check_str(title, "title")
+    _check_str(success, "success")
+    _check_dotted_names(reimplements, "reimplements")
 
     def decorate(check_fn: Callable[..., None]) -> Callable[..., CheckResult]:
         @functools.wraps(check_fn)

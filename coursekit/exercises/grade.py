@@ -55,6 +55,7 @@ from coursekit.exercises.student import (
     MARK_SCHEME_END,
     Exercise,
     MarkerError,
+    _check_notebook,
     exercise_header,
     exercises_of,
     solution_regions,
@@ -182,6 +183,8 @@ def _row_dict(e: ExerciseGrade) -> dict:
 
 def grading_env(log_path: Path) -> dict[str, str]:
     """The kernel's environment: ours, headless, quick profile unless set, and the grading log."""
+    if not isinstance(log_path, (str, Path)):
+        raise TypeError(f"log_path must be a file path (str or Path), got {type(log_path).__name__}")
     env = dict(os.environ)
     env["COURSEKIT_HEADLESS"] = "1"
     env.setdefault("COURSEKIT_PROFILE", "quick")
@@ -394,6 +397,15 @@ def written_exercises(nb, *, code_numbers: set[str] = frozenset(), name: str = "
     markdown that introduces a code exercise writes ``**Exercise N — title.**``). A mark scheme
     belongs to the header above it.
     """
+    _check_notebook(nb)
+    if isinstance(code_numbers, str) or not isinstance(code_numbers, (set, frozenset, list, tuple)):
+        raise TypeError(f"code_numbers must be a set of exercise numbers (str), got {type(code_numbers).__name__}")
+    bad = next((n for n in code_numbers if not isinstance(n, str)), None)
+    if bad is not None:
+        raise TypeError(f"code_numbers must hold str exercise numbers such as '3' or '3b', got {bad!r} "
+                        f"({type(bad).__name__})")
+    if notes is not None and not isinstance(notes, list):
+        raise TypeError(f"notes must be a list (messages are appended to it) or None, got {type(notes).__name__}")
     notes = [] if notes is None else notes
     found = []
     for index, cell in enumerate(nb.cells):
@@ -470,22 +482,21 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     the written exercises, which are listed as to be marked by hand. ``save_executed`` writes the
     executed notebook (with the student's outputs) there, for the instructor to read.
     """
+    nb = _read_notebook(path, "path", "notebook")
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such notebook: {path}")
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if save_executed is not None and not isinstance(save_executed, (str, Path)):
+        raise TypeError(f"save_executed must be a notebook path (str or Path) or None, got "
+                        f"{type(save_executed).__name__}")
+    reference_nb = _read_notebook(reference, "reference", "reference notebook") if reference is not None else None
     _require_kernel(kernel)
     notes: list[str] = []
     expected = expected_written = None
     if reference is not None:
-        if not Path(reference).is_file():
-            raise FileNotFoundError(f"no such reference notebook: {reference}")
-        reference_nb = nbformat.read(reference, as_version=4)
         expected = exercises_of(reference_nb, name=str(reference))
         expected_written = written_exercises(reference_nb, code_numbers={e.number for e in expected},
                                              name=str(reference), notes=notes)
-    nb = nbformat.read(path, as_version=4)
     exercises = _find_exercises(nb, notes)
     code_numbers = {e.number for e in (expected if expected is not None else exercises)}
     written = written_exercises(nb, code_numbers=code_numbers, name=str(path), notes=notes)
@@ -506,6 +517,21 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     lesson_errors = [{"cell": i + 1, "error": run.error[0], "message": run.error[1]}
                      for i, run in sorted(runs.items()) if i < first and run.error]
     return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes, lesson_errors, written_rows)
+
+
+def _read_notebook(path, name: str, what: str):
+    """The notebook at ``path`` (a ``.ipynb`` file that nbformat can read), or a clear error."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"{name} must be a notebook path (str or Path), got {type(path).__name__}")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such {what}: {path}")
+    if path.suffix != ".ipynb" or not path.is_file():
+        raise ValueError(f"expected a .ipynb notebook, got {path}")
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises several kinds on a damaged file
+        raise ValueError(f"{path} is not a readable notebook ({type(exc).__name__}: {exc})") from None
 
 
 def _require_kernel(name: str) -> None:

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import nbformat
 
+from coursekit.checks import check_choice
+
 __all__ = [
     "SOLUTION_BEGIN", "SOLUTION_END", "MARK_SCHEME_BEGIN", "MARK_SCHEME_END", "ANSWER_STUB",
     "MarkerError", "Exercise", "exercise_header", "solution_regions", "student_source",
@@ -45,6 +47,17 @@ _EXERCISE_RE = re.compile(r"^# EXERCISE (?P<number>\d+[a-z]?): (?P<title>\S.*?)\
 # Which markers apply to which kind of cell; markers of the other kind are left alone there
 # (a markdown cell may well *show* an exercise cell inside a code fence).
 _MARKERS = {"code": (SOLUTION_BEGIN, SOLUTION_END), "markdown": (MARK_SCHEME_BEGIN, MARK_SCHEME_END)}
+
+
+def _check_str(value, name: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+
+
+def _check_notebook(nb, name: str = "nb") -> None:
+    if not isinstance(nb, nbformat.NotebookNode):
+        raise TypeError(f"{name} must be a notebook (nbformat.NotebookNode, e.g. from nbformat.read), "
+                        f"got {type(nb).__name__}")
 
 
 class MarkerError(ValueError):
@@ -76,6 +89,7 @@ def exercise_header(source: str, *, where: str = "<cell>") -> tuple[str, str] | 
     A first line that starts with ``# EXERCISE`` but is not of that form is a :class:`MarkerError`,
     so that a typo never silently turns an exercise into an ordinary cell.
     """
+    _check_str(source, "source")
     first = source.split("\n", 1)[0].rstrip()
     if not first.startswith(EXERCISE_PREFIX):
         return None
@@ -89,6 +103,8 @@ def exercise_header(source: str, *, where: str = "<cell>") -> tuple[str, str] | 
 def solution_regions(lines: list[str], begin: str, end: str, *, where: str = "<cell>") -> list[tuple[int, int]]:
     """Line index pairs ``(i_begin, i_end)`` of each marked region (a marker line is one whose
     stripped text equals the marker). Unbalanced or nested markers raise :class:`MarkerError`."""
+    if isinstance(lines, str) or not isinstance(lines, (list, tuple)):
+        raise TypeError(f"lines must be a list of str lines (source.split('\\n')), got {type(lines).__name__}")
     regions, open_at = [], None
     for i, line in enumerate(lines):
         text = line.strip()
@@ -116,6 +132,9 @@ def student_source(source: str, cell_type: str, *, stub: str, where: str = "<cel
 
     Returns the new source and the number of regions replaced.
     """
+    _check_str(source, "source")
+    check_choice(cell_type, "cell_type", ["code", "markdown", "raw"])
+    _check_str(stub, "stub")
     if cell_type not in _MARKERS:
         return source, 0
     lines = source.split("\n")
@@ -141,6 +160,7 @@ def student_notebook(nb: nbformat.NotebookNode,
 
     ``name`` is used in error messages, which name the notebook and the cell (counted from 1).
     """
+    _check_notebook(nb)
     student = copy.deepcopy(nb)
     exercises: list[Exercise] = []
     for index, cell in enumerate(student.cells):
@@ -211,6 +231,11 @@ def student_paths(sources: list[Path], out: Path) -> list[tuple[Path, Path]]:
     ``ValueError`` when a target is a source notebook, lies in a source directory, or is an existing
     notebook that still has solution markers (an instructor's version, which must never be lost).
     """
+    if not isinstance(sources, (list, tuple)):
+        raise TypeError(f"sources must be a list of notebook paths, got {type(sources).__name__}")
+    if not isinstance(out, (str, Path)):
+        raise TypeError(f"out must be a folder or notebook path (str or Path), got {type(out).__name__}")
+    sources, out = [Path(src) for src in sources], Path(out)
     if out.suffix == ".ipynb":
         if len(sources) != 1:
             raise ValueError(f"--out {out} is a notebook file, but {len(sources)} notebooks were given; "
@@ -232,6 +257,9 @@ def student_paths(sources: list[Path], out: Path) -> list[tuple[Path, Path]]:
 
 def notebooks_in(path: Path) -> list[Path]:
     """``path`` itself if it is a notebook, else the ``*.ipynb`` directly inside the directory."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a notebook or folder path (str or Path), got {type(path).__name__}")
+    path = Path(path)
     if path.is_dir():
         found = sorted(p for p in path.glob("*.ipynb") if p.is_file())
         if not found:
@@ -253,6 +281,8 @@ def write_student_versions(sources: list[Path] | Path, out: Path) -> list[tuple[
     """
     if isinstance(sources, (str, Path)):
         sources = notebooks_in(Path(sources))
+    elif not isinstance(sources, (list, tuple)):
+        raise TypeError(f"sources must be a notebook path, a folder or a list of them, got {type(sources).__name__}")
     else:
         sources = [p for src in sources for p in notebooks_in(Path(src))]
     pairs = student_paths(sources, Path(out))

@@ -21,12 +21,13 @@ Batches are built by :func:`token_batches`: pairs of similar length go together 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import torch
 
-from coursekit.checks import check_positive_int
+from coursekit.checks import check_int_sequence, check_positive_int
 from coursekit.data import model_dir
-from coursekit.translation.core import TranslationData, load_translation, normalize
+from coursekit.translation.core import TranslationData, _check_count, _check_generator, load_translation, normalize
 from coursekit.translation.subword import SubwordVocab
 
 __all__ = ["BENCHMARK", "EVERYDAY", "load_benchmark", "load_tokenizer", "train_tokenizer", "showcase",
@@ -54,7 +55,9 @@ EVERYDAY = [
 
 def load_tokenizer(directory=None) -> SubwordVocab:
     """The committed benchmark BPE (``data/translation/tokenizer.json``)."""
-    path = (model_dir("translation") if directory is None else directory) / TOKENIZER_FILE
+    if directory is not None and not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a folder path (str or Path) or None, got {type(directory).__name__}")
+    path = (model_dir("translation") if directory is None else Path(directory)) / TOKENIZER_FILE
     if not path.is_file():
         raise FileNotFoundError(f"no benchmark tokenizer at {path}; write it with "
                                 "`python -m coursekit.translation tokenizer`")
@@ -63,6 +66,8 @@ def load_tokenizer(directory=None) -> SubwordVocab:
 
 def train_tokenizer(data: TranslationData | None = None) -> SubwordVocab:
     """Train the benchmark BPE on the training pairs (both languages) of the full benchmark split."""
+    if data is not None and not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData or None, got {type(data).__name__}")
     data = data or load_translation(max_len=BENCHMARK["max_len"], test_per_mille=BENCHMARK["test_per_mille"],
                                     n_test=BENCHMARK["n_test"])
     sentences = [" ".join(e) for e, _ in data.train] + [" ".join(f) for _, f in data.train]
@@ -73,6 +78,12 @@ def load_benchmark(*, n_train: int | None = None, n_test: int = 1000, n_valid: i
                    tokenizer: SubwordVocab | None = None, seed: int = 0) -> TranslationData:
     """The benchmark pairs with the committed BPE: all 133,694 training pairs (or a fixed subset of
     ``n_train``), the first ``n_test`` test sentences and ``n_valid`` validation sentences."""
+    check_positive_int(n_test, "n_test")
+    _check_count(n_valid, "n_valid")
+    if n_train is not None:
+        check_positive_int(n_train, "n_train")
+    if tokenizer is not None and not isinstance(tokenizer, SubwordVocab):
+        raise TypeError(f"tokenizer must be a SubwordVocab or None, got {type(tokenizer).__name__}")
     if n_test > BENCHMARK["n_test"]:
         raise ValueError(f"the benchmark's test set has {BENCHMARK['n_test']} sentences, n_test={n_test} asked")
     if n_valid > BENCHMARK["n_valid"]:
@@ -92,6 +103,8 @@ def showcase(data: TranslationData, n_test: int = 12) -> list[dict]:
 
     Rows ``{"source", "reference", "kind"}`` with normalised strings; ``kind`` is "test" or "everyday".
     """
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
     check_positive_int(n_test, "n_test")
     if n_test > len(data.test):
         raise ValueError(f"n_test={n_test} but the data has {len(data.test)} test pairs")
@@ -108,7 +121,11 @@ def token_batches(src_lengths: Sequence[int], tgt_lengths: Sequence[int], max_to
     pool and cut into batches with B × (longest source + longest target) ≤ ``max_tokens``; the batch
     order is shuffled again. Same lengths and same ``generator`` state → same batches (for ``--resume``).
     """
+    src_lengths = check_int_sequence(src_lengths, "src_lengths")
+    tgt_lengths = check_int_sequence(tgt_lengths, "tgt_lengths")
     check_positive_int(max_tokens, "max_tokens")
+    check_positive_int(pool, "pool")
+    _check_generator(generator)
     if len(src_lengths) != len(tgt_lengths) or not len(src_lengths):
         raise ValueError(f"need as many source as target lengths (≥ 1), got {len(src_lengths)} and {len(tgt_lengths)}")
     longest = max(s + t for s, t in zip(src_lengths, tgt_lengths))

@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from coursekit.checks import check_positive_int
+from coursekit.checks import check_int_sequence, check_positive_float, check_positive_int
 from coursekit.text import Vocab, pad_batch
+from coursekit.translation.subword import SubwordVocab
 
 __all__ = [
     "COURSE_SPLIT",
@@ -67,6 +68,41 @@ __all__ = [
 COURSE_SPLIT = {"max_len": 10, "test_per_mille": 50, "n_test": 1000}
 
 _PUNCT_RE = re.compile(r"(?<! )(?=[,.!?;:])")  # the empty position before a mark not preceded by a space
+
+
+def _check_count(value, name: str) -> int:
+    """An int >= 0; floats and bools are refused."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {value}")
+    return value
+
+
+def _check_generator(generator) -> None:
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
+def _check_strings(values, name: str) -> None:
+    """A list/tuple of str (a single str would be read one character at a time)."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a list of str, got {type(values).__name__}")
+    bad = next((v for v in values if not isinstance(v, str)), None)
+    if bad is not None:
+        raise TypeError(f"{name} must hold str, got {bad!r} ({type(bad).__name__})")
+
+
+def _check_test_per_mille(test_per_mille) -> None:
+    if isinstance(test_per_mille, bool) or not isinstance(test_per_mille, int):
+        raise TypeError(f"test_per_mille must be an int, got {type(test_per_mille).__name__}")
+    if not 0 < test_per_mille < 1000:
+        raise ValueError(f"test_per_mille must be an int in (0, 1000), got {test_per_mille}")
+
+
+def _check_translation_model(model) -> None:
+    if not callable(getattr(model, "translate", None)):
+        raise TypeError(f"model must have a translate(src, src_mask, ...) method, got {type(model).__name__}")
 
 
 def normalize(text: str) -> str:
@@ -97,6 +133,7 @@ def is_test_sentence(english: str, test_per_mille: int = 50) -> bool:
     The decision is a hash (SHA-1) of the normalised sentence, so it is the same in every
     notebook, profile and run, and all translations of one English sentence fall on the same side.
     """
+    _check_test_per_mille(test_per_mille)
     return _hash(normalize(english)) % 1000 < test_per_mille
 
 
@@ -139,6 +176,8 @@ class TranslationBatch:
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (sacrebleu, 13a tokenisation, 0–100) of detokenised strings, one reference each."""
+    _check_strings(hypotheses, "hypotheses")
+    _check_strings(references, "references")
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
@@ -160,6 +199,8 @@ def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus chrF (sacrebleu defaults: character 6-grams, β = 2; 0–100), one reference each."""
     import sacrebleu
 
+    _check_strings(hypotheses, "hypotheses")
+    _check_strings(references, "references")
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
@@ -192,9 +233,14 @@ def bleu_by_length(source_lengths: Sequence[int], hypotheses: Sequence[str], ref
 
     A bucket with no sentences gets ``bleu = nan`` and ``n = 0``.
     """
+    source_lengths = check_int_sequence(source_lengths, "source_lengths")
     if not len(source_lengths) == len(hypotheses) == len(references):
         raise ValueError("source_lengths, hypotheses and references must have the same length, got "
                          f"{len(source_lengths)}, {len(hypotheses)}, {len(references)}")
+    for bucket in buckets:
+        if not (isinstance(bucket, (tuple, list)) and len(bucket) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in bucket)):
+            raise TypeError(f"buckets must hold (lo, hi) pairs of ints, got {bucket!r}")
     rows = []
     for lo, hi in buckets:
         if lo > hi:
@@ -219,10 +265,13 @@ class BleuReport:
     @property
     def exact(self) -> float:
         """Fraction of hypotheses equal to their reference."""
+        if not self.references:
+            raise ValueError("exact is undefined for a report without references")
         return sum(h == r for h, r in zip(self.hypotheses, self.references)) / len(self.references)
 
     def examples(self, k: int = 5) -> list[dict]:
         """The first ``k`` (source, reference, hypothesis) triples, for display."""
+        _check_count(k, "k")
         return [{"source": s, "reference": r, "hypothesis": h}
                 for s, r, h in zip(self.sources[:k], self.references[:k], self.hypotheses[:k])]
 
@@ -248,6 +297,16 @@ class TranslationData:
     valid: list[tuple[list[str], list[str]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        for name in ("src_vocab", "tgt_vocab"):
+            if not isinstance(getattr(self, name), (Vocab, SubwordVocab)):
+                raise TypeError(f"{name} must be a Vocab or a SubwordVocab, got {type(getattr(self, name)).__name__}")
+        check_positive_int(self.max_len, "max_len")
+        for name, pairs in self.splits().items():
+            for pair in pairs:
+                if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+                        and all(isinstance(side, (list, tuple)) for side in pair)):
+                    raise TypeError(f"{name} must hold (english_tokens, french_tokens) pairs of token lists, "
+                                    f"got {pair!r}")
         self._ids = {name: self._encode(pairs) for name, pairs in self.splits().items()}
 
     def splits(self) -> dict[str, list]:
@@ -284,10 +343,10 @@ class TranslationData:
     def make_batch(self, indices: Sequence[int], split: str = "train") -> TranslationBatch:
         """The padded batch of the pairs at ``indices`` of ``split``."""
         src_ids, tgt_ids = self._split(split)
+        indices = check_int_sequence(indices, "indices")
         if len(indices) == 0:
             raise ValueError("make_batch needs at least one index")
-        bad = [i for i in indices
-               if isinstance(i, bool) or not hasattr(i, "__index__") or not 0 <= int(i) < len(src_ids)]
+        bad = [i for i in indices if not 0 <= i < len(src_ids)]
         if bad:
             raise ValueError(f"indices must be ints in [0, {len(src_ids)}) for the {split!r} split "
                              f"({len(src_ids)} pairs), got {bad[:5]}")
@@ -296,12 +355,15 @@ class TranslationData:
         tgt_in, tgt_mask, _ = pad_batch([[bos] + tgt_ids[i] for i in indices], self.tgt_vocab.pad_id)
         tgt_out, _, _ = pad_batch([tgt_ids[i] + [eos] for i in indices], self.tgt_vocab.pad_id)
         return TranslationBatch(src, src_mask, src_lengths, tgt_in, tgt_out, tgt_mask,
-                                torch.as_tensor(list(indices), dtype=torch.long))
+                                torch.as_tensor(indices, dtype=torch.long))
 
     def batches(self, batch_size: int, generator: torch.Generator | None = None, *, split: str = "train",
                 shuffle: bool | None = None) -> Iterator[TranslationBatch]:
         """One pass over ``split`` in batches (shuffled with ``generator`` for train, in order for test)."""
         check_positive_int(batch_size, "batch_size")
+        _check_generator(generator)
+        if shuffle is not None and not isinstance(shuffle, bool):
+            raise TypeError(f"shuffle must be a bool or None, got {type(shuffle).__name__}")
         n = len(self._split(split)[0])
         shuffle = (split == "train") if shuffle is None else shuffle
         order = torch.randperm(n, generator=generator).tolist() if shuffle else list(range(n))
@@ -311,6 +373,8 @@ class TranslationData:
     def batch_fn(self, batch_size: int, generator: torch.Generator | None = None,
                  device=None) -> Callable[[int], TranslationBatch]:
         """``step -> batch`` over endless reshuffled epochs of the training pairs (for ``train.fit``)."""
+        check_positive_int(batch_size, "batch_size")
+        _check_generator(generator)
         state = {"it": iter(())}
 
         def next_batch(step: int) -> TranslationBatch:
@@ -326,7 +390,12 @@ class TranslationData:
     # ---- text
     def source_text(self, i: int, split: str = "test") -> str:
         self._split(split)
-        return " ".join(self.splits()[split][i][0])
+        pairs = self.splits()[split]
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"i must be an int, got {type(i).__name__}")
+        if not 0 <= i < len(pairs):
+            raise ValueError(f"i must be an index in [0, {len(pairs)}) of the {split!r} split, got {i}")
+        return " ".join(pairs[i][0])
 
     def detokenize(self, ids) -> str:
         """Target ids → the string BLEU sees (specials dropped, stops at ``<eos>``)."""
@@ -342,6 +411,11 @@ class TranslationData:
         without ``<bos>``/``<eos>``; decoding stops at the first ``<eos>``). References are the
         normalised French sentences, *not* mapped through the vocabulary, so ``<unk>`` costs BLEU.
         """
+        if not callable(translate):
+            raise TypeError(f"translate must be a function batch -> list of id lists, got {type(translate).__name__}")
+        check_positive_int(batch_size, "batch_size")
+        if limit is not None:
+            check_positive_int(limit, "limit")
         self._split(split)
         pairs = self.splits()[split]
         n = len(pairs) if limit is None else min(limit, len(pairs))
@@ -368,6 +442,10 @@ def translator(model, *, beam_size: int = 1, max_len: int = 20, length_penalty: 
     returning an object with ``.tokens`` (the RNN seq2seq, the Transformer); it decodes in eval mode
     and is put back in the mode it was in.
     """
+    _check_translation_model(model)
+    check_positive_int(beam_size, "beam_size")
+    check_positive_int(max_len, "max_len")
+    check_positive_float(length_penalty, "length_penalty", allow_zero=True)
 
     def translate(batch: TranslationBatch) -> list[list[int]]:
         was_training = model.training
@@ -398,18 +476,19 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
 
     check_positive_int(max_len, "max_len")
     check_positive_int(min_freq, "min_freq")
+    _check_count(seed, "seed")
+    if subwords is not None and not isinstance(subwords, SubwordVocab):
+        raise TypeError(f"subwords must be a SubwordVocab or None, got {type(subwords).__name__}")
     if n_train is not None:
         check_positive_int(n_train, "n_train")
     if n_test is not None:
         check_positive_int(n_test, "n_test")
     if max_vocab is not None:
         check_positive_int(max_vocab, "max_vocab")
-    if isinstance(n_valid, bool) or not isinstance(n_valid, int) or n_valid < 0:
-        raise ValueError(f"n_valid must be a non-negative int, got {n_valid!r}")
+    _check_count(n_valid, "n_valid")
     if n_valid and n_test is None:
         raise ValueError("n_valid needs n_test: the validation sentences are the held-out ones after the test set")
-    if not isinstance(test_per_mille, int) or not 0 < test_per_mille < 1000:
-        raise ValueError(f"test_per_mille must be an int in (0, 1000), got {test_per_mille!r}")
+    _check_test_per_mille(test_per_mille)
 
     raw = load_tatoeba(release)[:]  # dict of two plain lists (row-wise Dataset iteration is slow)
     train, test_by_en = [], {}
@@ -434,8 +513,6 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
         if len(valid) < n_valid:
             raise ValueError(f"n_valid={n_valid} but only {len(valid)} held-out sentences remain after the test set")
     if subwords is not None:
-        if not hasattr(subwords, "detokenize") or not hasattr(subwords, "encode_batch"):
-            raise TypeError(f"subwords must be a SubwordVocab, got {type(subwords).__name__}")
         src_vocab = tgt_vocab = subwords
     else:
         src_vocab = Vocab.build((e for e, _ in train), min_freq=min_freq, max_size=max_vocab)

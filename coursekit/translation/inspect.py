@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from coursekit.translation.core import TranslationData, split_tokens
+from coursekit.checks import check_finite, check_non_empty, check_positive_int, check_tensor
+from coursekit.translation.core import TranslationData, _check_translation_model, split_tokens
 
 __all__ = ["Attended", "translate_with_attention", "alignment_monotonicity", "translation_explorer"]
 
@@ -40,6 +41,12 @@ def translate_with_attention(model: nn.Module, data: TranslationData, sentence: 
                              ) -> Attended:
     """Greedy translation of a raw English sentence, then one teacher-forced pass over the model's own
     output to read the attention weights of every output step."""
+    _check_translation_model(model)
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+    check_positive_int(max_len, "max_len")
     words = split_tokens(sentence)
     if not words:
         raise ValueError("the sentence has no words")
@@ -64,9 +71,10 @@ def translate_with_attention(model: nn.Module, data: TranslationData, sentence: 
 
 def alignment_monotonicity(weights: torch.Tensor) -> float:
     """Share of output steps t > 0 whose arg-max source position is ≥ that of step t − 1 (weights (T, S))."""
-    if not isinstance(weights, torch.Tensor) or weights.dim() != 2 or weights.shape[0] < 2:
-        raise ValueError(f"weights must be a (T, S) tensor with T ≥ 2, got "
-                         f"{tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights).__name__}")
+    check_tensor(weights, "weights", ndim=2, floating=True)
+    if weights.shape[0] < 2:
+        raise ValueError(f"weights must be (T, S) with T ≥ 2 output steps, got shape {tuple(weights.shape)}")
+    check_finite(weights, "weights")
     peak = weights.argmax(dim=-1)
     return (peak[1:] >= peak[:-1]).float().mean().item()
 
@@ -78,6 +86,19 @@ def translation_explorer(models: dict[str, nn.Module], data: TranslationData, ex
     import matplotlib.pyplot as plt
 
     from coursekit import viz, widgets
+
+    if not isinstance(models, dict):
+        raise TypeError(f"models must be a dict {{name: model}}, got {type(models).__name__}")
+    check_non_empty(models, "models")
+    for model in models.values():
+        _check_translation_model(model)
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
+    if isinstance(examples, str) or not isinstance(examples, (list, tuple)):
+        raise TypeError(f"examples must be a list of str, got {type(examples).__name__}")
+    check_non_empty(examples, "examples")
+    if isinstance(layer, bool) or not isinstance(layer, int):
+        raise TypeError(f"layer must be an int, got {type(layer).__name__}")
 
     def render(sentence: str = examples[0]):
         if not split_tokens(sentence):

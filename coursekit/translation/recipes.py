@@ -33,10 +33,17 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from coursekit.checks import check_choice, check_positive_float, check_positive_int, check_probability
 from coursekit.data import sha256_file
 from coursekit.train import hardware, train_in_folder
 from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
-from coursekit.translation.core import BleuReport, TranslationData
+from coursekit.translation.core import (
+    BleuReport,
+    TranslationData,
+    _check_count,
+    _check_strings,
+    _check_translation_model,
+)
 
 __all__ = ["Recipe", "RECIPES", "MODELS", "build_model", "train", "export", "load_model", "evaluate",
            "translate_sentences", "inverse_sqrt"]
@@ -63,6 +70,14 @@ class Recipe:
     def __post_init__(self) -> None:
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if not isinstance(self.arch, dict):
+            raise TypeError(f"arch must be a dict, got {type(self.arch).__name__}")
+        for name in ("max_tokens", "warmup", "max_updates", "eval_every"):
+            check_positive_int(getattr(self, name), name)
+        _check_count(self.seed, "seed")
+        check_positive_float(self.lr, "lr")
+        check_probability(self.label_smoothing, "label_smoothing", inclusive_high=False)
+        check_positive_float(self.clip, "clip")
 
 
 _GRU = dict(d_emb=256, d_hidden=512, cell="gru", num_layers=1, dropout=0.2, bidirectional=True,
@@ -81,6 +96,9 @@ RECIPES: dict[str, Recipe] = {
 
 def build_model(recipe: Recipe, vocab_size: int) -> nn.Module:
     """The untrained model of ``recipe`` for a shared vocabulary of ``vocab_size`` pieces."""
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe must be a Recipe, got {type(recipe).__name__}")
+    check_positive_int(vocab_size, "vocab_size")
     if recipe.model == "transformer":
         from coursekit.transformer import Transformer, TransformerConfig
 
@@ -94,6 +112,7 @@ def build_model(recipe: Recipe, vocab_size: int) -> nn.Module:
 
 def inverse_sqrt(warmup: int):
     """LR factor at update u: u / warmup during warm-up, then √(warmup / u) (peak 1 at u = warmup)."""
+    check_positive_int(warmup, "warmup")
     return lambda u: (u + 1) / warmup if u + 1 < warmup else math.sqrt(warmup / (u + 1))
 
 
@@ -115,6 +134,8 @@ def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, be
     """BLEU / chrF / by-length of greedy (or beam) translations of ``split``."""
     from coursekit.translation.core import translator
 
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
     return data.evaluate(translator(model, beam_size=beam_size, max_len=2 * data.max_len + 10), split=split,
                          limit=limit, batch_size=batch_size)
 
@@ -125,6 +146,11 @@ def translate_sentences(model: nn.Module, data: TranslationData, sentences: list
     from coursekit.text import pad_batch
     from coursekit.translation.core import split_tokens
 
+    _check_translation_model(model)
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
+    _check_strings(sentences, "sentences")
+    check_positive_int(beam_size, "beam_size")
     if not sentences:
         return []
     vocab = data.src_vocab
@@ -153,6 +179,12 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
     ``resume=True`` continues from ``work/checkpoint.pt`` when there is one. ``max_updates`` overrides the
     recipe's length (the schedule does not depend on it, so stopping early equals a shorter recipe).
     """
+    check_choice(name, "name", list(RECIPES))
+    if recipe is not None and not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe must be a Recipe or None, got {type(recipe).__name__}")
+    if data is not None and not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData or None, got {type(data).__name__}")
+    check_positive_float(checkpoint_minutes, "checkpoint_minutes")
     recipe = recipe or RECIPES[name]
     if max_updates is not None:
         recipe = replace(recipe, max_updates=max_updates)
@@ -194,6 +226,16 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
     weights *as stored* (rounded to fp16, loaded back as fp32)."""
     from coursekit.train import save_checkpoint
 
+    check_choice(name, "name", list(RECIPES))
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
+    if "benchmark" not in data.info:
+        raise ValueError("data must come from load_benchmark (its info has no 'benchmark' entry)")
+    lacking = sorted({"update", "epoch", "position", "seconds", "train", "curve"} - set(state))
+    if lacking:
+        raise ValueError(f"state must be the state train() returns; it lacks {lacking}")
     recipe = recipe or RECIPES[name]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -244,16 +286,22 @@ def load_model(name: str, directory: str | Path | None = None, *, data: Translat
 
     if name not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {name!r}")
+    if directory is not None and not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a folder path (str or Path) or None, got {type(directory).__name__}")
     directory = Path(directory) if directory is not None else model_dir("translation") / name
     report_path = directory / "report.json"
     reproduce = f"python -m coursekit.translation train {name} --work runs/{name} --out {directory}"
     if not report_path.is_file():
         raise FileNotFoundError(f"no report at {report_path}; make the model with `{reproduce}`")
-    report = json.loads(report_path.read_text(encoding="utf-8"))
+    try:
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{report_path} is not valid JSON ({exc}); make the model again with `{reproduce}`") from None
     path = directory / "model.safetensors"
-    if path.is_file() and sha256_file(path) != report["file_sha256"]:
+    recorded = report.get("file_sha256") if isinstance(report, dict) else None
+    if path.is_file() and sha256_file(path) != recorded:
         raise ValueError(f"{path} does not match its report (sha256 {sha256_file(path)[:12]}… vs "
-                         f"{report['file_sha256'][:12]}…): a truncated or replaced file; re-run `{reproduce}`")
+                         f"{str(recorded)[:12]}…): a truncated or replaced file; re-run `{reproduce}`")
 
     def build(config: dict, extra: dict) -> nn.Module:
         recipe = Recipe(**extra["recipe"])

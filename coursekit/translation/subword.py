@@ -29,6 +29,11 @@ __all__ = ["SubwordVocab", "END_OF_WORD"]
 END_OF_WORD = "</w>"
 
 
+def _check_path(path) -> None:
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a file path (str or Path), got {type(path).__name__}")
+
+
 class SubwordVocab:
     """A BPE vocabulary shared by source and target, with :class:`coursekit.text.Vocab`'s interface.
 
@@ -40,7 +45,7 @@ class SubwordVocab:
         from tokenizers import Tokenizer
 
         if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"expected a tokenizers.Tokenizer, got {type(tokenizer).__name__}")
+            raise TypeError(f"tokenizer must be a tokenizers.Tokenizer, got {type(tokenizer).__name__}")
         ids = [tokenizer.token_to_id(t) for t in SPECIALS]
         if ids != list(range(len(SPECIALS))):
             raise ValueError(f"the tokenizer must have the specials {list(SPECIALS)} as ids 0–3, got ids {ids}")
@@ -54,7 +59,14 @@ class SubwordVocab:
         """Learn ``vocab_size`` BPE pieces (specials included) from normalised, space-separated sentences."""
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+        if isinstance(sentences, str):
+            raise TypeError("sentences must be an iterable of str sentences, got one str")
+        sentences = list(sentences)
+        bad = next((s for s in sentences if not isinstance(s, str)), None)
+        if bad is not None:
+            raise TypeError(f"sentences must hold str, got {bad!r} ({type(bad).__name__})")
         check_positive_int(vocab_size, "vocab_size")
+        check_positive_int(min_frequency, "min_frequency")
         tok = Tokenizer(models.BPE(unk_token=UNK, end_of_word_suffix=END_OF_WORD))
         tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
         tok.decoder = decoders.BPEDecoder(suffix=END_OF_WORD)
@@ -64,6 +76,7 @@ class SubwordVocab:
         return cls(tok)
 
     def save(self, path: str | Path) -> Path:
+        _check_path(path)
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.tokenizer.save(str(path))
@@ -73,6 +86,7 @@ class SubwordVocab:
     def load(cls, path: str | Path) -> SubwordVocab:
         from tokenizers import Tokenizer
 
+        _check_path(path)
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no tokenizer file at {path}")
@@ -101,11 +115,19 @@ class SubwordVocab:
         """Words of one normalised sentence → piece ids (``<bos>``/``<eos>`` around them on request)."""
         if isinstance(words, str):
             raise TypeError("encode expects the list of words of a sentence (split_tokens(text)), got a str")
+        bad = next((w for w in words if not isinstance(w, str)), None)
+        if bad is not None:
+            raise TypeError(f"words must hold str, got {bad!r} ({type(bad).__name__})")
         ids = self.tokenizer.encode(list(words), is_pretokenized=True, add_special_tokens=False).ids if words else []
         return ([self.bos_id] if add_bos else []) + ids + ([self.eos_id] if add_eos else [])
 
     def encode_batch(self, sentences: Sequence[Sequence[str]], *, add_eos: bool = False) -> list[list[int]]:
         """:meth:`encode` of many sentences at once (the tokenizer's parallel batch encoder)."""
+        if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+            raise TypeError(f"sentences must be a list of word lists, got {type(sentences).__name__}")
+        bad = next((w for w in sentences if not isinstance(w, (list, tuple))), None)
+        if bad is not None:                      # a str sentence would be split into characters
+            raise TypeError(f"sentences must hold word lists (split_tokens(text)), got {bad!r}")
         if not sentences:
             return []
         out = self.tokenizer.encode_batch([list(w) for w in sentences], is_pretokenized=True,

@@ -23,7 +23,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from coursekit.checks import check_bool_mask, check_positive_int, check_tensor, check_token_ids
 from coursekit.transformer import Transformer, TransformerConfig, sinusoidal_positions
+from coursekit.translation.core import TranslationData, _check_count
 
 __all__ = ["TorchTransformerMT", "compare"]
 
@@ -33,6 +35,8 @@ class TorchTransformerMT(nn.Module):
 
     def __init__(self, c: TransformerConfig) -> None:
         super().__init__()
+        if not isinstance(c, TransformerConfig):
+            raise TypeError(f"c must be a TransformerConfig, got {type(c).__name__}")
         self.config = c
         self.embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
         nn.init.normal_(self.embed.weight, std=c.d_model ** -0.5)
@@ -48,6 +52,14 @@ class TorchTransformerMT(nn.Module):
         return self.dropout(self.embed(ids) * math.sqrt(self.config.d_model) + self.pe[: ids.shape[1]])
 
     def forward(self, src, tgt_in, src_keep, tgt_keep):
+        c = self.config
+        for name, ids, vocab_size in (("src", src, c.tgt_vocab_size), ("tgt_in", tgt_in, c.tgt_vocab_size)):
+            check_tensor(ids, name, ndim=2)
+            check_token_ids(ids, name, vocab_size)            # one (target) embedding table serves both sides
+            if ids.shape[1] > c.max_len:
+                raise ValueError(f"{name} has {ids.shape[1]} positions, more than max_len={c.max_len}")
+        check_bool_mask(src_keep, "src_keep", src.shape)
+        check_bool_mask(tgt_keep, "tgt_keep", tgt_in.shape)
         T = tgt_in.shape[1]
         causal = torch.ones(T, T, dtype=torch.bool, device=src.device).triu(1)   # True = may not attend
         h = self.core(self._in(src), self._in(tgt_in), tgt_mask=causal, src_key_padding_mask=~src_keep,
@@ -67,6 +79,11 @@ def _update(model, opt, batch, label_smoothing=0.1) -> int:
 
 def compare(data=None, *, updates: int = 20, warmup: int = 3, max_tokens: int = 3000) -> dict:
     """Tokens per second of both models over the same ``updates`` batches (after ``warmup`` untimed ones)."""
+    if data is not None and not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData or None, got {type(data).__name__}")
+    check_positive_int(updates, "updates")
+    _check_count(warmup, "warmup")
+    check_positive_int(max_tokens, "max_tokens")
     from coursekit.translation.benchmark import load_benchmark, token_batches
     from coursekit.translation.recipes import RECIPES
 

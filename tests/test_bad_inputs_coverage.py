@@ -1,0 +1,61 @@
+"""Every public function and class of coursekit has rows in the bad-input sweep, or a stated reason why not.
+
+A new public function without a row fails this test with its name: add rows to the matching
+``tests/test_bad_inputs_*.py`` table (or, if it takes nothing that can be wrong, a reason below).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+from bad_input_helpers import REGISTRY
+
+import coursekit
+
+TABLES = sorted(p.stem for p in Path(__file__).parent.glob("test_bad_inputs_*.py") if p.stem != Path(__file__).stem)
+
+# Whole modules outside the sweep, with the reason.
+SKIPPED_MODULES = {
+    "coursekit.exercises.checks": "the exercise checks are fed wrong solutions in tests/test_exercises_*.py",
+    "coursekit.nbtools": "the maintainers' notebook runner (a CLI); its arguments come from argparse",
+    "coursekit.translation.__main__": "a CLI: argparse validates its arguments",
+    "coursekit.exercises.__main__": "a CLI: argparse validates its arguments",
+}
+
+# Public names with nothing a caller can get wrong, with the reason; each table adds its own ``EXEMPT``.
+EXEMPT: dict[str, str] = {
+    "coursekit.exercises.all_checks": "takes no argument: it lists the registered exercise checks",
+}
+
+
+def public_api() -> dict[str, object]:
+    """``{"module.name": object}`` for the public functions and classes defined in each coursekit module."""
+    found = {}
+    for info in pkgutil.walk_packages(coursekit.__path__, "coursekit."):
+        if any(info.name == m or info.name.startswith(m + ".") for m in SKIPPED_MODULES):
+            continue
+        module = importlib.import_module(info.name)
+        names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+        for name in names:
+            obj = getattr(module, name)
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and getattr(obj, "__module__", None) == info.name:
+                found[f"{info.name}.{name}"] = obj
+    return found
+
+
+def test_every_public_function_has_bad_calls_or_a_reason():
+    exempt = dict(EXEMPT)
+    for table in TABLES:
+        exempt |= getattr(importlib.import_module(table), "EXEMPT", {})
+    assert all(isinstance(reason, str) and len(reason) > 10 for reason in exempt.values()), "give each reason"
+    covered = {id(row.target) for row in REGISTRY}
+    for row in REGISTRY:                                    # a method's row covers its class
+        owner = getattr(row.target, "__qualname__", "").split(".")[0]
+        module = importlib.import_module(row.target.__module__) if hasattr(row.target, "__module__") else None
+        if module is not None and hasattr(module, owner):
+            covered.add(id(getattr(module, owner)))
+    missing = sorted(name for name, obj in public_api().items() if id(obj) not in covered and name not in exempt)
+    assert not missing, f"{len(missing)} public names have no bad-input rows and no exemption: {missing}"

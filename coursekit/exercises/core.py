@@ -114,21 +114,58 @@ class Delegated(Exception):
     """Raised when the student's code calls the reference its exercise asks them to write."""
 
 
+def _tensors_in(value: Any, where: str, depth: int = 0):
+    """(label, tensor) for every plain tensor in an argument: itself, or inside a list/tuple/dict.
+
+    Parameters of a module are left out: an exercise that initialises a layer edits them on purpose."""
+    if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+        yield where, value
+    elif depth < 2 and isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _tensors_in(item, f"{where}[{i}]", depth + 1)
+    elif depth < 2 and isinstance(value, dict):
+        for key, item in value.items():
+            yield from _tensors_in(item, f"{where}[{key!r}]", depth + 1)
+
+
+def _same(before: torch.Tensor, after: torch.Tensor) -> bool:
+    if before.shape != after.shape or before.dtype != after.dtype:
+        return False
+    if before.is_floating_point() or before.is_complex():
+        return bool(((before == after) | (before.isnan() & after.isnan())).all())
+    return torch.equal(before, after)
+
+
+_last_return: dict[str, Any] = {}   # the case and value of the student's latest return, for crash reports
+
+
 def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
     """Call the student's function; turn its exceptions into a message naming the input.
 
-    ``NotImplementedError`` propagates unchanged: it means "not attempted".
+    ``NotImplementedError`` propagates unchanged: it means "not attempted". A function that changes one of
+    its tensor inputs in place fails: the caller's batch, labels or mask would be corrupted silently
+    (``labels[labels == -100] = pad`` inside a helper, a masked copy that is not a copy).
     """
     if not callable(fn):
         raise CheckFailed(f"on {case}, expected your function itself, got {describe(fn)}")
+    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", a) for k, a in kwargs.items()]
+    snapshots = [(label, t, t.detach().clone()) for name, a in named for label, t in _tensors_in(a, name)]
+    _last_return.clear()
     try:
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
     except NotImplementedError:
         raise
     except Delegated as exc:
         raise CheckFailed(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any error in student code becomes feedback
         raise CheckFailed(f"on {case}, your function raised {type(exc).__name__}: {exc}") from exc
+    for label, tensor, before in snapshots:
+        if not _same(before, tensor.detach()):
+            raise CheckFailed(f"on {case}, your function changed its input ({label}, {describe(before)}) in place; "
+                              "the caller's tensor is now corrupted. Work on a copy (x.clone()) or use "
+                              "out-of-place operations (masked_fill, not masked_fill_; x = x + 1, not x += 1).")
+    _last_return.update(case=case, value=result)
+    return result
 
 
 def _resolve(dotted: str) -> tuple[Any, str, Any]:
@@ -281,6 +318,12 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
                                      "not attempted yet: replace the `raise NotImplementedError` with your code.")
             except (CheckFailed, Delegated) as failure:
                 result = CheckResult(title, FAILED, str(failure))
+            except Exception as exc:  # noqa: BLE001 - the check choked on what the student returned
+                if not _last_return:
+                    raise          # no student value was involved: a bug in the check itself
+                result = CheckResult(title, FAILED, _unusable(_last_return, exc))
+            finally:
+                _last_return.clear()
             if verbose:
                 print(result)
             _log(result)
@@ -291,6 +334,12 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
         return wrapper
 
     return decorate
+
+
+def _unusable(last: dict, exc: Exception) -> str:
+    return (f"on {last['case']}, your function returned {describe(last['value'])}, which is not what the exercise "
+            f"asks for: the check could not use it ({type(exc).__name__}: {str(exc)[:200]}). Check the type, shape "
+            "and dtype the exercise asks you to return.")
 
 
 def _log(result: CheckResult) -> None:

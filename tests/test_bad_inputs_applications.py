@@ -23,7 +23,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coursekit import gpt, icl, induction
+from coursekit import bench, gpt, icl, induction
 from coursekit import prompting as P
 from coursekit.attention import KVCache
 from coursekit.exercises import core as ex_core
@@ -37,6 +37,7 @@ from coursekit.translation import core as tr
 from coursekit.translation import inspect as tr_inspect
 
 EXEMPT = {
+    "coursekit.bench.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
     "coursekit.translation.core.TranslationBatch": "a plain container of tensors built by TranslationData.make_batch; "
                                                    "the models check what they read from it",
     "coursekit.translation.inspect.Attended": "a plain result container filled by translate_with_attention",
@@ -1702,7 +1703,25 @@ EXERCISES = [
 ]
 
 
-ROWS = register(GPT + ICL + INDUCTION + PROMPTING + TRANSLATION + EXERCISES)
+BENCH = [
+    Bad("an odd width for the heads", bench.Sizes, lambda: bench.Sizes(2, 8, 30, 4, 1, 10, 8, 1), ValueError,
+        r"d_model=30 must be divisible by n_heads=4"),
+    Bad("zero steps", bench.Sizes, lambda: bench.Sizes(2, 8, 32, 4, 1, 10, 8, 0), ValueError, r"steps"),
+    Bad("a float batch", bench.Sizes, lambda: bench.Sizes(2.5, 8, 32, 4, 1, 10, 8, 1), TypeError, r"batch"),
+    Bad("a zero matrix size", bench.matmul_gflops, lambda: bench.matmul_gflops(0), ValueError, r"n must be"),
+    Bad("zero repeats", bench.matmul_gflops, lambda: bench.matmul_gflops(64, repeat=0), ValueError, r"repeat"),
+    Bad("zero steps", bench.time_pair, lambda: bench.time_pair(print, print, steps=0, warmup=0), ValueError,
+        r"steps"),
+    Bad("a result instead of a function", bench.time_pair, lambda: bench.time_pair(print, 3, steps=1, warmup=0),
+        TypeError, r"ours and reference must be functions of no arguments, got int"),
+    Bad("a dict for the sizes", bench.run, lambda: bench.run({"batch": 2}), TypeError,
+        r"sizes must be a coursekit.bench.Sizes, got dict"),
+    Bad("a string for the log", bench.run, lambda: bench.run(bench.QUICK, log="print"), TypeError,
+        r"log must be a function"),
+]
+
+
+ROWS = register(GPT + ICL + INDUCTION + PROMPTING + TRANSLATION + EXERCISES + BENCH)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))

@@ -1,0 +1,55 @@
+"""coursekit.bench: every comparison runs and reports consistent numbers (a benchmark: nothing about time)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from coursekit import bench
+
+
+def test_quick_json_lists_every_comparison(capsys):
+    assert bench.main(["--quick", "--json", "--threads", str(torch.get_num_threads())]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    names = [r["name"] for r in rows]
+    for words in ("F.scaled_dot_product_attention", "nn.MultiheadAttention", "nn.RNN", "nn.LSTM", "nn.Transformer",
+                  "GPT"):
+        assert any(words in n for n in names), (words, names)
+    for r in rows:
+        assert r["ours_per_s"] > 0 and r["reference_per_s"] > 0
+        assert r["ratio"] == pytest.approx(r["ours_per_s"] / r["reference_per_s"], rel=2e-3)
+    gpt = next(r for r in rows if r["name"].startswith("GPT"))
+    assert 0 < gpt["mfu"] < 1
+
+
+def test_out_file_records_the_machine(tmp_path):
+    out = tmp_path / "bench.json"
+    bench.main(["--quick", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["matmul_gflops"] > 0 and result["torch_threads"] >= 1
+    assert {"load_average_before", "load_average_after", "torch", "sizes"} <= set(result)
+    assert len(result["rows"]) == 7
+
+
+def test_same_weights_same_outputs():
+    """The pairs are timed on equal footing: ours and the reference compute the same function."""
+    from coursekit.attention import MultiHeadAttention, causal_mask
+    from coursekit.rnn import from_torch
+
+    torch.manual_seed(0)
+    ref = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    x = torch.randn(2, 5, 16)
+    ours = MultiHeadAttention.from_torch(ref)
+    want = ref(x, x, x, attn_mask=~causal_mask(5), need_weights=False)[0]
+    torch.testing.assert_close(ours(x, causal=True)[0], want, atol=1e-5, rtol=1e-5)
+    lstm = torch.nn.LSTM(16, 8, num_layers=2, batch_first=True)
+    torch.testing.assert_close(from_torch(lstm)(x)[0], lstm(x)[0], atol=1e-5, rtol=1e-5)
+
+
+def test_time_pair_counts_each_side_separately():
+    calls = []
+    seconds = bench.time_pair(lambda: calls.append("a"), lambda: calls.append("b"), steps=3, warmup=1)
+    assert calls.count("a") == calls.count("b") == 4 and all(s >= 0 for s in seconds)
+    assert calls[2:4] == ["b", "a"] and calls[4:6] == ["a", "b"]     # who goes first alternates

@@ -23,7 +23,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coursekit import bench, gpt, icl, induction
+from coursekit import bench, cost, gpt, icl, induction
 from coursekit import prompting as P
 from coursekit.attention import KVCache
 from coursekit.exercises import core as ex_core
@@ -38,6 +38,7 @@ from coursekit.translation import inspect as tr_inspect
 
 EXEMPT = {
     "coursekit.bench.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
+    "coursekit.cost.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
     "coursekit.translation.core.TranslationBatch": "a plain container of tensors built by TranslationData.make_batch; "
                                                    "the models check what they read from it",
     "coursekit.translation.inspect.Attended": "a plain result container filled by translate_with_attention",
@@ -1721,7 +1722,30 @@ BENCH = [
 ]
 
 
-ROWS = register(GPT + ICL + INDUCTION + PROMPTING + TRANSLATION + EXERCISES + BENCH)
+COST = [
+    Bad("a tensor instead of a function", cost.saved_bytes, lambda: cost.saved_bytes(torch.ones(2)), TypeError,
+        r"fn must be a function of no arguments, got Tensor"),
+    Bad("a number instead of a function", cost.best_time, lambda: cost.best_time(3), TypeError,
+        r"fn must be a function of no arguments, got int"),
+    Bad("zero repeats", cost.best_time, lambda: cost.best_time(print, 0), ValueError, r"repeat"),
+    Bad("one length as an int", cost.attention_cost, lambda: cost.attention_cost(64), TypeError,
+        r"lengths must be a non-empty sequence of ints, got int"),
+    Bad("a zero length", cost.attention_cost, lambda: cost.attention_cost((64, 0)), ValueError, r"each length"),
+    Bad("a float length", cost.transformer_cost, lambda: cost.transformer_cost((64.5,)), TypeError,
+        r"each length"),
+    Bad("zero heads", cost.attention_cost, lambda: cost.attention_cost((8,), n_heads=0), ValueError, r"n_heads"),
+    Bad("zero batch", cost.transformer_cost, lambda: cost.transformer_cost((8,), batch=0), ValueError, r"batch"),
+    Bad("one measurement", cost.quadratic_takeover,
+        lambda: cost.quadratic_takeover([{"model": "m", "impl": "i", "T": 8, "seconds": 1.0}]), ValueError,
+        r"at least two measurements"),
+    Bad("two implementations mixed", cost.quadratic_takeover,
+        lambda: cost.quadratic_takeover([{"model": "m", "impl": i, "T": 8, "seconds": 1.0} for i in "ab"]),
+        ValueError, r"one model and implementation"),
+    Bad("no rows to plot", cost.plot_cost, lambda: cost.plot_cost([]), ValueError, r"non-empty list"),
+]
+
+
+ROWS = register(GPT + ICL + INDUCTION + PROMPTING + TRANSLATION + EXERCISES + BENCH + COST)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))

@@ -5,12 +5,14 @@ per head, so time and memory have a term in T² next to the projections' and fee
 This module measures both, from scratch and fused, on this machine:
 
 * **time**: the best of ``repeat`` forward + backward passes;
-* **memory**: the bytes of the activations autograd keeps for the backward pass (recorded with
-  ``torch.autograd.graph.saved_tensors_hooks``, each storage counted once, parameters and inputs left
-  out) — the memory that grows with T. The explicit softmax(QKᵀ/√d)V keeps its ``(B, H, T, T)``
-  weights; the fused kernel (``F.scaled_dot_product_attention``, FlashAttention's idea) recomputes them in
-  the backward pass and keeps only a ``(B, H, T)`` log-sum-exp.
+* **memory**: the peak bytes of tensors alive during forward + backward (:class:`PeakMemory`, which
+  sees every tensor an operator creates and frees), and the activations autograd keeps between the two
+  (``saved_MB``, through ``torch.autograd.graph.saved_tensors_hooks``; parameters and inputs left out).
+  The explicit softmax(QKᵀ/√d)V keeps its ``(B, H, T, T)`` weights; the fused kernel
+  (``F.scaled_dot_product_attention``, FlashAttention's idea) recomputes them in the backward pass and
+  keeps only a ``(B, H, T)`` log-sum-exp.
 
+A batch sweep at one length shows the other axis: cost grows linearly with the batch.
 :func:`quadratic_takeover` fits ``t(T) = a T + b T²`` to the measured times and returns ``a / b``, the
 length where the quadratic term becomes as large as the linear one. ``python -m coursekit.cost --out
 docs/attention_cost.json --plot docs/attention_cost.png`` reproduces the committed figure.
@@ -23,17 +25,21 @@ import functools
 import json
 import os
 import time
+import weakref
 from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from coursekit.checks import check_positive_int
 
-__all__ = ["LENGTHS", "saved_bytes", "best_time", "attention_cost", "transformer_cost", "quadratic_takeover",
-           "plot_cost", "main"]
+__all__ = ["LENGTHS", "BATCHES", "PeakMemory", "saved_bytes", "best_time", "attention_cost", "transformer_cost",
+           "quadratic_takeover", "plot_cost", "main"]
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)
+BATCHES = (1, 2, 4, 8, 16)
 
 
 def _check_lengths(lengths) -> tuple[int, ...]:
@@ -59,6 +65,35 @@ def saved_bytes(fn: Callable[[], torch.Tensor]) -> tuple[int, torch.Tensor]:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = fn()
     return sum(storages.values()), out
+
+
+class PeakMemory(TorchDispatchMode):
+    """``with PeakMemory() as m: …`` — ``m.peak``: the most bytes of tensors that the operators run inside
+    the block (forward and backward) had alive at once. A CPU has no ``torch.cuda.max_memory_allocated``;
+    this sees each tensor an operator creates and, through a finaliser, when it is freed (notebook 07
+    derives it). Tensors that existed before the block (parameters, inputs) are not counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = self.peak = 0
+        self._storages: set[int] = set()
+
+    def _freed(self, ptr: int, nbytes: int) -> None:
+        self._storages.discard(ptr)
+        self.live -= nbytes
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                storage = t.untyped_storage()
+                ptr, nbytes = storage.data_ptr(), storage.nbytes()
+                if nbytes and ptr not in self._storages:              # views share their base's storage
+                    self._storages.add(ptr)
+                    self.live += nbytes
+                    self.peak = max(self.peak, self.live)
+                    weakref.finalize(t, self._freed, ptr, nbytes)
+        return out
 
 
 def best_time(fn: Callable[[], None], repeat: int = 3) -> float:
@@ -99,9 +134,14 @@ def _explicit(attention, q, k, v) -> torch.Tensor:
 
 
 def _measure(forward: Callable[[], torch.Tensor], repeat: int) -> dict:
-    """Activation memory of ``forward()`` and the best time of ``forward().sum().backward()``."""
-    memory, _ = saved_bytes(forward)
-    return {"seconds": best_time(lambda: forward().sum().backward(), repeat), "saved_MB": memory / 2 ** 20}
+    """Best time and peak tensor memory of ``forward().sum().backward()``; the activations kept between."""
+    def train_step() -> None:
+        forward().sum().backward()
+
+    saved, _ = saved_bytes(forward)
+    with PeakMemory() as memory:
+        train_step()
+    return {"seconds": best_time(train_step, repeat), "peak_MB": memory.peak / 2 ** 20, "saved_MB": saved / 2 ** 20}
 
 
 def _translation_loss(model, src, tgt, keep) -> torch.Tensor:
@@ -144,33 +184,36 @@ def quadratic_takeover(rows: list[dict]) -> float:
     t = torch.tensor([float(r["seconds"]) for r in rows], dtype=torch.float64)
     design = torch.stack([T, T ** 2], 1)                                        # (n, 2)
     a, b = torch.linalg.lstsq(design, t[:, None]).solution.flatten().tolist()
-    return a / b if b > 0 and a > 0 else float("inf")
+    if a <= 0 or b <= 0 or a / b > 1e6 * float(T.max()):       # no T² term within reach of the data
+        return float("inf")
+    return a / b
 
 
 def plot_cost(rows: list[dict], path=None):
-    """Time and saved memory against T, log-log, one line per model and implementation."""
+    """Time and peak memory against T (top) and, for rows measured at one T over several batch sizes,
+    against the batch (bottom); log-log, one line per model and implementation."""
     import matplotlib.pyplot as plt
 
     if not isinstance(rows, list) or not rows:
         raise ValueError("rows must be a non-empty list of measurements (attention_cost / transformer_cost)")
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for (model, impl) in dict.fromkeys((r["model"], r["impl"]) for r in rows):
-        mine = [r for r in rows if (r["model"], r["impl"]) == (model, impl)]
-        style = "-" if impl in ("explicit", "ours") else "--"
-        for ax, key in zip(axes, ("seconds", "saved_MB")):
-            ax.plot([r["T"] for r in mine], [r[key] for r in mine], style, marker="o", label=f"{model}: {impl}")
-    for ax, label in zip(axes, ("forward + backward (s)", "memory saved for backward (MB)")):
-        ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel=label)
-        ax.grid(True, which="both", alpha=0.3)
-    T = sorted({r["T"] for r in rows})
-    ref = [r for r in rows if r["impl"] == "explicit"] or rows
-    anchor = min(ref, key=lambda r: r["T"])
-    axes[1].plot(T, [anchor["saved_MB"] * (x / anchor["T"]) ** 2 for x in T], ":", color="gray", label="∝ T²")
-    axes[1].legend(fontsize=8)
-    fig.suptitle(f"cost against sequence length ({torch.get_num_threads()} CPU thread(s), batch {rows[0]['batch']})")
+    by_batch = [r for r in rows if r.get("sweep") == "batch"]
+    by_length = [r for r in rows if r.get("sweep") != "batch"]
+    panels = [(by_length, "T", "sequence length T")] + ([(by_batch, "batch", "batch size")] if by_batch else [])
+    fig, axes = plt.subplots(len(panels), 2, figsize=(11, 3.8 * len(panels)), squeeze=False)
+    for (mine, x, xlabel), (ax_t, ax_m) in zip(panels, axes):
+        for key in dict.fromkeys((r["model"], r["impl"]) for r in mine):
+            line = [r for r in mine if (r["model"], r["impl"]) == key]
+            style = "-" if key[1] in ("explicit", "ours") else "--"
+            for ax, y in ((ax_t, "seconds"), (ax_m, "peak_MB")):
+                ax.plot([r[x] for r in line], [r[y] for r in line], style, marker="o", label=f"{key[0]}: {key[1]}")
+        for ax, ylabel in ((ax_t, "forward + backward (s)"), (ax_m, "peak tensor memory (MB)")):
+            ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel)
+            ax.grid(True, which="both", alpha=0.3)
+        ax_m.legend(fontsize=8)
+    fig.suptitle(f"training cost of attention on this CPU ({torch.get_num_threads()} thread(s))")
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=100)
     return fig
 
 
@@ -185,15 +228,20 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(check_positive_int(args.threads, "--threads"))
     lengths = (16, 32) if args.quick else LENGTHS
     load = os.getloadavg()[0]
-    rows = attention_cost(lengths, repeat=1 if args.quick else 3)
+    repeat = 1 if args.quick else 3
+    rows = attention_cost(lengths, repeat=repeat)
     rows += transformer_cost(lengths, batch=2 if args.quick else 4, repeat=1 if args.quick else 2)
-    takeover = {f"{m}: {i}": round(quadratic_takeover([r for r in rows if (r["model"], r["impl"]) == (m, i)]), 1)
+    at = lengths[-2]                                        # the batch sweep, at one length
+    for batch in ((1, 2) if args.quick else BATCHES):
+        rows += [{**r, "sweep": "batch"} for r in attention_cost((at,), batch=batch, repeat=repeat)]
+    takeover = {f"{m}: {i}": round(quadratic_takeover([r for r in rows if (r["model"], r["impl"]) == (m, i)
+                                                       and r.get("sweep") != "batch"]), 1)
                 for m, i in dict.fromkeys((r["model"], r["impl"]) for r in rows)}
     result = {"rows": rows, "quadratic_takeover_T": takeover, "torch_threads": torch.get_num_threads(),
               "load_average_before": load, "load_average_after": os.getloadavg()[0], "torch": torch.__version__}
     for r in rows:
-        print(f"{r['model']:<12} {r['impl']:<15} T={r['T']:>5}  {r['seconds'] * 1e3:>9.1f} ms  "
-              f"{r['saved_MB']:>9.1f} MB saved")
+        print(f"{r['model']:<12} {r['impl']:<15} T={r['T']:>5} B={r['batch']:>3} {r['seconds'] * 1e3:>9.1f} ms  "
+              f"peak {r['peak_MB']:>9.1f} MB  saved {r['saved_MB']:>9.1f} MB")
     print("T where the T² term equals the linear one:", takeover)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

@@ -26,6 +26,16 @@ def test_explicit_attention_keeps_the_weights_fused_does_not():
     # fused: linear in T (output and log-sum-exp), far below the explicit version
     assert saved["fused", 64] / saved["fused", 32] < 2.2
     assert saved["fused", 64] < saved["explicit", 64] / 4
+    peak = {(r["impl"], r["T"]): r["peak_MB"] for r in rows}
+    assert peak["explicit", 64] > 2 * peak["fused", 64]
+
+
+def test_peak_memory_sees_temporaries_and_frees():
+    x = torch.randn(256, 256)
+    with cost.PeakMemory() as m:
+        y = (x * 2).sum()               # a 256 KiB temporary, freed before .sum() returns its 4 bytes
+    assert m.peak >= 256 * 256 * 4 and m.live < 256 * 256 * 4
+    assert y.shape == ()
 
 
 def test_quadratic_takeover_recovers_a_known_curve():

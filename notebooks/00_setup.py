@@ -48,7 +48,7 @@ device = runtime.device()
 #
 # | profile | meant for | budget per notebook |
 # |---|---|---|
-# | `quick` | CI and `nbval` | under a minute on a 2-core CPU |
+# | `quick` | CI and `nbval` | ≤ 45 s on a 2-core CPU |
 # | `class` (default) | teaching from a laptop CPU; the stored outputs | ≤ 5 min |
 # | `full` | a GPU box | ≤ 10 min, best results |
 #

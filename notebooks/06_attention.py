@@ -545,7 +545,11 @@ check_general_score(general_score)
 # %%
 # EXERCISE 3: attention weights and context vector
 def attention_context(scores, values, mask):
-    """scores (B, S), values (B, S, d), mask (B, S) bool -> (context (B, d), weights (B, S))."""
+    """scores (B, S), values (B, S, d), mask (B, S) bool -> (context (B, d), weights (B, S)).
+
+    mask is True where a source position may be attended to; the False positions (anywhere in the row,
+    not only at its end) get weight 0.
+    """
     ### BEGIN SOLUTION
     weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     context = (weights[:, :, None] * values).sum(1)

@@ -111,3 +111,139 @@ def test_reference_solutions_still_pass():
     passes(sc.check_additive_score, _additive)
     passes(sc.check_general_score, lambda h, s, W: (s @ W.T @ h[:, :, None])[..., 0])   # notebook 06's solution
     passes(sc.check_attention_context, _context)
+
+
+# ---------------------------------------------------------------- notebook 06's own solutions
+
+def nb_additive_score(h, s, W_h, W_s, v):
+    return torch.tanh((h @ W_h.T)[:, None, :] + s @ W_s.T) @ v
+
+
+def nb_general_score(h, s, W):
+    return (s @ W.T @ h[:, :, None])[..., 0]
+
+
+def nb_attention_context(scores, values, mask):
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    context = (weights[:, :, None] * values).sum(1)
+    return context, weights
+
+
+def _manual_softmax(s, how):
+    if how == "global max":
+        e = torch.exp(s - s.max())
+    elif how == "no max":
+        e = torch.exp(s)
+    else:
+        e = torch.exp(s - s.amax(-1, keepdim=True))
+    return e / (e.sum(-1) if how == "no keepdim" else e.sum(-1, keepdim=True))
+
+
+@pytest.mark.parametrize("check, solution", [
+    (sc.check_additive_score, nb_additive_score),
+    (sc.check_general_score, nb_general_score),
+    (sc.check_attention_context, nb_attention_context),
+    # other correct spellings
+    (sc.check_additive_score, lambda h, s, W_h, W_s, v: torch.einsum(
+        "bsa,a->bs", torch.tanh(torch.einsum("ad,bd->ba", W_h, h)[:, None] + torch.einsum("ad,bsd->bsa", W_s, s)), v)),
+    (sc.check_general_score, lambda h, s, W: torch.bmm(s, (h @ W).unsqueeze(-1)).squeeze(-1)),
+    (sc.check_attention_context, lambda s, v, m: (
+        torch.einsum("bs,bsd->bd", w := _manual_softmax(s.masked_fill(~m, -1e9), "per row"), v), w)),
+])
+def test_correct_solutions_pass(check, solution):
+    passes(check, solution)
+
+
+# ---------------------------------------------------------------- realistic wrong solutions
+# name -> (function, words its failure message must contain besides "on ")
+
+ADDITIVE_WRONG = {
+    "W_h h without a sequence axis": (
+        lambda h, s, W_h, W_s, v: torch.tanh(h @ W_h.T + s @ W_s.T) @ v, "without a sequence axis"),
+    "projections not transposed": (
+        lambda h, s, W_h, W_s, v: torch.tanh((h @ W_h)[:, None, :] + s @ W_s) @ v, "not transposed"),
+    "W_h and W_s swapped": (
+        lambda h, s, W_h, W_s, v: torch.tanh((h @ W_s.T)[:, None, :] + s @ W_h.T) @ v, "swapped"),
+    "sum instead of v": (
+        lambda h, s, W_h, W_s, v: torch.tanh((h @ W_h.T)[:, None, :] + s @ W_s.T).sum(-1), "summed"),
+    "mean instead of v": (
+        lambda h, s, W_h, W_s, v: torch.tanh((h @ W_h.T)[:, None, :] + s @ W_s.T).mean(-1), "averaged"),
+    "v as a column, (B, S, 1) returned": (
+        lambda h, s, W_h, W_s, v: torch.tanh((h @ W_h.T)[:, None, :] + s @ W_s.T) @ v[:, None], "size-1 axis"),
+    "relu instead of tanh": (
+        lambda h, s, W_h, W_s, v: torch.relu((h @ W_h.T)[:, None, :] + s @ W_s.T) @ v, "scores is wrong"),
+    "h.unsqueeze_ on the caller's h": (
+        lambda h, s, W_h, W_s, v: torch.tanh(h.unsqueeze_(1) @ W_h.T + s @ W_s.T) @ v, "changed its input"),
+    "a list of scores": (
+        lambda h, s, W_h, W_s, v: (torch.tanh((h @ W_h.T)[:, None, :] + s @ W_s.T) @ v).tolist(), "got list"),
+}
+
+GENERAL_WRONG = {
+    "h without a sequence axis": (lambda h, s, W: (s @ W.T * h).sum(-1), "without a sequence axis"),
+    "summed over the source positions": (lambda h, s, W: (s @ W.T * h[:, None, :]).sum(1), "dim=1"),
+    "scaled like dot-product attention": (lambda h, s, W: (s @ W.T @ h[:, :, None])[..., 0] / h.shape[-1] ** 0.5,
+                                          "no scaling"),
+    "softmax-normalised": (lambda h, s, W: torch.softmax((s @ W.T @ h[:, :, None])[..., 0], -1), "softmax"),
+    "bmm left (B, S, 1)": (lambda h, s, W: torch.bmm(s, (h @ W).unsqueeze(-1)), "size-1 axis"),
+    "h W sᵀ without batching": (lambda h, s, W: (h @ W) @ s.transpose(1, 2), "on "),
+    "int scores": (lambda h, s, W: (s @ W.T @ h[:, :, None])[..., 0].long(), "integer dtype"),
+}
+
+
+def _ctx(weights, values):
+    return (weights[:, :, None] * values).sum(1), weights
+
+
+CONTEXT_WRONG = {
+    "hand-written softmax, global max": (
+        lambda s, v, m: _ctx(_manual_softmax(s.masked_fill(~m, float("-inf")), "global max"), v), "whole tensor"),
+    "hand-written softmax, no max": (
+        lambda s, v, m: _ctx(_manual_softmax(s.masked_fill(~m, float("-inf")), "no max"), v), "does not subtract"),
+    "hand-written softmax, sum without keepdim": (
+        lambda s, v, m: _ctx(_manual_softmax(s.masked_fill(~m, float("-inf")), "no keepdim"), v), "keepdim"),
+    "the first row's mask for every row": (
+        lambda s, v, m: _ctx(torch.softmax(s.masked_fill(~m[0], float("-inf")), -1), v), "first row's mask"),
+    "padding assumed at the end": (
+        lambda s, v, m: _ctx(torch.softmax(s.masked_fill(
+            torch.arange(s.shape[1]) >= m.sum(1, keepdim=True), float("-inf")), -1), v), "at the end"),
+    "mask inverted": (lambda s, v, m: _ctx(torch.softmax(s.masked_fill(m, float("-inf")), -1), v), "inverted"),
+    "(weights, context) order": (lambda s, v, m: nb_attention_context(s, v, m)[::-1], "wrong order"),
+    "weights kept as a column (B, S, 1)": (
+        lambda s, v, m: (lambda c, w: (c, w[:, :, None]))(*nb_attention_context(s, v, m)), "size-1 axis"),
+    "weights broadcast on the feature axis": (
+        lambda s, v, m: (((w := nb_attention_context(s, v, m)[1])[:, None, :] * v).sum(1), w), "feature axis"),
+    "summed over the features": (
+        lambda s, v, m: (((w := nb_attention_context(s, v, m)[1])[:, :, None] * v).sum(-1), w), "over the features"),
+    "context from the unmasked weights": (
+        lambda s, v, m: (torch.einsum("bs,bsd->bd", torch.softmax(s, -1), v), nb_attention_context(s, v, m)[1]),
+        "before masking"),
+    "bmm left (B, 1, d)": (
+        lambda s, v, m: ((w := nb_attention_context(s, v, m)[1])[:, None, :] @ v, w), "size-1 axis"),
+    "masked_fill_ on the caller's scores": (
+        lambda s, v, m: _ctx(torch.softmax(s.masked_fill_(~m, float("-inf")), -1), v), "changed its input"),
+    "a dict": (lambda s, v, m: dict(zip(("context", "weights"), nb_attention_context(s, v, m))), "pair"),
+}
+
+WRONG = [(sc.check_additive_score, name, *spec) for name, spec in ADDITIVE_WRONG.items()] + \
+        [(sc.check_general_score, name, *spec) for name, spec in GENERAL_WRONG.items()] + \
+        [(sc.check_attention_context, name, *spec) for name, spec in CONTEXT_WRONG.items()]
+
+
+@pytest.mark.parametrize("check, name, fn, words", WRONG, ids=[f"{c.__name__}: {n}" for c, n, *_ in WRONG])
+def test_realistic_wrong_solutions_fail_naming_the_input(check, name, fn, words):
+    fails_with(check, fn, "on ", words)
+
+
+def test_inputs_are_deterministic():
+    for check in (sc.check_additive_score, sc.check_general_score, sc.check_attention_context):
+        first = check(lambda *a: torch.zeros(1), verbose=False).message
+        assert check(lambda *a: torch.zeros(1), verbose=False).message == first
+
+
+def test_the_reference_is_not_computed_on_the_students_copies():
+    # a function that scrambles its inputs and then crashes is reported as crashing, not as a wrong formula
+    def scramble_then_fail(scores, values, mask):
+        values.zero_()
+        raise ValueError("boom")
+
+    fails_with(sc.check_attention_context, scramble_then_fail, "raised ValueError")

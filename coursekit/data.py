@@ -14,14 +14,19 @@ A file whose hash does not match is never used: :class:`DataHashError`. Offline 
 
 Command line (prefetch before an offline class)::
 
-    python -m coursekit.data list
-    python -m coursekit.data fetch [corpus ...]
-    python -m coursekit.data verify [corpus ...]
+    python -m coursekit.data list [corpus ...]     # per file: size, where it is, upstream URL, full sha256
+    python -m coursekit.data fetch [corpus ...]    # fill the cache: copy from the mirror, else download
+    python -m coursekit.data verify [corpus ...]   # re-hash every local copy (mirror and cache); read-only
+
+``fetch`` leaves a verified, decompressed copy of every file in the cache, so the corpora load
+afterwards with ``$COURSEKIT_DATA_MIRROR`` unset. An unknown corpus name exits with status 2, a file
+that could not be made ready with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import gzip
 import hashlib
 import io
@@ -29,6 +34,7 @@ import os
 import shutil
 import sys
 import tarfile
+import urllib.error
 import urllib.request
 import zipfile
 from dataclasses import dataclass, field
@@ -56,11 +62,29 @@ FETCH_HINT = "python -m coursekit.data fetch {corpus}"
 
 
 class DataNotFoundError(FileNotFoundError):
-    """A corpus file is neither in the mirror nor in the cache, and could not be downloaded."""
+    """A corpus file is neither in the mirror nor in the cache, and could not be downloaded.
+
+    ``short`` is the reason in a few words (what ``python -m coursekit.data fetch`` prints per file).
+    """
+
+    def __init__(self, message: str, short: str | None = None):
+        super().__init__(message)
+        self.short = short or message
 
 
 class DataHashError(ValueError):
-    """A corpus file exists but its content does not have the registered sha256."""
+    """A corpus file exists but its content does not have the registered sha256 (``short``: the reason in brief)."""
+
+    def __init__(self, message: str, short: str | None = None):
+        super().__init__(message)
+        self.short = short or message
+
+
+class UnknownCorpusError(KeyError):
+    """A corpus name that is not registered; the message names the nearest known one."""
+
+    def __str__(self) -> str:  # a plain KeyError would print its message in quotes
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
@@ -68,13 +92,15 @@ class RemoteFile:
     """One file of a corpus: its name here, its content hash and where upstream keeps it.
 
     ``url`` points at the file itself or at an archive; ``member`` names the file inside a
-    ``.zip`` / ``.tar.gz`` archive.
+    ``.zip`` / ``.tar.gz`` archive. ``size`` is the length in bytes of the content (after
+    decompression), when known; only ``sha256`` is checked.
     """
 
     name: str
     sha256: str
     url: str
     member: str | None = None
+    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -103,16 +129,17 @@ REGISTRY: dict[str, Corpus] = {c.name: c for c in [
         "tinyshakespeare", "Several works of Shakespeare in one file (char-rnn).", "public domain",
         "Karpathy, char-rnn (2015), data/tinyshakespeare/input.txt",
         (RemoteFile("input.txt", "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
-                    f"{_GH}/karpathy/char-rnn/6f9487a6fe5b420b7ca9afb0d7c078e37c1d1b4e/data/tinyshakespeare/input.txt"),),
+                    f"{_GH}/karpathy/char-rnn/6f9487a6fe5b420b7ca9afb0d7c078e37c1d1b4e/data/tinyshakespeare/input.txt",
+                    size=1115394),),
     ),
     Corpus(
         "tatoeba-eng-fra", "English–French sentence pairs from Tatoeba (manythings.org).",
         "CC-BY 2.0 FR — attribute tatoeba.org and www.manythings.org/anki",
         "Tatoeba, https://tatoeba.org; pairs from https://www.manythings.org/anki",
         (RemoteFile("fra.txt", "0bb85dbaa1c896844649094d7eaf2e34bee34e84fe362b26ce7e8f2e12aae104",
-                    "http://d2l-data.s3-accelerate.amazonaws.com/fra-eng.zip", member="fra-eng/fra.txt"),
+                    "http://d2l-data.s3-accelerate.amazonaws.com/fra-eng.zip", member="fra-eng/fra.txt", size=11669748),
          RemoteFile("eng-fra.txt", "6b0f3decdb78600485b58efb541f5a2ab69ba888742ac04180e013084e40de7c",
-                    "https://download.pytorch.org/tutorial/data.zip", member="data/eng-fra.txt")),
+                    "https://download.pytorch.org/tutorial/data.zip", member="data/eng-fra.txt", size=9541158)),
     ),
     Corpus(
         "sst2", "GLUE SST-2: binary sentiment of movie-review sentences and phrases.",
@@ -120,48 +147,69 @@ REGISTRY: dict[str, Corpus] = {c.name: c for c in [
         "Socher et al., Recursive Deep Models for Semantic Compositionality Over a Sentiment Treebank, EMNLP 2013; "
         "Wang et al., GLUE, 2018",
         (RemoteFile("train.tsv", "48eac26399f8456935f81dd9e3a745c1430adb6c62e233ccfe22db4a0d15d1d1",
-                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/train.tsv"),
+                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/train.tsv", size=3806081),
          RemoteFile("dev.tsv", "54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0",
-                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/dev.tsv"),
+                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/dev.tsv", size=94931),
          RemoteFile("test.tsv", "69a938605609b3e6663b4487918fe1565eb293734e6e520d0366d1d412fd2a13",
-                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/test.tsv")),
+                    "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", member="SST-2/test.tsv", size=197335)),
     ),
     Corpus(
         "rt-polarity", "Movie-review sentence polarity v1.0 (5,331 positive + 5,331 negative).",
         "no explicit license (cite Pang & Lee 2005)",
         "Pang & Lee, Seeing stars, ACL 2005",
         (RemoteFile("rt-polarity.pos", "4134882974a28d0c7b5151256f0e33a6169984ee7372c279e673f1114f475d58",
-                    f"{_RT}/rt-polarity.pos"),
+                    f"{_RT}/rt-polarity.pos", size=626395),
          RemoteFile("rt-polarity.neg", "2d11cfbc790f1cd96d78339f41ce53ced1efa83cd22d37d6788fa3fe3d17e2fd",
-                    f"{_RT}/rt-polarity.neg")),
+                    f"{_RT}/rt-polarity.neg", size=612506)),
     ),
     Corpus(
         "wikitext-2", "WikiText-2 v1, validation and test splits (raw and tokenized).", "CC BY-SA 3.0",
         "Merity, Xiong, Bradbury, Socher, Pointer Sentinel Mixture Models, 2016",
         (RemoteFile("wiki.valid.raw", "4cd0f6876d07a413aa911261ff6d363c72d757d47f0fdd6015702014c89cb9c7",
-                    f"{_WT2_RAW}/valid.txt"),
+                    f"{_WT2_RAW}/valid.txt", size=1146846),
          RemoteFile("wiki.test.raw", "173c87a53759e0201f33e0ccf978e510c2042d7f2cb78229d9a50d79b9e7dd08",
-                    f"{_WT2_RAW}/test.txt"),
+                    f"{_WT2_RAW}/test.txt", size=1290590),
          RemoteFile("wiki.valid.tokens", "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8",
-                    f"{_WT2_TOK}/valid.txt"),
+                    f"{_WT2_TOK}/valid.txt", size=1121681),
          RemoteFile("wiki.test.tokens", "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0",
-                    f"{_WT2_TOK}/test.txt")),
+                    f"{_WT2_TOK}/test.txt", size=1256449)),
     ),
     Corpus(
         "word-embedding-eval", "word2vec analogy questions and WordSim-353 (as shipped in gensim).",
         "Apache-2.0 (questions-words) / no explicit license (WordSim-353, cite Finkelstein et al. 2002)",
         "Mikolov et al. 2013 (questions-words.txt); Finkelstein et al., Placing Search in Context, 2002",
         (RemoteFile("questions-words.txt", "8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36",
-                    f"{_GENSIM}/questions-words.txt"),
+                    f"{_GENSIM}/questions-words.txt", size=603955),
          RemoteFile("wordsim353.tsv", "f92a022fc2537793a15bc3a8c162ebcd74990e033a228bb6388cb71e4c0b1e1d",
-                    f"{_GENSIM}/wordsim353.tsv")),
+                    f"{_GENSIM}/wordsim353.tsv", size=7186)),
     ),
 ]}
 
 
+def _normalized(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _nearest_corpus(name: str) -> str | None:
+    """The registered corpus name closest to ``name`` (``"sst-2"`` → ``"sst2"``), or ``None`` if none is close."""
+    if not isinstance(name, str):
+        return None
+    wanted, known = _normalized(name), {_normalized(k): k for k in REGISTRY}
+    if wanted in known:                                   # case, hyphens, underscores: SST-2, wikitext2
+        return known[wanted]
+    containing = [k for n, k in known.items() if len(wanted) >= 3 and wanted in n]
+    if len(containing) == 1:                              # a part of the name: tatoeba, shakespeare
+        return containing[0]
+    close = difflib.get_close_matches(wanted, list(known), n=1, cutoff=0.6)
+    return known[close[0]] if close else None
+
+
 def corpus(name: str) -> Corpus:
-    if name not in REGISTRY:
-        raise KeyError(f"unknown corpus {name!r}; known corpora: {', '.join(sorted(REGISTRY))}")
+    """The registered corpus ``name``; an unknown name raises :class:`UnknownCorpusError` (a ``KeyError``)."""
+    if not isinstance(name, str) or name not in REGISTRY:
+        guess = _nearest_corpus(name)
+        hint = f" did you mean {guess!r}?" if guess else ""
+        raise UnknownCorpusError(f"unknown corpus {name!r};{hint} known corpora: {', '.join(sorted(REGISTRY))}")
     return REGISTRY[name]
 
 
@@ -194,16 +242,29 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _where(path: Path) -> str:
+    """``"mirror"``, ``"cache"`` or ``"given"``: which kind of copy ``path`` is (for short messages)."""
+    resolved = Path(path).resolve()
+    mirror = os.environ.get(MIRROR_ENV)
+    if mirror and Path(mirror).expanduser().resolve() in resolved.parents:
+        return "mirror"
+    if cache_dir().resolve() in resolved.parents:
+        return "cache"
+    return "given"
+
+
 def _verify(path: Path, expected: str, corpus_name: str) -> Path:
     try:
         got = sha256_file(path)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:  # truncated gzip raises EOFError
         raise DataHashError(f"{corpus_name}: {path} could not be read completely ({exc}); "
-                            f"delete it and run `{FETCH_HINT.format(corpus=corpus_name)}`") from exc
+                            f"delete it and run `{FETCH_HINT.format(corpus=corpus_name)}`",
+                            short=f"{_where(path)} copy is truncated or unreadable ({path.name}; not used)") from exc
     if got != expected:
         raise DataHashError(f"{corpus_name}: {path} has sha256 {got}, expected {expected}. The file is corrupt, "
                             f"truncated or a different version; it was not used. Delete it and run "
-                            f"`{FETCH_HINT.format(corpus=corpus_name)}`.")
+                            f"`{FETCH_HINT.format(corpus=corpus_name)}`.",
+                            short=f"{_where(path)} copy has the wrong sha256 ({path.name}; not used)")
     return path
 
 
@@ -213,6 +274,13 @@ def _mirror_candidates(corpus_name: str, filename: str) -> list[Path]:
         return []
     base = Path(root).expanduser() / corpus_name
     return [base / filename, base / (filename + ".gz")]
+
+
+def _local_copies(corpus_name: str, filename: str) -> tuple[Path | None, Path | None]:
+    """``(mirror copy, cache copy)`` of one file, each ``None`` where absent (nothing is read or hashed)."""
+    mirror = next((p for p in _mirror_candidates(corpus_name, filename) if p.exists()), None)
+    cached = cache_dir() / corpus_name / filename
+    return mirror, cached if cached.exists() else None
 
 
 def _download(url: str, member: str | None) -> bytes:
@@ -228,6 +296,48 @@ def _download(url: str, member: str | None) -> bytes:
         if extracted is None:
             raise DataNotFoundError(f"{member} is not a file in {url}")
         return extracted.read()
+
+
+def _why(exc: BaseException) -> str:
+    """A download failure in a few words: ``HTTP 404``, ``Temporary failure in name resolution``, ``timed out``."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code}"
+    if isinstance(exc, urllib.error.URLError):
+        reason = exc.reason
+        text = (reason.strerror if isinstance(reason, OSError) and reason.strerror else None) or str(reason)
+    elif isinstance(exc, TimeoutError):
+        text = "timed out"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    text = " ".join(str(text).split())
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _write_atomically(target: Path, write) -> Path:
+    """Create ``target`` through a temporary file beside it, so a crash never leaves a half-written file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.part")
+    try:
+        with open(tmp, "wb") as fh:
+            write(fh)
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _download_to_cache(spec: RemoteFile, corpus_name: str, searched: list[str]) -> Path:
+    try:
+        payload = _download(spec.url, spec.member)
+    except Exception as exc:  # noqa: BLE001 - any network failure becomes one clear message
+        raise DataNotFoundError(_missing_message(corpus_name, spec.name, searched, exc),
+                                short=f"no local copy and the download failed ({_why(exc)})") from exc
+    got = sha256_bytes(payload)
+    if got != spec.sha256:
+        raise DataHashError(f"{corpus_name}: download of {spec.url} gave {spec.name} with sha256 {got}, "
+                            f"expected {spec.sha256}; not saved.",
+                            short="the download has the wrong sha256 (not saved)")
+    return _write_atomically(cache_dir() / corpus_name / spec.name, lambda fh: fh.write(payload))
 
 
 def path(corpus_name: str, filename: str, *, download: bool = True) -> Path:
@@ -246,20 +356,37 @@ def path(corpus_name: str, filename: str, *, download: bool = True) -> Path:
     if cached.exists():
         return _verify(cached, spec.sha256, corpus_name)
     if not download:
-        raise DataNotFoundError(_missing_message(corpus_name, filename, searched, None))
+        raise DataNotFoundError(_missing_message(corpus_name, filename, searched, None),
+                                short="missing (no copy in the mirror or the cache)")
+    return _download_to_cache(spec, corpus_name, searched)
+
+
+def _fetch_to_cache(corpus_name: str, filename: str) -> tuple[Path, str]:
+    """Make sure the cache holds a verified copy of one file; return it and how it got there.
+
+    A good cache copy is kept; otherwise the mirror copy is verified and copied (decompressed), else the file
+    is downloaded. A damaged cache copy is replaced only by a verified one, never deleted on its own.
+    """
+    spec = corpus(corpus_name).file(filename)
+    cached = cache_dir() / corpus_name / filename
+    damaged: DataHashError | None = None
+    if cached.exists():
+        try:
+            _verify(cached, spec.sha256, corpus_name)
+            return cached, "already in the cache"
+        except DataHashError as exc:
+            damaged = exc
+    replaced = " (replaced a damaged cache copy)" if damaged else ""
+    mirror, _ = _local_copies(corpus_name, filename)
+    if mirror is not None:
+        return copy_to_cache(corpus_name, filename, mirror), "copied from the mirror" + replaced
+    searched = [*map(str, _mirror_candidates(corpus_name, filename)), str(cached)]
     try:
-        payload = _download(spec.url, spec.member)
-    except Exception as exc:  # noqa: BLE001 - any network failure becomes one clear message
-        raise DataNotFoundError(_missing_message(corpus_name, filename, searched, exc)) from exc
-    got = sha256_bytes(payload)
-    if got != spec.sha256:
-        raise DataHashError(f"{corpus_name}: download of {spec.url} gave {filename} with sha256 {got}, "
-                            f"expected {spec.sha256}; not saved.")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(cached.suffix + ".part")
-    tmp.write_bytes(payload)
-    tmp.replace(cached)
-    return cached
+        return _download_to_cache(spec, corpus_name, searched), "downloaded" + replaced
+    except DataNotFoundError:
+        if damaged is not None:
+            raise damaged from None
+        raise
 
 
 def _missing_message(corpus_name: str, filename: str, searched: list[str], exc: Exception | None) -> str:
@@ -405,54 +532,153 @@ def status(corpus_name: str) -> dict[str, str]:
     """For each file of a corpus: ``mirror``, ``cache`` or ``missing`` (no download, no hashing)."""
     out = {}
     for f in corpus(corpus_name).files:
-        if any(p.exists() for p in _mirror_candidates(corpus_name, f.name)):
-            out[f.name] = "mirror"
-        elif (cache_dir() / corpus_name / f.name).exists():
-            out[f.name] = "cache"
-        else:
-            out[f.name] = "missing"
+        mirror, cached = _local_copies(corpus_name, f.name)
+        out[f.name] = "mirror" if mirror else "cache" if cached else "missing"
     return out
+
+
+def copy_to_cache(corpus_name: str, filename: str, source: Path) -> Path:
+    """Put a file you obtained by other means into the cache after verifying its hash (``.gz`` is decompressed)."""
+    spec = corpus(corpus_name).file(filename)
+    if not Path(source).is_file():
+        raise FileNotFoundError(f"no file at {source}")
+    source = Path(source)
+    _verify(source, spec.sha256, corpus_name)
+    opener = gzip.open if source.suffix == ".gz" else open
+
+    def write(dst) -> None:
+        with opener(source, "rb") as src:
+            shutil.copyfileobj(src, dst)
+
+    # through a temporary file: a mirror that is the cache itself is never truncated, a crash leaves no half file
+    return _write_atomically(cache_dir() / corpus_name / filename, write)
+
+
+def _size_text(n: int | None) -> str:
+    if n is None:
+        return "size ?"
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def _print_list(names: list[str]) -> None:
+    mirror_root = os.environ.get(MIRROR_ENV)
+    print(f"mirror (${MIRROR_ENV}): {Path(mirror_root).expanduser() if mirror_root else 'not set'}")
+    print(f"cache: {cache_dir()}")
+    print("Per file: size, where it is (mirror / cache / missing; not re-hashed, `verify` does that), "
+          "upstream URL, and the full sha256 of its content (after decompression).")
+    for name in names:
+        c = REGISTRY[name]
+        print(f"\n{c.name}: {c.description}\n  license: {c.license}\n  cite: {c.citation}")
+        for f in c.files:
+            mirror, cached = _local_copies(c.name, f.name)
+            where = [w for w in (mirror and ("mirror (gzipped)" if mirror.suffix == ".gz" else "mirror"),
+                                 cached and "cache") if w] or ["missing"]
+            size = f.size
+            if size is None and (cached or mirror) and (cached or mirror).suffix != ".gz":
+                size = (cached or mirror).stat().st_size
+            print(f"  {f.name:20s} {_size_text(size):>8s}  {' + '.join(where)}")
+            print(f"    url     {f.url}" + (f"  (the file {f.member} inside)" if f.member else ""))
+            print(f"    sha256  {f.sha256}")
+
+
+def _verify_local(corpus_name: str, spec: RemoteFile) -> str:
+    """Hash every local copy of one file (mirror and cache); read-only. Returns which copies were checked."""
+    mirror, cached = _local_copies(corpus_name, spec.name)
+    if mirror is None and cached is None:
+        searched = [*map(str, _mirror_candidates(corpus_name, spec.name)), str(cache_dir() / corpus_name / spec.name)]
+        raise DataNotFoundError(_missing_message(corpus_name, spec.name, searched, None),
+                                short="missing (no copy in the mirror or the cache)")
+    checked = []
+    for kind, copy in (("mirror", mirror), ("cache", cached)):
+        if copy is not None:
+            _verify(copy, spec.sha256, corpus_name)
+            checked.append(kind)
+    return "sha256 ok in the " + " and the ".join(checked)
+
+
+def _failed_names(failures: list[tuple[str, str, Exception]]) -> str:
+    """``sst2 (all 3 files), wikitext-2/wiki.test.raw``: the failed files, grouped by corpus when all failed."""
+    parts = []
+    for name in dict.fromkeys(n for n, _, _ in failures):
+        files = [f for n, f, _ in failures if n == name]
+        total = len(REGISTRY[name].files)
+        whole = total > 1 and len(files) == total
+        parts += [f"{name} (all {total} files)"] if whole else [f"{name}/{f}" for f in files]
+    return ", ".join(parts)
+
+
+def _fetch_or_verify(command: str, names: list[str]) -> int:
+    failures: list[tuple[str, str, Exception]] = []
+    total = 0
+    for name in names:
+        for f in REGISTRY[name].files:
+            total += 1
+            try:
+                note = _fetch_to_cache(name, f.name)[1] if command == "fetch" else _verify_local(name, f)
+            except (DataNotFoundError, DataHashError) as exc:
+                failures.append((name, f.name, exc))
+                print(f"FAILED  {name}/{f.name}: {exc.short}", file=sys.stderr, flush=True)
+            except OSError as exc:  # e.g. a cache folder that cannot be written
+                failures.append((name, f.name, exc))
+                print(f"FAILED  {name}/{f.name}: cannot write the cache copy ({exc.strerror or exc})",
+                      file=sys.stderr, flush=True)
+            else:
+                print(f"ok      {name}/{f.name}  {note}", flush=True)
+    ready = total - len(failures)
+    head = (f"{ready} of {total} files ready in {cache_dir()}" if command == "fetch"
+            else f"{ready} of {total} files verified (nothing was changed)")
+    if not failures:
+        print(head + (f"; the corpora load without ${MIRROR_ENV}" if command == "fetch" else ""), flush=True)
+        return 0
+    mirror = os.environ.get(MIRROR_ENV)
+    failed_corpora = " ".join(dict.fromkeys(n for n, _, _ in failures))
+    hints = []
+    if any(isinstance(e, DataNotFoundError) for _, _, e in failures):
+        if command == "verify":
+            hints.append(f"fetch them with `{FETCH_HINT.format(corpus=failed_corpora)}`")
+        elif mirror:
+            hints.append(f"re-run with network, or add them to the mirror {mirror}")
+        else:
+            hints.append(f"re-run with network or set {MIRROR_ENV}")
+    if any(isinstance(e, DataHashError) for _, _, e in failures):
+        hints.append("damaged copies are never used: delete them and re-run fetch")
+    if any(not isinstance(e, (DataNotFoundError, DataHashError)) for _, _, e in failures):
+        hints.append(f"make the cache folder writable or set {CACHE_ENV}")
+    print(f"{head}; {len(failures)} failed: {_failed_names(failures)}; {'; '.join(hints)}", file=sys.stderr)
+    return 1
 
 
 def _cli(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m coursekit.data", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list corpora, licenses and where each file is")
-    for name in ("fetch", "verify"):
-        p = sub.add_parser(name, help=f"{name} corpora (all when none named)")
-        p.add_argument("corpora", nargs="*")
+    helps = {
+        "list": "show, per file, its size, where it is (mirror / cache / missing), upstream URL and full sha256",
+        "fetch": "put a verified copy of every file in the cache (copied from the mirror, else downloaded), "
+                 f"so that the corpora load offline without ${MIRROR_ENV}",
+        "verify": "re-hash every local copy (mirror and cache); changes nothing",
+    }
+    for name, text in helps.items():
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument("corpora", nargs="*", metavar="corpus", help="corpus names (default: all)")
     args = parser.parse_args(argv)
-    if args.command == "list":
-        for c in REGISTRY.values():
-            print(f"{c.name}: {c.description}\n  license: {c.license}\n  cite: {c.citation}")
-            for fname, where in status(c.name).items():
-                print(f"  {fname:22s} {where}")
-        return 0
-    names = args.corpora or sorted(REGISTRY)
-    failed = 0
+    names = list(dict.fromkeys(args.corpora)) or sorted(REGISTRY)
+    unknown = []
     for name in names:
-        for f in corpus(name).files:
-            try:
-                p = path(name, f.name, download=args.command == "fetch")
-                print(f"ok      {name}/{f.name}  ({p})")
-            except (DataNotFoundError, DataHashError) as exc:
-                failed += 1
-                print(f"FAILED  {name}/{f.name}: {exc}", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def copy_to_cache(corpus_name: str, filename: str, source: Path) -> Path:
-    """Put a file you obtained by other means into the cache after verifying its hash."""
-    spec = corpus(corpus_name).file(filename)
-    if not Path(source).is_file():
-        raise FileNotFoundError(f"no file at {source}")
-    _verify(Path(source), spec.sha256, corpus_name)
-    target = cache_dir() / corpus_name / filename
-    target.parent.mkdir(parents=True, exist_ok=True)
-    opener = gzip.open if Path(source).suffix == ".gz" else open
-    with opener(source, "rb") as src, open(target, "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return target
+        try:
+            corpus(name)
+        except UnknownCorpusError as exc:
+            unknown.append(str(exc))
+    for message in unknown:
+        print(f"{parser.prog} {args.command}: error: {message}", file=sys.stderr)
+    if unknown:
+        return 2
+    if args.command == "list":
+        _print_list(names)
+        return 0
+    return _fetch_or_verify(args.command, names)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from coursekit.translation import inspect as tr_inspect
 EXEMPT = {
     "coursekit.bench.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
     "coursekit.cost.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
+    "coursekit.cost.PeakMemory": "a context manager that takes no argument; it counts what the block runs",
     "coursekit.translation.core.TranslationBatch": "a plain container of tensors built by TranslationData.make_batch; "
                                                    "the models check what they read from it",
     "coursekit.translation.inspect.Attended": "a plain result container filled by translate_with_attention",

@@ -48,6 +48,7 @@ EXEMPT = {
     "coursekit.widgets.headless": "takes no arguments: it reads $COURSEKIT_HEADLESS",
     "coursekit.data.DataNotFoundError": "an exception class raised by the data layer",
     "coursekit.data.DataHashError": "an exception class raised by the data layer",
+    "coursekit.data.UnknownCorpusError": "an exception class raised by the data layer (a KeyError)",
     "coursekit.data.RemoteFile": "a frozen registry record written in data.py, never by a caller",
     "coursekit.data.cache_dir": "takes no arguments: it reads $COURSEKIT_CACHE",
 }
@@ -1400,8 +1401,12 @@ DATA = [
     Bad("not a string", data.model_dir, lambda: data.model_dir(3), ValueError,
         r"name must be the name of a folder under data/.*got 3"),
 
-    Bad("unknown corpus", data.corpus, lambda: data.corpus("imagenet"), KeyError,
-        r"unknown corpus 'imagenet'; known corpora: rt-polarity, sst2"),
+    Bad("unknown corpus", data.corpus, lambda: data.corpus("imagenet"), data.UnknownCorpusError,
+        r"^unknown corpus 'imagenet'; known corpora: rt-polarity, sst2"),
+    Bad("a typo of a known corpus", data.corpus, lambda: data.corpus("sst-2"), data.UnknownCorpusError,
+        r"^unknown corpus 'sst-2'; did you mean 'sst2'\? known corpora: rt-polarity, sst2, tatoeba-eng-fra"),
+    Bad("not a string", data.corpus, lambda: data.corpus(["sst2"]), KeyError,
+        r"unknown corpus \['sst2'\]; known corpora"),
     Bad("unknown file", data.Corpus.file, lambda: data.corpus("sst2").file("train.csv"), KeyError,
         r"corpus 'sst2' has no file 'train.csv'; it has \['train.tsv', 'dev.tsv', 'test.tsv'\]"),
 

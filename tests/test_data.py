@@ -96,12 +96,192 @@ def test_unknown_corpus_and_file():
         data.corpus("sst2").file("train.csv")
 
 
+@pytest.mark.parametrize("typo, meant", [("sst-2", "sst2"), ("SST2", "sst2"), ("wikitext2", "wikitext-2"),
+                                         ("tatoeba", "tatoeba-eng-fra"), ("shakespeare", "tinyshakespeare"),
+                                         ("rt_polarity", "rt-polarity"), ("word-embeddings", "word-embedding-eval")])
+def test_unknown_corpus_names_the_nearest_known_one(typo, meant):
+    with pytest.raises(data.UnknownCorpusError) as info:
+        data.corpus(typo)
+    assert isinstance(info.value, KeyError)                      # callers that catch KeyError keep working
+    assert str(info.value) == (f"unknown corpus {typo!r}; did you mean {meant!r}? "
+                               f"known corpora: {', '.join(sorted(data.REGISTRY))}")   # no KeyError quotes
+
+
+def test_cli_unknown_corpus_is_one_line_and_exit_code_2(fake_corpus, capsys):
+    tmp, _ = fake_corpus
+    for command in ("fetch", "verify", "list"):
+        assert data._cli([command, "fake", "sst-2"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""                                # nothing was done, not even for 'fake'
+        assert captured.err.splitlines() == [
+            f"python -m coursekit.data {command}: error: unknown corpus 'sst-2'; did you mean 'sst2'? "
+            f"known corpora: {', '.join(sorted(data.REGISTRY))}"]
+    assert data._cli(["fetch", "imagenet"]) == 2
+    assert "unknown corpus 'imagenet'; known corpora:" in capsys.readouterr().err
+    assert not (tmp / "cache").exists()
+
+
 def test_cli_verify_and_list(fake_corpus, capsys):
     assert data._cli(["fetch", "fake"]) == 0
     assert "ok      fake/input.txt" in capsys.readouterr().out
     assert data._cli(["verify", "fake"]) == 0
     assert data._cli(["list"]) == 0
     assert "fake: a test corpus" in capsys.readouterr().out
+
+
+def _file_lines(out: str, filename: str) -> list[str]:
+    """The line of ``filename`` in ``list``'s output and the two indented lines under it."""
+    lines = out.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.split()[:1] == [filename])
+    return lines[i:i + 3]
+
+
+def test_cli_list_shows_size_location_url_and_sha256(fake_corpus, monkeypatch, capsys):
+    tmp, upstream = fake_corpus
+    spec = data.REGISTRY["fake"].files[0]
+    assert data._cli(["list", "fake"]) == 0
+    out = capsys.readouterr().out
+    assert f"cache: {tmp / 'cache'}" in out and "mirror ($COURSEKIT_DATA_MIRROR): not set" in out
+    assert "full sha256" in out
+    row, url, sha = _file_lines(out, "input.txt")
+    assert row.split()[1:] == ["size", "?", "missing"]             # no registered size, no local copy
+    assert url.split() == ["url", upstream.as_uri()] and sha.split() == ["sha256", spec.sha256]
+
+    data.path("fake", "input.txt")                                    # now in the cache: its size is known
+    mirror = tmp / "mirror" / "fake"
+    mirror.mkdir(parents=True)
+    (mirror / "input.txt.gz").write_bytes(gzip.compress(CONTENT))
+    monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
+    assert data._cli(["list", "fake"]) == 0
+    row = _file_lines(capsys.readouterr().out, "input.txt")[0]
+    assert row.split()[1:] == [str(len(CONTENT)), "B", "mirror", "(gzipped)", "+", "cache"]
+
+
+def test_cli_list_of_a_registered_corpus_shows_archive_member_and_size(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COURSEKIT_CACHE", str(tmp_path))
+    monkeypatch.delenv("COURSEKIT_DATA_MIRROR", raising=False)
+    assert data._cli(["list", "sst2"]) == 0
+    row, url, sha = _file_lines(capsys.readouterr().out, "train.tsv")
+    assert row.split()[1:] == ["3.8", "MB", "missing"]
+    assert url.split() == ["url", "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", "(the", "file",
+                           "SST-2/train.tsv", "inside)"]
+    assert sha.split() == ["sha256", data.corpus("sst2").file("train.tsv").sha256]
+
+
+def test_fetch_copies_the_mirror_into_the_cache_so_it_loads_without_the_mirror(fake_corpus, monkeypatch, capsys):
+    tmp, upstream = fake_corpus
+    mirror = tmp / "mirror" / "fake"
+    mirror.mkdir(parents=True)
+    (mirror / "input.txt.gz").write_bytes(gzip.compress(CONTENT))
+    upstream.unlink()                                                 # offline: only the mirror can serve it
+    monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
+
+    assert data._cli(["verify", "fake"]) == 0                         # verify is read-only: no cache is made
+    assert "ok      fake/input.txt  sha256 ok in the mirror" in capsys.readouterr().out
+    assert not (tmp / "cache").exists()
+
+    assert data._cli(["fetch", "fake"]) == 0
+    out = capsys.readouterr().out
+    assert "ok      fake/input.txt  copied from the mirror" in out
+    assert out.splitlines()[-1] == f"1 of 1 files ready in {tmp / 'cache'}; the corpora load without " \
+                                   "$COURSEKIT_DATA_MIRROR"
+    cached = tmp / "cache" / "fake" / "input.txt"
+    assert cached.read_bytes() == CONTENT                             # decompressed, as copy_to_cache does
+    assert [p.name for p in cached.parent.iterdir()] == ["input.txt"]  # no temporary file left behind
+
+    assert data._cli(["fetch", "fake"]) == 0                          # a second fetch keeps the good copy
+    assert "ok      fake/input.txt  already in the cache" in capsys.readouterr().out
+
+    monkeypatch.delenv("COURSEKIT_DATA_MIRROR")
+    assert data.path("fake", "input.txt") == cached and data.read_text("fake") == CONTENT.decode()
+    assert data.status("fake") == {"input.txt": "cache"}
+
+
+def test_fetch_replaces_a_damaged_cache_copy_from_the_mirror(fake_corpus, monkeypatch, capsys):
+    tmp, _ = fake_corpus
+    cached = tmp / "cache" / "fake" / "input.txt"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"half a file")
+    assert data._cli(["verify", "fake"]) == 1                         # verify reports it and leaves it alone
+    assert "FAILED  fake/input.txt: cache copy has the wrong sha256 (input.txt; not used)" in capsys.readouterr().err
+    assert cached.read_bytes() == b"half a file"
+    mirror = tmp / "mirror" / "fake"
+    mirror.mkdir(parents=True)
+    (mirror / "input.txt").write_bytes(CONTENT)
+    monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
+    assert data._cli(["fetch", "fake"]) == 0
+    assert "copied from the mirror (replaced a damaged cache copy)" in capsys.readouterr().out
+    assert cached.read_bytes() == CONTENT
+
+
+def test_fetch_from_a_mirror_that_is_the_cache_itself_keeps_the_files(fake_corpus, monkeypatch, capsys):
+    tmp, _ = fake_corpus
+    cached = tmp / "cache" / "fake" / "input.txt"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(CONTENT)
+    monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "cache"))
+    assert data._cli(["fetch", "fake"]) == 0
+    assert cached.read_bytes() == CONTENT
+    assert data.copy_to_cache("fake", "input.txt", cached) == cached and cached.read_bytes() == CONTENT
+
+
+@pytest.fixture
+def offline_corpus(fake_corpus, monkeypatch):
+    """A three-file corpus whose upstream is gone: only ``a.txt`` is already in the cache."""
+    tmp, _ = fake_corpus
+    files = {name: f"{name}\n".encode() for name in ("a.txt", "b.txt", "c.txt")}
+    spec = data.Corpus("three", "three files", "public domain", "nobody", tuple(
+        data.RemoteFile(name, hashlib.sha256(content).hexdigest(), (tmp / "gone" / name).as_uri())
+        for name, content in files.items()))
+    monkeypatch.setitem(data.REGISTRY, "three", spec)
+    (tmp / "cache" / "three").mkdir(parents=True)
+    (tmp / "cache" / "three" / "a.txt").write_bytes(files["a.txt"])
+    return tmp, files
+
+
+def test_offline_fetch_prints_one_short_line_per_failure_and_a_summary(offline_corpus, capsys):
+    tmp, _ = offline_corpus
+    data.path("fake", "input.txt")                                    # 'fake' is downloaded from its upstream
+    assert data._cli(["fetch", "three", "fake"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ["ok      three/a.txt  already in the cache",
+                                         "ok      fake/input.txt  already in the cache"]
+    *failed, summary = captured.err.splitlines()
+    assert failed == [f"FAILED  three/{name}: no local copy and the download failed (No such file or directory)"
+                      for name in ("b.txt", "c.txt")]
+    assert summary == (f"2 of 4 files ready in {tmp / 'cache'}; 2 failed: three/b.txt, three/c.txt; "
+                       "re-run with network or set COURSEKIT_DATA_MIRROR")
+
+
+def test_offline_fetch_summary_groups_whole_corpora_and_names_the_mirror(offline_corpus, monkeypatch, capsys):
+    tmp, _ = offline_corpus
+    (tmp / "cache" / "three" / "a.txt").unlink()
+    (tmp / "mirror").mkdir()
+    monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
+    assert data._cli(["fetch", "three"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 4 and all(len(line) < 120 for line in err[:-1])
+    assert err[-1] == (f"0 of 3 files ready in {tmp / 'cache'}; 3 failed: three (all 3 files); "
+                       f"re-run with network, or add them to the mirror {tmp / 'mirror'}")
+    assert data._cli(["verify", "three"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "FAILED  three/a.txt: missing (no copy in the mirror or the cache)"
+    assert err[-1] == ("0 of 3 files verified (nothing was changed); 3 failed: three (all 3 files); "
+                       "fetch them with `python -m coursekit.data fetch three`")
+
+
+def test_fetch_reports_a_damaged_mirror_copy_in_one_line(fake_corpus, monkeypatch, capsys):
+    tmp, _ = fake_corpus
+    mirror = tmp / "mirror" / "fake"
+    mirror.mkdir(parents=True)
+    (mirror / "input.txt").write_bytes(b"not the file")
+    monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
+    assert data._cli(["fetch", "fake"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "FAILED  fake/input.txt: mirror copy has the wrong sha256 (input.txt; not used)",
+        f"0 of 1 files ready in {tmp / 'cache'}; 1 failed: fake/input.txt; "
+        "damaged copies are never used: delete them and re-run fetch"]
+    assert not (tmp / "cache" / "fake" / "input.txt").exists()
 
 
 def test_registry_matches_the_offline_mirror_provenance():
@@ -113,6 +293,9 @@ def test_registry_matches_the_offline_mirror_provenance():
     for c in data.REGISTRY.values():
         for f in c.files:
             assert f.sha256 in provenance, f"{c.name}/{f.name}"
+            copy = next(p for p in (mirror / c.name / f.name, mirror / c.name / f"{f.name}.gz") if p.exists())
+            size = len(gzip.decompress(copy.read_bytes())) if copy.suffix == ".gz" else copy.stat().st_size
+            assert f.size == size, f"{c.name}/{f.name}: registered size {f.size}, mirror copy holds {size} bytes"
 
 
 # ---- loaders on the real corpora (offline mirror configured by .ci/run) ----

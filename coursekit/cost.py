@@ -13,8 +13,8 @@ This module measures both, from scratch and fused, on this machine:
   keeps only a ``(B, H, T)`` log-sum-exp.
 
 A batch sweep at one length shows the other axis: cost grows linearly with the batch.
-:func:`quadratic_takeover` fits ``t(T) = a T + b T²`` to the measured times and returns ``a / b``, the
-length where the quadratic term becomes as large as the linear one. ``python -m coursekit.cost --out
+:func:`quadratic_onset` finds the length from which each doubling of T more than triples the time
+(×2 is linear, ×4 quadratic): where the T² term has taken over. ``python -m coursekit.cost --out
 docs/attention_cost.json --plot docs/attention_cost.png`` reproduces the committed figure.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import os
 import time
 import weakref
@@ -33,10 +34,10 @@ import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from coursekit.checks import check_positive_int
+from coursekit.checks import check_positive_float, check_positive_int
 
 __all__ = ["LENGTHS", "BATCHES", "PeakMemory", "saved_bytes", "best_time", "attention_cost", "transformer_cost",
-           "quadratic_takeover", "plot_cost", "main"]
+           "quadratic_onset", "plot_cost", "main"]
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)
 BATCHES = (1, 2, 4, 8, 16)
@@ -173,20 +174,24 @@ def transformer_cost(lengths=LENGTHS, *, batch: int = 4, repeat: int = 2) -> lis
     return rows
 
 
-def quadratic_takeover(rows: list[dict]) -> float:
-    """Fit ``seconds = a T + b T²`` (least squares, no intercept) to rows of one implementation; ``a / b``
-    is the length where the quadratic term equals the linear one (``inf`` if the fit finds no T² term)."""
+def quadratic_onset(rows: list[dict], factor: float = 3.0) -> int | None:
+    """The length from which every further doubling of T multiplies the time by more than ``factor``
+    (3: halfway between linear, ×2, and quadratic, ×4), among rows of one implementation; ``None`` if the
+    measured lengths never get there. Per doubling, not a global fit: at small T a constant overhead
+    (Python, kernel launches) dominates, at large T cache misses make the growth steeper than T²."""
     if not isinstance(rows, list) or len(rows) < 2:
         raise ValueError(f"rows must be a list of at least two measurements, got {rows!r:.80}")
     if len({(r.get("model"), r.get("impl")) for r in rows}) != 1:
         raise ValueError("rows must all come from one model and implementation")
-    T = torch.tensor([float(r["T"]) for r in rows], dtype=torch.float64)
-    t = torch.tensor([float(r["seconds"]) for r in rows], dtype=torch.float64)
-    design = torch.stack([T, T ** 2], 1)                                        # (n, 2)
-    a, b = torch.linalg.lstsq(design, t[:, None]).solution.flatten().tolist()
-    if a <= 0 or b <= 0 or a / b > 1e6 * float(T.max()):       # no T² term within reach of the data
-        return float("inf")
-    return a / b
+    check_positive_float(factor, "factor")
+    rows = sorted(rows, key=lambda r: r["T"])
+    exponent = math.log2(factor)
+    steep = [math.log(b["seconds"] / a["seconds"]) / math.log(b["T"] / a["T"]) >= exponent
+             for a, b in zip(rows, rows[1:])]
+    for i in range(len(steep)):
+        if all(steep[i:]):
+            return rows[i]["T"]
+    return None
 
 
 def plot_cost(rows: list[dict], path=None):
@@ -234,15 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     at = lengths[-2]                                        # the batch sweep, at one length
     for batch in ((1, 2) if args.quick else BATCHES):
         rows += [{**r, "sweep": "batch"} for r in attention_cost((at,), batch=batch, repeat=repeat)]
-    takeover = {f"{m}: {i}": round(quadratic_takeover([r for r in rows if (r["model"], r["impl"]) == (m, i)
-                                                       and r.get("sweep") != "batch"]), 1)
-                for m, i in dict.fromkeys((r["model"], r["impl"]) for r in rows)}
-    result = {"rows": rows, "quadratic_takeover_T": takeover, "torch_threads": torch.get_num_threads(),
+    onset = {f"{m}: {i}": quadratic_onset([r for r in rows if (r["model"], r["impl"]) == (m, i)
+                                           and r.get("sweep") != "batch"])
+             for m, i in dict.fromkeys((r["model"], r["impl"]) for r in rows)}
+    result = {"rows": rows, "quadratic_onset_T": onset, "torch_threads": torch.get_num_threads(),
               "load_average_before": load, "load_average_after": os.getloadavg()[0], "torch": torch.__version__}
     for r in rows:
         print(f"{r['model']:<12} {r['impl']:<15} T={r['T']:>5} B={r['batch']:>3} {r['seconds'] * 1e3:>9.1f} ms  "
               f"peak {r['peak_MB']:>9.1f} MB  saved {r['saved_MB']:>9.1f} MB")
-    print("T where the T² term equals the linear one:", takeover)
+    print("length from which each doubling of T more than triples the time:", onset)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1)

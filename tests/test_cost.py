@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import torch
 
 from coursekit import cost
@@ -38,11 +37,13 @@ def test_peak_memory_sees_temporaries_and_frees():
     assert y.shape == ()
 
 
-def test_quadratic_takeover_recovers_a_known_curve():
-    rows = [{"model": "m", "impl": "i", "T": T, "seconds": 3e-3 * T + 1e-6 * T ** 2} for T in (64, 256, 1024, 2048)]
-    assert cost.quadratic_takeover(rows) == pytest.approx(3000.0, rel=1e-6)
-    linear = [{"model": "m", "impl": "i", "T": T, "seconds": 1e-3 * T} for T in (64, 256)]
-    assert cost.quadratic_takeover(linear) == float("inf")
+def test_quadratic_onset_finds_where_doubling_starts_to_more_than_triple():
+    def rows(seconds):
+        return [{"model": "m", "impl": "i", "T": T, "seconds": seconds(T)} for T in (64, 128, 256, 512, 1024, 2048)]
+
+    assert cost.quadratic_onset(rows(lambda T: 3e-3 * T + 1e-6 * T ** 2)) == 1024     # a/b = 3000
+    assert cost.quadratic_onset(rows(lambda T: 1e-3 * T)) is None
+    assert cost.quadratic_onset(rows(lambda T: 1e-6 * T ** 2)) == 64
 
 
 def test_cli_quick_writes_json_and_figure(tmp_path):

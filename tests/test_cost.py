@@ -41,7 +41,7 @@ def test_quadratic_onset_finds_where_doubling_starts_to_more_than_triple():
     def rows(seconds):
         return [{"model": "m", "impl": "i", "T": T, "seconds": seconds(T)} for T in (64, 128, 256, 512, 1024, 2048)]
 
-    assert cost.quadratic_onset(rows(lambda T: 3e-3 * T + 1e-6 * T ** 2)) == 1024     # a/b = 3000
+    assert cost.quadratic_onset(rows(lambda T: 3e-3 * T + 1e-5 * T ** 2)) == 512      # ×3 once T ≥ a/b = 300
     assert cost.quadratic_onset(rows(lambda T: 1e-3 * T)) is None
     assert cost.quadratic_onset(rows(lambda T: 1e-6 * T ** 2)) == 64
 

@@ -808,8 +808,9 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 # %% [markdown]
 # **Exercise 1 — the masking rule.** Write `my_mask_tokens(input_ids, vocab_size, mask_id, special_ids,
 # pad_id)` returning `(corrupted_ids, labels)`: select 15% of the non-special, non-padding positions;
-# replace 80% of the selected ones by `mask_id`, 10% by a random id, keep 10%; labels are the original
-# ids at the selected positions and −100 elsewhere. Use `torch.rand` (the check calls it 20 times).
+# replace 80% of the selected ones by `mask_id`, 10% by a random id drawn uniformly from `[0, vocab_size)`,
+# keep 10%; labels are the original ids at the selected positions and −100 elsewhere (both int64 tensors
+# of the shape of `input_ids`). Use `torch.rand` (the check calls it 20 times).
 
 # %%
 # EXERCISE 1: the masking rule

@@ -582,6 +582,7 @@ viz.show_table(sizes_table, title="GPT family (Radford et al. 2018, 2019; Brown 
 # %%
 # EXERCISE 1: softmax with temperature
 def softmax_with_temperature(logits, T):
+    """Probabilities softmax(logits / T) over the last dim (the vocabulary); logits of any shape (..., V)."""
     ### BEGIN SOLUTION
     return torch.softmax(logits / T, dim=-1)
     ### END SOLUTION

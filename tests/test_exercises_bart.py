@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from exercise_helpers import fails_with, refuses_delegation, stub
+from exercise_helpers import fails_with, passes, refuses_delegation, stub
 
 from coursekit import bart, noising
 from coursekit.bart import shift_tokens_right
@@ -13,7 +13,8 @@ from coursekit.exercises.core import NOT_ATTEMPTED, PASSED
 
 # ------------------------------------------------------------------ text infilling
 
-def infill(ids, spans, mask_id, special_ids, *, per_token=False, zero=True, protect=True, leave=True):
+def infill(ids, spans, mask_id, special_ids, *, per_token=False, zero=True, protect=True, leave=True,
+           fresh_after_special=True):
     """A student-style solution: walk the tokens, replace each span by one mask (or a typical mistake)."""
     out, i = [], 0
     spans = dict(spans)
@@ -26,7 +27,7 @@ def infill(ids, spans, mask_id, special_ids, *, per_token=False, zero=True, prot
             for t in ids[i:i + n]:
                 if protect and t in special_ids:
                     out.append(t)
-                    fresh = True
+                    fresh = fresh or fresh_after_special
                 elif leave and (fresh or per_token):
                     out.append(mask_id)
                     fresh = False
@@ -145,6 +146,179 @@ def test_shift_tokens_right_typical_mistakes():
     fails_with(check_shift_tokens_right, no_start, "decoder_start token is missing")
     fails_with(check_shift_tokens_right, keeps_minus_100, "-100 label padding")
     fails_with(check_shift_tokens_right, rolled, "wrapped around")
+
+
+# ------------------------------------------------------------------ the notebook's solutions
+
+def my_text_infilling(ids, spans, mask_id, special_ids):
+    starts = dict(spans)
+    out, i = [], 0
+    while i <= len(ids):
+        n = starts.get(i)
+        if n == 0:
+            out.append(mask_id)
+        if n:
+            fresh = True
+            for t in ids[i:i + n]:
+                if t in special_ids:
+                    out.append(t)
+                    fresh = True
+                elif fresh:
+                    out.append(mask_id)
+                    fresh = False
+            i += n
+            continue
+        if i < len(ids):
+            out.append(ids[i])
+        i += 1
+    return out
+
+
+def my_sentence_permutation(ids, order, end_id, special_ids):
+    positions = [i for i, t in enumerate(ids) if t not in special_ids]
+    sentences, current = [], []
+    for i in positions:
+        current.append(ids[i])
+        if ids[i] == end_id:
+            sentences.append(current)
+            current = []
+    if current:
+        sentences.append(current)
+    out = list(ids)
+    for i, t in zip(positions, [t for k in order for t in sentences[k]]):
+        out[i] = t
+    return out
+
+
+def my_shift_tokens_right(labels, pad_id, decoder_start_id):
+    shifted = torch.full_like(labels, decoder_start_id)
+    shifted[:, 1:] = labels[:, :-1]
+    return shifted.masked_fill(shifted == -100, pad_id)
+
+
+@pytest.mark.parametrize("check, solution", [
+    (check_text_infilling, my_text_infilling), (check_sentence_permutation, my_sentence_permutation),
+    (check_shift_tokens_right, my_shift_tokens_right),
+])
+def test_the_notebook_solutions_pass(check, solution):
+    passes(check, solution)
+
+
+# ------------------------------------------------------------------ realistic wrong solutions
+
+def _sliced_in_order(ids, spans, mask_id, special_ids):
+    out = list(ids)
+    for s, n in spans:                      # the later starts now point at shifted tokens
+        out[s:s + n] = [mask_id]
+    return out
+
+
+def _no_new_mask_after_special(ids, spans, mask_id, special_ids):
+    return infill(ids, spans, mask_id, special_ids, fresh_after_special=False)
+
+
+INFILL_WRONG = {   # name -> (student function, a word of the hint or None)
+    "mask id hard-coded to 3": (lambda ids, spans, m, sp: infill(ids, spans, 3, sp), "use the mask_id argument"),
+    "BART's specials hard-coded": (lambda ids, spans, m, sp: infill(ids, spans, m, {0, 1, 2}), "special token"),
+    "no new mask after a special": (_no_new_mask_after_special, "did not go on after the special"),
+    "spans replaced in place in order": (_sliced_in_order, "ORIGINAL ids"),
+    "span one token too long": (lambda ids, spans, m, sp: infill(ids, [(s, n + 1) for s, n in spans], m, sp),
+                                "one token too many"),
+    "start read as 1-based": (lambda ids, spans, m, sp: infill(ids, [(s - 1, n) for s, n in spans], m, sp),
+                              "one position too early"),
+    "zero-length mask inserted after the token": (
+        lambda ids, spans, m, sp: infill(ids, [(s + (n == 0), n) for s, n in spans], m, sp), "too late"),
+    "returns a float tensor": (lambda *a: torch.tensor(infill(*a), dtype=torch.float), "list of int ids"),
+    "returns a tuple": (lambda *a: tuple(infill(*a)), "return a list"),
+    "returns the ids unchanged": (lambda ids, spans, m, sp: list(ids), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INFILL_WRONG))
+def test_text_infilling_wrong_solutions_fail(name):
+    fn, hint = INFILL_WRONG[name]
+    fails_with(check_text_infilling, fn, "on ", *([hint] if hint else []))
+
+
+def _specials_as_content(ids, order, end_id, special_ids):
+    return my_sentence_permutation(ids, order, end_id, set())
+
+
+def _inner_slice(ids, order, end_id, special_ids):
+    sentences = split_after(ids[1:-1], end_id)
+    return [ids[0]] + [t for o in order for t in sentences[o]] + [ids[-1]]
+
+
+def _content_only(ids, order, end_id, special_ids):
+    return [t for t in my_sentence_permutation(ids, order, end_id, special_ids) if t not in special_ids]
+
+
+def _reversed(ids, order, end_id, special_ids):
+    pos = [i for i, t in enumerate(ids) if t not in special_ids]
+    sentences = split_after([ids[i] for i in pos], end_id)
+    out = list(ids)
+    for i, t in zip(pos, [t for s in sentences[::-1] for t in s]):
+        out[i] = t
+    return out
+
+
+PERMUTE_WRONG = {
+    "specials permuted with the sentences": (_specials_as_content, "moved with the sentences"),
+    "specials found by position": (_inner_slice, "found by position"),
+    "'.' hard-coded to 4": (lambda ids, order, e, sp: my_sentence_permutation(ids, order, 4, sp), None),
+    "order ignored": (lambda ids, order, e, sp: list(ids), "order was not applied"),
+    "special tokens dropped": (_content_only, "keeps every token"),
+    "sentences reversed instead of ordered": (_reversed, None),
+    "returns a string": (lambda *a: " ".join(map(str, my_sentence_permutation(*a))), "return a list"),
+    "argsort of the order": (lambda ids, order, e, sp: my_sentence_permutation(
+        ids, sorted(range(len(order)), key=order.__getitem__), e, sp), "position order[i]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PERMUTE_WRONG))
+def test_sentence_permutation_wrong_solutions_fail(name):
+    fn, hint = PERMUTE_WRONG[name]
+    fails_with(check_sentence_permutation, fn, "on ", *([hint] if hint else []))
+
+
+def _in_place_pad(labels, pad_id, start_id):
+    labels[labels == -100] = pad_id                # the caller's loss targets lose their -100 (the issue's case)
+    return my_shift_tokens_right(labels, pad_id, start_id)
+
+
+def _float_inputs(labels, pad_id, start_id):
+    out = torch.zeros(labels.shape)
+    out[:, 0] = start_id
+    out[:, 1:] = labels[:, :-1]
+    return out.masked_fill(out == -100, pad_id)
+
+
+def _copied_not_shifted(labels, pad_id, start_id):
+    out = labels.clone()
+    out[:, 0] = start_id
+    return out.masked_fill(out == -100, pad_id)
+
+
+SHIFT_WRONG = {
+    "-100 → pad in place on the labels": (_in_place_pad, "in place"),
+    "pad hard-coded to 1": (lambda lab, p, s: my_shift_tokens_right(lab, 1, s), "-100 became 1"),
+    "pad hard-coded to 0": (lambda lab, p, s: my_shift_tokens_right(lab, 0, s), "-100 became 0"),
+    "start hard-coded to 2 (BART's </s>)": (lambda lab, p, s: my_shift_tokens_right(lab, p, 2), "position 0 holds 2"),
+    "shifted along the batch": (lambda lab, p, s: torch.cat([torch.full_like(lab[:1], s), lab[:-1]], 0).masked_fill(
+        torch.cat([torch.full_like(lab[:1], s), lab[:-1]], 0) == -100, p), "along the batch"),
+    "start prepended, last label kept": (lambda lab, p, s: torch.cat([torch.full_like(lab[:, :1], s), lab], 1)
+                                         .masked_fill(torch.cat([torch.full_like(lab[:, :1], s), lab], 1) == -100, p),
+                                         "drop the last one"),
+    "float decoder inputs": (_float_inputs, "int64"),
+    "start written over the first label (no shift)": (_copied_not_shifted, None),
+    "returns a list": (lambda *a: my_shift_tokens_right(*a).tolist(), "int64 tensor"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIFT_WRONG))
+def test_shift_tokens_right_wrong_solutions_fail(name):
+    fn, hint = SHIFT_WRONG[name]
+    fails_with(check_shift_tokens_right, fn, "on ", *([hint] if hint else []))
 
 
 # ------------------------------------------------------------------ calling the library is refused

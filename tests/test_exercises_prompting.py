@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -61,8 +63,7 @@ def test_label_likelihood_reference_and_mistakes():
     def mean_instead_of_sum(model, prompt, label):
         return good_logprob(model, prompt, label) / len(label)
 
-    r = fails_with(pr.check_label_likelihood, mean_instead_of_sum, "3-token label")   # no hint, but names the case
-    assert "It looks like" not in r.message
+    fails_with(pr.check_label_likelihood, mean_instead_of_sum, "3-token label", "averaged")
     fails_with(pr.check_label_likelihood, lambda m, p, lab: [1.0], "return a float")
 
 
@@ -116,6 +117,110 @@ def test_induction_check_case_has_a_real_induction_head():
     attn = pr._attention(3, 8, 1, induction_head=1)
     scores = good_induction(attn, 8)
     assert scores.argmax() == 1 and scores[1] > 0.5 > scores[0]
+
+
+# ------------------------------------------------------------------ realistic wrong solutions
+
+PROMPT_WRONG = {   # name -> (student function, a word of the hint or None)
+    "blank lines between the lines": (lambda d, t, desc: "\n\n".join(_lines(d, desc) + [f"{t[0]} =>"]),
+                                      "blank line"),
+    "a trailing newline": (lambda d, t, desc: good_prompt(d, t, desc) + "\n", "ends with a newline"),
+    "no spaces around =>": (lambda d, t, desc: "\n".join([desc] + [f"{x}=>{y}" for x, y in d] + [f"{t[0]}=>"]),
+                            "space on each side"),
+    "the whole test pair as the query": (lambda d, t, desc: "\n".join(_lines(d, desc) + [f"{t} =>"]), "test INPUT"),
+    "the last demonstration dropped": (lambda d, t, desc: good_prompt(d[:-1], t, desc), "demonstration is missing"),
+    "description hard-coded": (lambda d, t, desc: good_prompt(d, t, "Translate English to French:"), None),
+    "a blank line after the description": (lambda d, t, desc: desc + "\n\n" + "\n".join(
+        [f"{x} => {y}" for x, y in d] + [f"{t[0]} =>"]), "blank line after the description"),
+    "returns the list of lines": (lambda d, t, desc: _lines(d, desc) + [f"{t[0]} =>"], "should return a str"),
+    "the description last": (lambda d, t, desc: "\n".join(_lines(d, desc)[1:] + [desc, f"{t[0]} =>"]), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROMPT_WRONG))
+def test_build_prompt_wrong_solutions_fail(name):
+    fn, hint = PROMPT_WRONG[name]
+    fails_with(pr.check_build_prompt, fn, "on ", *([hint] if hint else []))
+
+
+def _logp_rows(model, prompt, label):
+    logits, _ = model(torch.tensor([prompt + label[:-1]]))
+    return logits[0, len(prompt) - 1:]                                  # (len(label), V)
+
+
+LIKELIHOOD_WRONG = {
+    "negative log-likelihood": (lambda m, p, lab: -good_logprob(m, p, lab), "sign is flipped"),
+    "log base 2": (lambda m, p, lab: good_logprob(m, p, lab) / math.log(2), "base 2"),
+    "the probability itself": (lambda m, p, lab: math.exp(good_logprob(m, p, lab)), "not a log-probability"),
+    "raw logits summed": (lambda m, p, lab: _logp_rows(m, p, lab)[torch.arange(len(lab)), torch.tensor(lab)].sum()
+                          .item(), "raw logits"),
+    "probabilities summed": (lambda m, p, lab: F.softmax(_logp_rows(m, p, lab), -1)[
+        torch.arange(len(lab)), torch.tensor(lab)].sum().item(), "summed probabilities"),
+    "only the last label token": (lambda m, p, lab: F.log_softmax(_logp_rows(m, p, lab), -1)[-1, lab[-1]].item(),
+                                  "only the last label token"),
+    "returns a list": (lambda m, p, lab: [good_logprob(m, p, lab)], "return a float"),
+    "returns a string": (lambda m, p, lab: f"{good_logprob(m, p, lab):.4f}", "return a float"),
+    "returns the (len(label),) per-token tensor": (lambda m, p, lab: F.log_softmax(_logp_rows(m, p, lab), -1)[
+        torch.arange(len(lab)), torch.tensor(lab)], "return one number"),
+    "vocabulary size hard-coded to 12": (lambda m, p, lab: F.log_softmax(_logp_rows(m, p, lab)[:, :12], -1)[
+        torch.arange(len(lab)), torch.tensor(lab)].sum().item(), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIKELIHOOD_WRONG))
+def test_label_likelihood_wrong_solutions_fail(name):
+    fn, hint = LIKELIHOOD_WRONG[name]
+    fails_with(pr.check_label_likelihood, fn, "on ", *([hint] if hint else []))
+
+
+def _stripe(attn, period):
+    q = torch.arange(period, attn.shape[-1])
+    return attn[:, q, q - period + 1]
+
+
+INDUCTION_WRONG = {
+    "max over the queries": (lambda a, p: _stripe(a, p).max(-1).values, "maximum"),
+    "sum over the queries": (lambda a, p: _stripe(a, p).sum(-1), "summed"),
+    "divided by T": (lambda a, p: _stripe(a, p).sum(-1) / a.shape[-1], "divided by T"),
+    "query and key swapped": (lambda a, p: a[:, torch.arange(1, p + 1), torch.arange(p, 2 * p)].mean(-1), "swapped"),
+    "queries from period - 1": (lambda a, p: a[:, torch.arange(p - 1, 2 * p - 1), torch.arange(0, p)].mean(-1),
+                                "queries are off by one"),
+    "keepdim": (lambda a, p: _stripe(a, p).mean(-1, keepdim=True), "keepdim"),
+    "mean over the heads": (lambda a, p: _stripe(a, p).mean(0), "averaged over the heads"),
+    "period hard-coded to 6": (lambda a, p: _stripe(a, 6), None),
+    "returns a list": (lambda a, p: _stripe(a, p).mean(-1).tolist(), "floating-point tensor"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDUCTION_WRONG))
+def test_induction_score_wrong_solutions_fail(name):
+    fn, hint = INDUCTION_WRONG[name]
+    fails_with(pr.check_induction_score, fn, "on ", *([hint] if hint else []))
+
+
+def build_prompt(demonstrations, test_example, description):   # the notebook's solutions
+    lines = [description] + [f"{x} => {y}" for x, y in demonstrations]
+    lines.append(f"{test_example[0]} =>")
+    return "\n".join(lines)
+
+
+def label_logprob(model, prompt, label):
+    logits, _ = model(torch.tensor([prompt + label[:-1]]))
+    logp = F.log_softmax(logits[0, len(prompt) - 1:], dim=-1)             # (len(label), V)
+    return logp[torch.arange(len(label)), torch.tensor(label)].sum().item()
+
+
+def induction_score(attn, period):
+    q = torch.arange(period, attn.shape[-1])
+    return attn[:, q, q - period + 1].mean(-1)
+
+
+@pytest.mark.parametrize("check, solution", [
+    (pr.check_build_prompt, build_prompt), (pr.check_label_likelihood, label_logprob),
+    (pr.check_induction_score, induction_score),
+])
+def test_the_notebook_solutions_pass(check, solution):
+    passes(check, solution)
 
 
 # ------------------------------------------------------------------ calling the library is refused

@@ -1,17 +1,57 @@
-"""Exercise checks for notebook 11 (BART): text infilling, sentence permutation, shifting decoder inputs right."""
+"""Exercise checks for notebook 11 (BART): text infilling, sentence permutation, shifting decoder inputs right.
+
+What the student writes:
+
+* ``my_text_infilling(ids: list[int], spans: list[(start, length)], mask_id, special_ids) -> list[int]``.
+* ``my_sentence_permutation(ids: list[int], order: list[int], end_id, special_ids) -> list[int]``.
+* ``my_shift_tokens_right(labels (B, T) int64, pad_id, decoder_start_id) -> (B, T) int64``.
+
+The mask id, the sentence-end id, the special ids, the pad id and the start id change from case to case
+(BART's own in some cases only), and every reference is computed on the check's own copy of the inputs.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 
 from coursekit.bart import shift_tokens_right
-from coursekit.exercises.core import CheckFailed, exercise_check, expect_close, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    describe,
+    exercise_check,
+    expect_close,
+    mistake_value,
+    require_function,
+    run_student,
+)
 from coursekit.noising import split_sentences
 
 __all__ = ["check_sentence_permutation", "check_shift_tokens_right", "check_text_infilling"]
 
-_BOS, _PAD, _EOS, _MASK, _DOT = 0, 1, 2, 3, 4
-_SPECIALS = frozenset({_BOS, _PAD, _EOS})
+_BART = dict(bos=0, pad=1, eos=2, mask=3, dot=4)            # the course's BART-style ids
+_BART_SPECIALS = frozenset({0, 1, 2})
+_BERT_SPECIALS = frozenset({0, 101, 102})                   # [PAD] [CLS] [SEP] of bert-base
+_OTHER_SPECIALS = frozenset({7, 8, 9})                      # <s> 7, </s> 8, <pad> 9
+
+
+def _as_id_list(got: Any, case: str, what: str) -> list[int]:
+    """A list (or 1-D tensor) of integer ids → list[int]; anything else fails with a specific message."""
+    if isinstance(got, torch.Tensor):
+        if got.dim() != 1 or got.is_floating_point() or got.dtype == torch.bool:
+            raise CheckFailed(f"on {case}, expected {what} as a list of int ids, got {describe(got)}")
+        return got.tolist()
+    if not isinstance(got, list):
+        raise CheckFailed(f"on {case}, return a list of token ids ({what}), got {describe(got)}")
+    out = []
+    for t in got:
+        if isinstance(t, torch.Tensor) and t.dim() == 0 and not t.is_floating_point() and t.dtype != torch.bool:
+            t = int(t)
+        if not isinstance(t, int) or isinstance(t, bool):
+            raise CheckFailed(f"on {case}, {what} must be a list of int ids; it holds {describe(t)}")
+        out.append(t)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -19,7 +59,7 @@ _SPECIALS = frozenset({_BOS, _PAD, _EOS})
 # ---------------------------------------------------------------------------------------------
 
 def _infill(ids, spans, mask_id, special_ids, *, one_mask_per_span=True, insert_zero=True, protect=True,
-            leave_mask=True):
+            leave_mask=True, remask=True):
     """Reference (defaults) and typical mistakes (flags) of span infilling with given spans."""
     out, i = [], 0
     starts = {s: n for s, n in spans}
@@ -34,7 +74,7 @@ def _infill(ids, spans, mask_id, special_ids, *, one_mask_per_span=True, insert_
                 for t in ids[i:i + n]:
                     if protect and t in special_ids:
                         out.append(t)
-                        emitted = False      # a special interrupts the span
+                        emitted = emitted and not remask     # a special interrupts the span
                         continue
                     if leave_mask and (not emitted or not one_mask_per_span):
                         out.append(mask_id)
@@ -47,13 +87,61 @@ def _infill(ids, spans, mask_id, special_ids, *, one_mask_per_span=True, insert_
     return out
 
 
+def _sliced_in_order(ids, spans, mask_id, special_ids):
+    """The naive loop: out[s:s+n] = [mask] span after span, so the later starts point at shifted tokens."""
+    out = list(ids)
+    for s, n in spans:
+        out[s:s + n] = [mask_id]
+    return out
+
+
+def _infill_mistakes(ids, spans, mask_id, specials) -> dict[str, Any]:
+    def shifted(spans2):
+        if any(s < 0 or s + n > len(ids) for s, n in spans2):
+            return None
+        return _infill(ids, spans2, mask_id, specials)
+
+    return {
+        "you wrote one [MASK] per masked TOKEN (that is token masking); text infilling replaces each span "
+        "by a single [MASK], so the model must also predict how many tokens are missing":
+            _infill(ids, spans, mask_id, specials, one_mask_per_span=False),
+        "a zero-length span was ignored; it must INSERT a [MASK] at its position":
+            _infill(ids, spans, mask_id, specials, insert_zero=False),
+        "a special token (a special_ids member) was masked; special tokens are never part of a span":
+            _infill(ids, spans, mask_id, specials, protect=False),
+        "the spans were deleted without leaving a [MASK] (that is token deletion)":
+            _infill(ids, spans, mask_id, specials, leave_mask=False),
+        "the span did not go on after the special token with a new [MASK]: the words after it were dropped":
+            _infill(ids, spans, mask_id, specials, remask=False),
+        "each span was replaced in place one after the other, so after the first replacement the later starts "
+        "point at the wrong tokens: the starts index the ORIGINAL ids (build a new list, or go from the last "
+        "span to the first)": mistake_value(_sliced_in_order, ids, spans, mask_id, specials),
+        "each span covered one token too many; a span (start, length) covers ids[start:start + length]":
+            shifted([(s, n + 1) for s, n in spans]),
+        "each span covered one token too few; a span (start, length) covers ids[start:start + length]":
+            shifted([(s, max(n - 1, 0)) for s, n in spans]),
+        "the spans start one position too early: start is a 0-based index into ids":
+            shifted([(s - 1, n) for s, n in spans]),
+        "the spans start one position too late: start is a 0-based index into ids":
+            shifted([(s + 1, n) for s, n in spans]),
+    }
+
+
 _INFILL_CASES = [
-    # (ids, spans (start, length) in the full sequence, what the case shows)
-    ([_BOS, 10, 11, 12, 13, 14, 15, 16, _EOS], [(2, 3)], "one span of 3 tokens"),
-    ([_BOS, 10, 11, 12, 13, 14, 15, 16, 17, 18, _EOS], [(1, 2), (5, 1), (7, 3)], "three spans of lengths 2, 1, 3"),
-    ([_BOS, 10, 11, 12, 13, 14, _EOS], [(3, 0)], "a zero-length span (an inserted [MASK])"),
-    ([_BOS, 10, 11, 12, 13, 14, 15, _EOS], [(2, 0), (4, 2)], "a zero-length span and a span of 2"),
-    ([_BOS, 10, 11, 12, 13, _EOS, _PAD, _PAD], [(3, 4)], "a span that runs into </s> and padding"),
+    # (ids, spans (start, length) in the full sequence, mask_id, special ids, what the case shows)
+    ([0, 10, 11, 12, 13, 14, 15, 16, 2], [(2, 3)], 3, _BART_SPECIALS, "one span of 3 tokens"),
+    ([0, 10, 11, 12, 13, 14, 15, 16, 17, 18, 2], [(1, 2), (5, 1), (7, 3)], 3, _BART_SPECIALS,
+     "three spans of lengths 2, 1, 3"),
+    ([101, 10, 11, 12, 13, 14, 102], [(3, 0)], 103, _BERT_SPECIALS, "a zero-length span (an inserted mask)"),
+    ([101, 10, 11, 12, 13, 14, 15, 102], [(2, 0), (4, 2)], 103, _BERT_SPECIALS,
+     "a zero-length span and a span of 2"),
+    ([0, 10, 11, 12, 13, 2, 1, 1], [(3, 4)], 3, _BART_SPECIALS, "a span that runs into </s> and padding"),
+    ([101, 10, 11, 102, 12, 13, 102, 0, 0], [(2, 4)], 103, _BERT_SPECIALS,
+     "a span with a [SEP] in its middle (the words after it get a new mask)"),
+    ([20, 21, 22, 23, 24, 8], [(0, 2), (3, 1)], 50, _OTHER_SPECIALS, "a span at the very start (no <s>)"),
+    ([7, 30, 31, 3, 8], [(4, 0)], 50, _OTHER_SPECIALS, "a zero-length span just before </s> (id 3 is a word)"),
+    ([7, 30, 31, 32, 8, 9], [], 50, _OTHER_SPECIALS, "no spans at all (nothing changes)"),
+    ([7, 40, 41, 42, 43, 44, 45, 8], [(1, 6)], 50, _OTHER_SPECIALS, "one span covering every word"),
 ]
 
 
@@ -66,24 +154,17 @@ def check_text_infilling(infill_fn) -> None:
     0 inserts a mask before position ``start``. Special tokens inside a span are kept (they are never
     masked); the span goes on after them with a new mask.
     """
-    for ids, spans, what in _INFILL_CASES:
-        case = f"ids={ids} with spans={spans} ({what}), mask_id={_MASK}"
-        got = run_student(infill_fn, case, list(ids), list(spans), _MASK, set(_SPECIALS))
-        if isinstance(got, torch.Tensor):
-            got = got.tolist()
-        if not isinstance(got, list):
-            raise CheckFailed(f"on {case}, return a list of token ids, got {type(got).__name__}")
-        expect_close(got, _infill(ids, spans, _MASK, _SPECIALS), case=case, what="the corrupted ids", mistakes={
-            "you wrote one [MASK] per masked TOKEN (that is token masking); text infilling replaces each span "
-            "by a single [MASK], so the model must also predict how many tokens are missing":
-                _infill(ids, spans, _MASK, _SPECIALS, one_mask_per_span=False),
-            "a zero-length span was ignored; it must INSERT a [MASK] at its position":
-                _infill(ids, spans, _MASK, _SPECIALS, insert_zero=False),
-            "a special token (</s> or <pad>) was masked; special tokens are never part of a span":
-                _infill(ids, spans, _MASK, _SPECIALS, protect=False),
-            "the spans were deleted without leaving a [MASK] (that is token deletion)":
-                _infill(ids, spans, _MASK, _SPECIALS, leave_mask=False),
-        })
+    require_function(infill_fn, "text_infilling")
+    for ids, spans, mask_id, specials, what in _INFILL_CASES:
+        case = f"ids={ids} with spans={spans} ({what}), mask_id={mask_id}, special_ids={sorted(specials)}"
+        want = _infill(list(ids), list(spans), mask_id, specials)
+        mistakes = _infill_mistakes(list(ids), list(spans), mask_id, specials)
+        got = run_student(infill_fn, case, list(ids), list(spans), mask_id, set(specials))
+        got = _as_id_list(got, case, "the corrupted ids")
+        if got != want and got == [3 if t == mask_id else t for t in want]:
+            raise CheckFailed(f"on {case}, the spans became id 3, but mask_id is {mask_id}: use the mask_id "
+                              "argument, not a fixed id.")
+        expect_close(got, want, case=case, what="the corrupted ids", mistakes=mistakes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,7 +185,7 @@ def _permute(ids, order, end_id, special_ids, *, split_before=False, drop_unfini
         if cur:
             sentences.append(cur)
     else:
-        sentences = split_sentences(content, {end_id})
+        sentences = split_sentences(content, {end_id}) if content else []
     if drop_unfinished and sentences and sentences[-1][-1] != end_id:
         sentences = sentences[:-1]
     if sorted(o for o in order if o < len(sentences)) != list(range(len(sentences))):
@@ -124,10 +205,43 @@ def _permute(ids, order, end_id, special_ids, *, split_before=False, drop_unfini
     return out
 
 
+def _inner_slice(ids, order, end_id, special_ids):
+    """Specials found by POSITION: ids[0] and ids[-1] kept, everything between permuted."""
+    sentences = split_sentences(ids[1:-1], {end_id})
+    return [ids[0]] + [t for o in order for t in sentences[o]] + [ids[-1]]
+
+
+def _permute_mistakes(ids, order, end_id, specials) -> dict[str, Any]:
+    return {
+        "the document was cut BEFORE each full stop; a sentence ends with (includes) its full stop":
+            _permute(ids, order, end_id, specials, split_before=True),
+        "the last sentence, which has no full stop, was lost; keep it as a sentence":
+            _permute(ids, order, end_id, specials, drop_unfinished=True),
+        "sentence i was put at position order[i]; the output's i-th sentence is sentence order[i]":
+            _permute(ids, order, end_id, specials, inverse=True),
+        "the special tokens moved with the sentences; they keep their positions (only the non-special tokens "
+        "are split into sentences and permuted)": _permute(ids, order, end_id, set()),
+        "the special tokens were found by position (ids[0] and ids[-1]); find them by id (t in special_ids): "
+        "padding and a [SEP] in the middle are special too": mistake_value(_inner_slice, ids, order, end_id, specials),
+        "the order was not applied: sentence order[0] comes first, then order[1], …":
+            list(ids) if order != sorted(order) else None,
+    }
+
+
 _PERMUTE_CASES = [
-    ([_BOS, 10, _DOT, 11, 12, _DOT, 13, 14, _EOS, _PAD], [1, 2, 0], "a last sentence without a full stop, padding"),
-    ([_BOS, 10, 11, _DOT, 12, _DOT, 13, 14, 15, _DOT, _EOS], [2, 0, 1], "three sentences"),
-    ([_BOS, 20, 21, _DOT, 22, _DOT, 23, _DOT, 24, 25, _DOT, _EOS], [3, 1, 0, 2], "four sentences"),
+    # (ids, order, end_id, special ids, what the case shows)
+    ([0, 10, 4, 11, 12, 4, 13, 14, 2, 1], [1, 2, 0], 4, _BART_SPECIALS,
+     "a last sentence without a full stop, padding"),
+    ([0, 10, 11, 4, 12, 4, 13, 14, 15, 4, 2], [2, 0, 1], 4, _BART_SPECIALS, "three sentences"),
+    ([101, 20, 21, 1012, 22, 1012, 23, 1012, 24, 25, 1012, 102], [3, 1, 0, 2], 1012, _BERT_SPECIALS,
+     "four sentences, '.' is id 1012"),
+    ([101, 5, 6, 1012, 7, 1012, 102, 8, 1012, 102, 0], [2, 0, 1], 1012, _BERT_SPECIALS,
+     "a [SEP] between the sentences and padding (the specials stay where they are)"),
+    ([7, 30, 13, 13, 31, 32, 13, 8, 9, 9], [2, 0, 1], 13, _OTHER_SPECIALS,
+     "a sentence that is only its full stop (two stops in a row), '.' is id 13"),
+    ([7, 40, 41, 42, 13, 8], [0], 13, _OTHER_SPECIALS, "a single sentence"),
+    ([0, 50, 4, 51, 4, 52, 53, 4, 2], [0, 1, 2], 4, _BART_SPECIALS, "the identity order"),
+    ([60, 61, 4, 62, 4], [1, 0], 4, _BART_SPECIALS, "no special tokens at all"),
 ]
 
 
@@ -140,52 +254,88 @@ def check_sentence_permutation(permute_fn) -> None:
     without one counts too), and output them in ``order``: sentence ``order[0]`` first, then
     ``order[1]``, … Special tokens keep their positions.
     """
-    for ids, order, what in _PERMUTE_CASES:
-        case = f"ids={ids}, order={order} ({what}), end_id={_DOT}"
-        got = run_student(permute_fn, case, list(ids), list(order), _DOT, set(_SPECIALS))
-        if isinstance(got, torch.Tensor):
-            got = got.tolist()
-        if not isinstance(got, list):
-            raise CheckFailed(f"on {case}, return a list of token ids, got {type(got).__name__}")
-        expect_close(got, _permute(ids, order, _DOT, _SPECIALS), case=case, what="the permuted ids", mistakes={
-            "the document was cut BEFORE each full stop; a sentence ends with (includes) its full stop":
-                _permute(ids, order, _DOT, _SPECIALS, split_before=True),
-            "the last sentence, which has no full stop, was lost; keep it as a sentence":
-                _permute(ids, order, _DOT, _SPECIALS, drop_unfinished=True),
-            "sentence i was put at position order[i]; the output's i-th sentence is sentence order[i]":
-                _permute(ids, order, _DOT, _SPECIALS, inverse=True),
-        })
+    require_function(permute_fn, "sentence_permutation")
+    for ids, order, end_id, specials, what in _PERMUTE_CASES:
+        case = f"ids={ids}, order={order} ({what}), end_id={end_id}, special_ids={sorted(specials)}"
+        want = _permute(list(ids), list(order), end_id, specials)
+        mistakes = _permute_mistakes(list(ids), list(order), end_id, specials)
+        got = run_student(permute_fn, case, list(ids), list(order), end_id, set(specials))
+        got = _as_id_list(got, case, "the permuted ids")
+        if len(got) != len(ids):
+            hint = _matching(got, mistakes)
+            raise CheckFailed(f"on {case}, the output has {len(got)} tokens, the input {len(ids)}: a permutation "
+                              "keeps every token." + (f" It looks like {hint}." if hint else ""))
+        expect_close(got, want, case=case, what="the permuted ids", mistakes=mistakes)
+
+
+def _matching(got, mistakes: dict[str, Any]) -> str | None:
+    return next((hint for hint, wrong in mistakes.items() if wrong is not None and got == wrong), None)
 
 
 # ---------------------------------------------------------------------------------------------
 # Shifting decoder inputs right
 # ---------------------------------------------------------------------------------------------
 
+def _shift_mistakes(labels: torch.Tensor, pad: int, start: int) -> dict[str, Any]:
+    def clean(x, fill=pad):
+        return x.masked_fill(x == -100, fill)
+
+    B = labels.shape[0]
+    start_col = torch.full_like(labels[:, :1], start)
+    right = torch.cat([start_col, labels[:, :-1]], 1)
+    mistakes = {
+        "the tokens were shifted LEFT (labels[:, 1:]); decoder inputs are the labels shifted RIGHT by one":
+            clean(torch.cat([labels[:, 1:], torch.full_like(labels[:, :1], pad)], 1)),
+        "the decoder_start token is missing at position 0 (BART starts with decoder_start_id)":
+            clean(torch.cat([torch.full_like(labels[:, :1], pad), labels[:, :-1]], 1)) if start != pad else None,
+        "-100 label padding was copied into the decoder inputs; replace it with pad_id": right,
+        "the last token wrapped around to the front (torch.roll); position 0 must be decoder_start":
+            clean(labels.roll(1, dims=1)),
+        "the targets were not shifted at all": clean(labels),
+        "the shift ran along the batch (dim 0); shift each row along time (dim 1)":
+            clean(torch.cat([torch.full_like(labels[:1], start), labels[:-1]], 0)) if B > 1 else None,
+    }
+    for fixed in (0, 1):
+        if fixed != pad:
+            mistakes[f"-100 became {fixed}, a fixed id; replace it with the pad_id argument ({pad} here)"] = \
+                clean(right, fixed)
+    for fixed in (0, 2):
+        if fixed != start:
+            mistakes[f"position 0 holds {fixed}, a fixed id; use the decoder_start_id argument ({start} here)"] = \
+                clean(torch.cat([torch.full_like(labels[:, :1], fixed), labels[:, :-1]], 1))
+    return mistakes
+
+
+_SHIFT_CASES = [
+    # (labels, pad_id, decoder_start_id, what)
+    ([[0, 10, 11, 2, -100, -100], [0, 12, 13, 14, 15, 2]], 1, 2,
+     "two targets, the first padded with -100 (ignored labels), BART's ids"),
+    ([[0, 10, 11, 12, 2]], 1, 2, "one target <s> w w w </s>, BART's ids"),
+    ([[21, 22, 23, 1, -100], [24, 1, -100, -100, -100], [25, 26, 27, 28, 1]], 0, 0,
+     "three targets, T5-style: pad 0 is also the start id"),
+    ([[30, 31, -100, -100], [32, 33, 34, 6], [35, -100, -100, -100]], 5, 7, "three targets, pad 5 and start 7"),
+    ([[9], [4]], 3, 6, "targets of ONE token (only the start id remains)"),
+    ([[-100, -100, -100]], 4, 8, "a row that is all -100"),
+]
+
+
 @exercise_check("shift_tokens_right (decoder inputs = [start] + targets[:-1]; -100 → <pad>)",
                 reimplements=("coursekit.bart.shift_tokens_right",
                               "transformers.models.bart.modeling_bart.shift_tokens_right"))
 def check_shift_tokens_right(shift_fn) -> None:
     """``shift_fn(labels (B, T) long, pad_id, decoder_start_id) -> (B, T) long``."""
-    cases = [
-        (torch.tensor([[_BOS, 10, 11, 12, _EOS]]), "one target <s> w w w </s>"),
-        (torch.tensor([[_BOS, 10, 11, _EOS, -100, -100], [_BOS, 12, 13, 14, 15, _EOS]]),
-         "two targets, the first padded with -100 (ignored labels)"),
-    ]
-    for labels, what in cases:
-        case = f"labels={labels.tolist()} ({what}), pad_id={_PAD}, decoder_start_id={_EOS}"
-        got = run_student(shift_fn, case, labels.clone(), _PAD, _EOS)
-        start_col = torch.full_like(labels[:, :1], _EOS)
-        expect_close(got, shift_tokens_right(labels, _PAD, _EOS), case=case, what="the decoder inputs", mistakes={
-            "the tokens were shifted LEFT (labels[:, 1:]); decoder inputs are the labels shifted RIGHT by one":
-                torch.cat([labels[:, 1:], torch.full_like(labels[:, :1], _PAD)], 1).masked_fill(
-                    torch.cat([labels[:, 1:], torch.full_like(labels[:, :1], _PAD)], 1) == -100, _PAD),
-            "the decoder_start token is missing at position 0 (BART starts with </s>)":
-                torch.cat([torch.full_like(labels[:, :1], _PAD), labels[:, :-1]], 1).masked_fill(
-                    torch.cat([start_col, labels[:, :-1]], 1) == -100, _PAD),
-            "-100 label padding was copied into the decoder inputs; replace it with pad_id":
-                torch.cat([start_col, labels[:, :-1]], 1),
-            "the last token wrapped around to the front (torch.roll); position 0 must be decoder_start":
-                labels.roll(1, dims=1).masked_fill(labels.roll(1, dims=1) == -100, _PAD),
-            "the targets were not shifted at all":
-                labels.masked_fill(labels == -100, _PAD),
-        })
+    require_function(shift_fn, "shift_tokens_right")
+    for rows, pad, start, what in _SHIFT_CASES:
+        labels = torch.tensor(rows)
+        B, T = labels.shape
+        case = f"labels={rows} ({what}), pad_id={pad}, decoder_start_id={start}"
+        want = shift_tokens_right(labels.clone(), pad, start)
+        mistakes = _shift_mistakes(labels.clone(), pad, start)
+        got = run_student(shift_fn, case, labels.clone(), pad, start)
+        if isinstance(got, torch.Tensor) and tuple(got.shape) == (B, T + 1):
+            raise CheckFailed(f"on {case}, the decoder inputs have shape {(B, T + 1)}, not {(B, T)}: you prepended "
+                              "decoder_start_id but kept all T labels; drop the last one (labels[:, :-1]).")
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != (B, T) or got.dtype != torch.long:
+            raise CheckFailed(f"on {case}, expected the decoder inputs as an int64 tensor of shape {(B, T)} "
+                              f"(token ids for an embedding), got {describe(got)}")
+        expect_close(got, want, case=case, what="the decoder inputs", mistakes=mistakes)

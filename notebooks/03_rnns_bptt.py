@@ -537,7 +537,7 @@ check_elman_step(elman_step)
 # %%
 # EXERCISE 2: gradients through time as Jacobian products
 def state_gradients(h, V, dL_dhT):
-    """h (T, H) the states of a tanh RNN, V (H, H), dL_dhT (H,) -> (T, H) with row t = ∂L/∂h_t
+    """h (T, H) the states of a tanh RNN, V (H, H), dL_dhT (H,) -> (T, H), in h's dtype, with row t = ∂L/∂h_t
     for a loss on the last state only. Use J_t = diag(1 - h_t²) V and δ_{t-1} = J_t^T δ_t."""
     ### BEGIN SOLUTION
     deltas = [dL_dhT]
@@ -555,6 +555,7 @@ check_state_gradients(state_gradients)
 def truncated_bptt(model, x, targets, k):
     """Process x (B, T, I) in chunks of k steps with model(x_chunk, h) -> (y, h); for each chunk
     backpropagate F.mse_loss(y, targets_chunk) and carry h to the next chunk, detached.
+    Let the gradients accumulate over the chunks (no zero_grad, no optimizer step).
     Return the list of chunk losses (floats)."""
     ### BEGIN SOLUTION
     h, chunk_losses = None, []

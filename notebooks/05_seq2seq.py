@@ -491,7 +491,8 @@ assert rates["live, free running"] > rates["references"]
 # %%
 # EXERCISE 1: one step of beam search
 def beam_step(scores, log_probs, beam_size):
-    """scores (k,), log_probs (k, V) -> (new_scores, beam_index, token), each (beam_size,), best first."""
+    """scores (k,), log_probs (k, V) -> (new_scores, beam_index, token), each a (beam_size,) tensor
+    (the indices integer), best first."""
     ### BEGIN SOLUTION
     V = log_probs.shape[-1]
     candidates = (scores[:, None] + log_probs).reshape(-1)   # (k * V,)
@@ -506,7 +507,9 @@ check_beam_search_step(beam_step)
 # %%
 # EXERCISE 2: greedy decoding
 def greedy_decode(step, bos_id, eos_id, max_len):
-    """step(token) -> log_probs (V,). Return the generated ids without <bos>/<eos>."""
+    """step(token) feeds one token to the model, which keeps its own state, and returns the next-token
+    log_probs (V,): call it once per generated token. Stop at <eos> or after max_len generated tokens.
+    Return the generated ids (a list of ints) without <bos>/<eos>."""
     ### BEGIN SOLUTION
     out, token = [], bos_id
     for _ in range(max_len):

@@ -1,13 +1,16 @@
 """Exercise checks for notebooks 03 (RNNs, BPTT) and 04 (LSTM internals).
 
-Each check runs the student's function on a few seeded inputs, compares with the reference in
-:mod:`coursekit.rnn` (or a few lines of PyTorch), and, on a mismatch, names the typical mistake the
-wrong value matches (gate order, a forgotten forget gate, a missing detach, a missing softmax …).
+Each check runs the student's function on several seeded inputs whose sizes vary from case to case (batch
+size 1, a first step with zero state, all-zero rows, saturated states, rows on very different scales), checks
+the type, dtype and shape of what comes back, compares it with a reference computed on the check's own copy
+of the inputs (:mod:`coursekit.rnn` or a few lines of PyTorch) and, on a mismatch, names the typical mistake
+the wrong value matches (gate order, a forgotten forget gate, a missing detach, a missing softmax …).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 
 import torch
 import torch.nn.functional as F
@@ -30,15 +33,80 @@ def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def _clones(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The check's own copies of the inputs: the reference never sees what the student's function did."""
+    return tuple(t.detach().clone() for t in tensors)
+
+
+def _shape_hint(got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    if len(got) == len(want) == 2 and got == want[::-1] and got != want:
+        return " It looks transposed."
+    if [d for d in got if d != 1] == [d for d in want if d != 1]:
+        return " It has an extra or a missing dimension of size 1 (keepdim? squeeze? a [None]?)."
+    return ""
+
+
+def _expect_tensor(got, shape, *, case: str, what: str, dtype: torch.dtype | None = None,
+                   hints: dict | None = None) -> torch.Tensor:
+    """``got`` must be a floating-point tensor (of exactly ``dtype`` when given) of shape ``shape``."""
+    shape = tuple(shape)
+    kind = str(dtype).replace("torch.", "") if dtype is not None else "floating-point"
+    expected = f"on {case}, expected {what} as a {kind} tensor of shape {shape}, got {describe(got)}"
+    if not isinstance(got, torch.Tensor):
+        extra = " (stack the rows into one tensor: torch.stack)" if isinstance(got, (list, tuple)) else ""
+        raise CheckFailed(expected + extra)
+    if tuple(got.shape) != shape:
+        hint = (hints or {}).get(tuple(got.shape)) or _shape_hint(tuple(got.shape), shape)
+        raise CheckFailed(expected + "." + hint)
+    if not got.is_floating_point():
+        raise CheckFailed(expected + ". The values are real numbers: compute in floating point.")
+    if dtype is not None and got.dtype != dtype:
+        raise CheckFailed(expected + f". The inputs are {kind}; a tensor created with torch.zeros(...) or "
+                                     "torch.tensor(...) is float32 by default: use torch.zeros_like / torch.stack, "
+                                     "or pass dtype=.")
+    return got
+
+
 # ----------------------------------------------------------------------------------------------
 # 03 — Elman step
 # ----------------------------------------------------------------------------------------------
 def _elman_cases():
-    for seed, (B, I, H) in enumerate([(2, 3, 4), (1, 5, 5), (3, 2, 6)]):  # noqa: E741 - I, O: input/output sizes as in the equations
+    """(case, (x, h, W, V, b)): sizes vary; I == H once, so that an untransposed W does not raise."""
+    specs = [(2, 3, 4, "", ""), (1, 5, 5, "", "batch size 1, I == H"),
+             (3, 2, 6, "first", "h all zeros (the first step), the second input row all zeros"),
+             (4, 7, 3, "scales", "input rows on very different scales (×0.01 … ×10)")]
+    for seed, (B, I, H, tweak, what) in enumerate(specs):  # noqa: E741 - I: the input size, as in the equations
         g = _gen(seed)
         x, h = torch.randn(B, I, generator=g), torch.randn(B, H, generator=g)
         W, V, b = torch.randn(H, I, generator=g), torch.randn(H, H, generator=g) * 0.5, torch.randn(H, generator=g)
-        yield f"x of shape {(B, I)}, h of shape {(B, H)}", (x, h, W, V, b)
+        if tweak == "first":
+            h, x[1] = torch.zeros(B, H), 0.0
+        elif tweak == "scales":
+            x = x * torch.tensor([0.01, 1.0, 10.0, 0.1])[:, None]
+        case = f"x of shape {(B, I)}, h of shape {(B, H)}" + (f" ({what})" if what else "")
+        yield case, (x, h, W, V, b)
+
+
+def _elman_mistakes(x, h, W, V, b) -> dict:
+    a = x @ W.T + h @ V.T + b
+    square = W.shape[0] == W.shape[1]
+    return {
+        "the tanh is missing (h_t = tanh(W x + V h + b))": a,
+        "a sigmoid was used where the Elman network uses tanh": torch.sigmoid(a),
+        "a ReLU was used where the Elman network uses tanh": torch.relu(a),
+        "the recurrent term V h_{t-1} is missing": torch.tanh(x @ W.T + b),
+        "the input term W x_t is missing": torch.tanh(h @ V.T + b),
+        "the bias b is missing": torch.tanh(x @ W.T + h @ V.T),
+        "the bias b was added twice": torch.tanh(a + b),
+        "V is used untransposed (h @ V instead of h @ V.T)": torch.tanh(x @ W.T + h @ V + b),
+        "W is used untransposed (x @ W instead of x @ W.T)": torch.tanh(x @ W + h @ V.T + b) if square else None,
+        "W and V are swapped (W multiplies the input x_t, V the previous state h_{t-1})":
+            torch.tanh(x @ V.T + h @ W.T + b) if square else None,
+        "the tanh was applied to part of the sum only (everything goes inside: tanh(W x + V h + b))":
+            torch.tanh(x @ W.T + b) + h @ V.T,
+        "the previous state was added after the tanh (h_{t-1} + tanh(…)): an Elman step replaces the state":
+            h + torch.tanh(a),
+    }
 
 
 @exercise_check("one Elman RNN step", reimplements=(
@@ -46,41 +114,56 @@ def _elman_cases():
 def check_elman_step(student_fn):
     """``student_fn(x (B, I), h (B, H), W (H, I), V (H, H), b (H,)) -> h_t (B, H)``,
     ``h_t = tanh(W x_t + V h_{t-1} + b)`` for a batch of row vectors."""
-    for case, (x, h, W, V, b) in _elman_cases():
-        got = run_student(student_fn, case, x, h, W, V, b)
-        a = x @ W.T + h @ V.T + b
-        expect_close(got, torch.tanh(a), case=case, mistakes={
-            "the tanh is missing (h_t = tanh(W x + V h + b))": a,
-            "a sigmoid was used where the Elman network uses tanh": torch.sigmoid(a),
-            "the recurrent term V h_{t-1} is missing": torch.tanh(x @ W.T + b),
-            "the bias b is missing": torch.tanh(x @ W.T + h @ V.T),
-            "V is used untransposed (h @ V instead of h @ V.T)": torch.tanh(x @ W.T + h @ V + b),
-        })
+    for case, args in _elman_cases():
+        x, h, W, V, b = _clones(*args)
+        want, mistakes = torch.tanh(x @ W.T + h @ V.T + b), _elman_mistakes(x, h, W, V, b)
+        got = run_student(student_fn, case, *args)
+        _expect_tensor(got, want.shape, case=case, what="h_t")
+        expect_close(got, want, case=case, what="h_t", mistakes=mistakes)
 
 
 # ----------------------------------------------------------------------------------------------
 # 03 — gradients through time as a product of Jacobians
 # ----------------------------------------------------------------------------------------------
-def _state_gradients(h: torch.Tensor, V: torch.Tensor, dL_dhT: torch.Tensor, *, derivative=True,
-                     transpose=True) -> torch.Tensor:
-    """∂L/∂h_t for a loss on h_T only: δ_T = dL_dhT, δ_{t-1} = J_t^T δ_t, J_t = diag(1 - h_t²) V."""
+def _state_gradients(h: torch.Tensor, V: torch.Tensor, dL_dhT: torch.Tensor, *, derivative="1 - h_t²",
+                     transpose=True, after=False) -> torch.Tensor:
+    """∂L/∂h_t for a loss on h_T only: δ_T = dL_dhT, δ_{t-1} = J_t^T δ_t, J_t = diag(1 - h_t²) V.
+
+    The keywords produce the typical mistakes: another ``derivative`` ("1", "1 - h_{t-1}²", "1 - tanh(h_t)²",
+    "1 - h_t"), an untransposed Jacobian, or the derivative applied *after* V^T (diag(1 - h²) V^T δ)."""
     T = h.shape[0]
     out = [None] * T
     delta = dL_dhT
     for t in reversed(range(T)):
         out[t] = delta
-        scale = (1 - h[t] ** 2) if derivative else torch.ones_like(h[t])
-        J = scale[:, None] * V                                    # diag(1 - h_t²) V
-        delta = (J.T if transpose else J) @ delta
+        if derivative == "1 - h_t²":
+            scale = 1 - h[t] ** 2
+        elif derivative == "1":
+            scale = torch.ones_like(h[t])
+        elif derivative == "1 - h_{t-1}²":
+            scale = 1 - h[max(t - 1, 0)] ** 2
+        elif derivative == "1 - tanh(h_t)²":
+            scale = 1 - torch.tanh(h[t]) ** 2
+        else:
+            scale = 1 - h[t]
+        if after:
+            delta = scale * (V.T @ delta)
+        else:
+            J = scale[:, None] * V                                    # diag(1 - h_t²) V
+            delta = (J.T if transpose else J) @ delta
     return torch.stack(out)
 
 
 def _state_gradient_cases():
-    for seed, (T, H) in enumerate([(5, 3), (8, 4), (2, 6)]):
+    specs = [(5, 3, ""), (8, 4, ""), (2, 6, ""), (1, 5, "T=1: the only state is the last one"),
+             (6, 7, "saturated states (|h_t| close to 1) and a large V")]
+    for seed, (T, H, what) in enumerate(specs):
         g = _gen(10 + seed)
-        h = torch.tanh(torch.randn(T, H, generator=g, dtype=torch.float64))
-        V = torch.randn(H, H, generator=g, dtype=torch.float64)
-        yield f"T={T}, H={H}", (h, V, torch.randn(H, generator=g, dtype=torch.float64))
+        scale = 3.0 if "saturated" in what else 1.0
+        h = torch.tanh(scale * torch.randn(T, H, generator=g, dtype=torch.float64))
+        V = scale * torch.randn(H, H, generator=g, dtype=torch.float64)
+        case = f"T={T}, H={H}" + (f" ({what})" if what else "")
+        yield case, (h, V, torch.randn(H, generator=g, dtype=torch.float64))
 
 
 @exercise_check("gradients through time as Jacobian products", reimplements=(
@@ -90,16 +173,31 @@ def _state_gradient_cases():
 def check_state_gradients(student_fn):
     """``student_fn(h (T, H), V (H, H), dL_dhT (H,)) -> (T, H)``: row t is ∂L/∂h_t for a loss that
     depends on the last state only, with h_t = tanh(W x_t + V h_{t-1} + b)."""
-    for case, (h, V, d) in _state_gradient_cases():
-        got = run_student(student_fn, case, h, V, d)
-        expect_close(got, _state_gradients(h, V, d), case=case, atol=1e-8, rtol=1e-6, mistakes={
-            "the tanh derivative diag(1 - h_t²) is missing from each Jacobian": _state_gradients(h, V, d,
-                                                                                                derivative=False),
-            "the Jacobian is not transposed (use J_t^T δ_t when going backwards)": _state_gradients(h, V, d,
-                                                                                                  transpose=False),
-            "the rows are in reverse order (row t must be ∂L/∂h_t, row T-1 is dL_dhT itself)":
-                _state_gradients(h, V, d).flip(0),
+    for case, args in _state_gradient_cases():
+        h, V, d = _clones(*args)
+        T, H = h.shape
+        want = _state_gradients(h, V, d)
+        mistakes = {
+            "the tanh derivative diag(1 - h_t²) is missing from each Jacobian":
+                _state_gradients(h, V, d, derivative="1"),
+            "the Jacobian is not transposed (use J_t^T δ_t when going backwards)":
+                _state_gradients(h, V, d, transpose=False),
+            "the rows are in reverse order (row t must be ∂L/∂h_t, row T-1 is dL_dhT itself)": want.flip(0),
+            "the derivative uses the previous state h_{t-1}: J_t = diag(1 - h_t²) V takes the state of step t":
+                _state_gradients(h, V, d, derivative="1 - h_{t-1}²"),
+            "tanh was applied to h_t again: h_t is already tanh(a_t), so tanh'(a_t) = 1 - h_t²":
+                _state_gradients(h, V, d, derivative="1 - tanh(h_t)²"),
+            "the derivative is 1 - h_t, not 1 - h_t²": _state_gradients(h, V, d, derivative="1 - h_t"),
+            "the derivative was applied after V^T (diag(1 - h_t²) V^T δ); J_t^T δ = V^T (diag(1 - h_t²) δ)":
+                _state_gradients(h, V, d, after=True),
+        }
+        got = run_student(student_fn, case, *args)
+        _expect_tensor(got, (T, H), case=case, what="the stacked gradients ∂L/∂h_t", dtype=h.dtype, hints={
+            (T + 1, H): " One row too many: there are T states h_0 … h_{T-1}; row 0 is ∂L/∂h_0, nothing comes "
+                        "after it.",
+            (T - 1, H): " One row short: row T-1 is dL_dhT itself and row 0 is ∂L/∂h_0, T rows in all.",
         })
+        expect_close(got, want, case=case, atol=1e-8, rtol=1e-6, what="the (T, H) output", mistakes=mistakes)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -117,43 +215,103 @@ def reference_truncated_bptt(model: nn.Module, x: torch.Tensor, targets: torch.T
     return losses
 
 
-def _window_bptt(model, x, targets, k):
-    losses = []
+def _bptt_variant(model, x, targets, k, *, reset=False, detach=True, zero_grad=False, reduction="mean",
+                  backward=True, scale_by_chunks=False):
+    """The reference with one typical mistake switched on (for the hints)."""
+    h, losses, n = None, [], -(-x.shape[1] // k)
     for start in range(0, x.shape[1], k):
-        y, _ = model(x[:, start:start + k], None)
-        loss = F.mse_loss(y, targets[:, start:start + k])
-        loss.backward()
+        y, h = model(x[:, start:start + k], None if reset else h)
+        loss = F.mse_loss(y, targets[:, start:start + k], reduction=reduction)
+        if zero_grad:
+            model.zero_grad()
+        if backward:
+            (loss / n if scale_by_chunks else loss).backward(retain_graph=not detach)
+        if detach:
+            h = h.detach()
         losses.append(loss.item())
     return losses
 
 
-def _undetached_bptt(model, x, targets, k):
-    h, losses = None, []
-    for start in range(0, x.shape[1], k):
-        y, h = model(x[:, start:start + k], h)
-        loss = F.mse_loss(y, targets[:, start:start + k])
-        loss.backward(retain_graph=True)
-        losses.append(loss.item())
-    return losses
+_BPTT_MISTAKES = {
+    "the hidden state is reset at every chunk: that is a window of k steps, not truncated BPTT "
+    "(carry h over, detached)": dict(reset=True),
+    "the state is not detached (retain_graph=True lets gradients flow into earlier chunks again): "
+    "detach h between chunks": dict(detach=False),
+    "the gradients of the earlier chunks were zeroed (zero_grad() inside the loop): let backward() "
+    "accumulate them over the chunks": dict(zero_grad=True),
+    "the squared errors were summed (reduction='sum'): F.mse_loss averages them": dict(reduction="sum"),
+    "backward() was never called: call loss.backward() for every chunk": dict(backward=False),
+    "each chunk loss was divided by the number of chunks before backward(): backpropagate the chunk loss "
+    "itself": dict(scale_by_chunks=True),
+}
 
 
-def _run_on_copy(fn, model, x, targets, k, case):
+def _fresh_copy(model: nn.Module) -> nn.Module:
     m = copy.deepcopy(model)
     m.zero_grad(set_to_none=True)
+    return m
+
+
+def _grads(m: nn.Module) -> dict[str, torch.Tensor]:
+    return {name: (torch.zeros_like(p) if p.grad is None else p.grad.detach().clone())
+            for name, p in m.named_parameters()}
+
+
+def _bptt_cases():
+    # (B, T, k, I, H, O): T not a multiple of k, k = 1, a single chunk (k > T), batch size 1
+    specs = [(2, 12, 4, 3, 5, 2, ""), (3, 10, 3, 2, 4, 3, "T not a multiple of k"), (1, 7, 1, 4, 3, 1, "k=1"),
+             (2, 5, 8, 3, 6, 2, "k > T: a single chunk")]
+    for seed, (B, T, k, I, H, O, what) in enumerate(specs):  # noqa: E741 - I: the input size
+        torch.manual_seed(20 + seed)
+        model = rnn.ElmanNetwork(I, H, O)
+        g = _gen(30 + seed)
+        x, targets = torch.randn(B, T, I, generator=g), torch.randn(B, T, O, generator=g)
+        case = f"B={B}, T={T}, k={k}, an ElmanNetwork({I}, {H}, {O})" + (f" ({what})" if what else "")
+        yield case, model, x, targets, k
+
+
+def _run_student_bptt(student_fn, case, model, x, targets, k):
+    m = _fresh_copy(model)
     try:
-        losses = fn(m, x, targets, k)
-    except NotImplementedError:
-        raise
-    except RuntimeError as exc:
+        losses = run_student(student_fn, case, m, x, targets, k)
+    except CheckFailed as exc:
         if "backward through the graph a second time" in str(exc):
             raise CheckFailed(f"on {case}, backward() went through the previous chunk's graph a second time. "
                               "It looks like you forgot to detach the hidden state between chunks "
                               "(h = h.detach() after each backward).") from exc
-        raise CheckFailed(f"on {case}, your function raised RuntimeError: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - student code
-        raise CheckFailed(f"on {case}, your function raised {type(exc).__name__}: {exc}") from exc
-    V = m.rnn.cells[0].weight_hh.grad
-    return losses, (torch.zeros_like(m.rnn.cells[0].weight_hh) if V is None else V)
+        raise
+    return m, losses
+
+
+def _check_loss_list(losses, n: int, *, case: str, T: int, k: int, want: torch.Tensor, losses_for_k) -> torch.Tensor:
+    """The student's losses as a float64 tensor, after checking it is a list of ``n`` Python floats.
+
+    ``losses_for_k(k2)``: the reference losses with chunks of ``k2`` steps (to recognise a hard-coded k)."""
+    expected = f"on {case}, expected a list of {n} chunk losses (Python floats, one per chunk of {k} steps)"
+    if not isinstance(losses, (list, tuple)):
+        raise CheckFailed(f"{expected}, got {describe(losses)}")
+    for v in losses:
+        if isinstance(v, torch.Tensor):
+            raise CheckFailed(f"{expected}, got a list holding a {describe(v)}: append loss.item(), a Python float "
+                              "(a list of loss tensors keeps every chunk's graph alive).")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise CheckFailed(f"{expected}, got a list holding {describe(v)}")
+    got = torch.tensor([float(v) for v in losses], dtype=torch.float64)
+    if len(losses) != n:
+        hint = ""
+        if len(losses) == n - 1 and T % k and torch.allclose(got, want[:-1], atol=1e-5, rtol=1e-4):
+            steps = f"{T % k} step" + ("s" if T % k > 1 else "")
+            hint = (f" The last, shorter chunk ({steps}) is missing: loop over range(0, T, k), a slice past the end "
+                    "is simply shorter.")
+        else:
+            for k2 in range(1, T + 1):
+                if k2 != k and len(losses) == -(-T // k2) and torch.allclose(got, losses_for_k(k2), atol=1e-5,
+                                                                             rtol=1e-4):
+                    hint = (f" These are the losses of chunks of {k2} step" + ("s" if k2 > 1 else "")
+                            + ": use the k argument." + (" (one loss per chunk, not per time step)" if k2 == 1 else ""))
+                    break
+        raise CheckFailed(f"{expected}, got {describe(losses)}.{hint}")
+    return got
 
 
 @exercise_check("truncated backpropagation through time")
@@ -162,57 +320,95 @@ def check_truncated_bptt(student_fn):
     sequence into chunks of ``k`` steps; for each chunk run ``y, h = model(chunk, h)``, compute
     ``F.mse_loss(y, targets_chunk)``, call ``backward()`` (gradients accumulate) and carry ``h`` to the
     next chunk *detached*. ``model`` is a :class:`coursekit.rnn.ElmanNetwork`."""
-    for seed, (B, T, k) in enumerate([(2, 12, 4), (3, 10, 3)]):
-        torch.manual_seed(20 + seed)
-        model = rnn.ElmanNetwork(3, 5, 2)
-        g = _gen(30 + seed)
-        x, targets = torch.randn(B, T, 3, generator=g), torch.randn(B, T, 2, generator=g)
-        case = f"B={B}, T={T}, k={k}"
-        losses, dV = _run_on_copy(student_fn, model, x, targets, k, case)
-        want_losses, want_dV = _run_on_copy(reference_truncated_bptt, model, x, targets, k, case)
-        if not isinstance(losses, (list, tuple)) or len(losses) != len(want_losses):
-            raise CheckFailed(f"on {case}, expected a list of {len(want_losses)} chunk losses "
-                              f"(one per chunk of {k} steps), got {describe(losses)}")
-        expect_close(torch.tensor([float(v) for v in losses]), torch.tensor(want_losses), case=case,
-                     what="the list of chunk losses", mistakes={
-                         "the hidden state is reset at every chunk: that is a window of k steps, not "
-                         "truncated BPTT (carry h over, detached)":
-                             torch.tensor(_run_on_copy(_window_bptt, model, x, targets, k, case)[0]),
-                     })
-        expect_close(dV, want_dV, case=case, what="the accumulated gradient of V (rnn.cells[0].weight_hh)",
-                     mistakes={
-                         "the state is not detached (retain_graph=True lets gradients flow into earlier "
-                         "chunks again): detach h between chunks":
-                             _run_on_copy(_undetached_bptt, model, x, targets, k, case)[1],
-                         "the hidden state is reset at every chunk: that is a window of k steps, not "
-                         "truncated BPTT (carry h over, detached)":
-                             _run_on_copy(_window_bptt, model, x, targets, k, case)[1],
-                     })
+    for case, model, x, targets, k in _bptt_cases():
+        T, n = x.shape[1], -(-x.shape[1] // k)
+        ref = _fresh_copy(model)
+        want_losses = torch.tensor(reference_truncated_bptt(ref, *_clones(x, targets), k), dtype=torch.float64)
+        want_grads = _grads(ref)
+        wrong = {}
+        for hint, kwargs in _BPTT_MISTAKES.items():
+            m = _fresh_copy(model)
+            wrong[hint] = (torch.tensor(_bptt_variant(m, *_clones(x, targets), k, **kwargs), dtype=torch.float64),
+                           _grads(m))
+        before = {name: p.detach().clone() for name, p in model.named_parameters()}
+
+        m, losses = _run_student_bptt(student_fn, case, model, x, targets, k)
+        got_losses = _check_loss_list(
+            losses, n, case=case, T=T, k=k, want=want_losses,
+            losses_for_k=lambda k2, model=model, x=x, targets=targets: torch.tensor(
+                reference_truncated_bptt(_fresh_copy(model), *_clones(x, targets), k2), dtype=torch.float64))
+        for name, p in m.named_parameters():
+            if not torch.equal(p.detach(), before[name]):
+                raise CheckFailed(f"on {case}, the model's parameter {name} changed: only backpropagate (no "
+                                  "optimizer step); the gradients stay in .grad")
+        expect_close(got_losses, want_losses, case=case, what="the list of chunk losses",
+                     mistakes={hint: v[0] for hint, v in wrong.items()})
+        got_grads = _grads(m)
+        for name, want in want_grads.items():
+            expect_close(got_grads[name], want, case=case, what=f"the accumulated gradient of {name}",
+                         mistakes={hint: v[1][name] for hint, v in wrong.items()})
 
 
 # ----------------------------------------------------------------------------------------------
 # 04 — one LSTM step
 # ----------------------------------------------------------------------------------------------
+def _lstm_from(a: torch.Tensor, c: torch.Tensor, order: str = "ifgo") -> tuple[torch.Tensor, torch.Tensor]:
+    """(h_t, c_t) from the pre-activations ``a`` (B, 4H) when the four blocks are read as the gates ``order``."""
+    blocks = dict(zip(order, a.chunk(4, dim=-1)))
+    i, f, o = (torch.sigmoid(blocks[name]) for name in "ifo")
+    g = torch.tanh(blocks["g"])
+    c_t = f * c + i * g
+    return o * torch.tanh(c_t), c_t
+
+
 def _lstm_variants(x, h, c, W_ih, W_hh, b):
     """The reference step and typical wrong ones: name -> (h', c')."""
     a = x @ W_ih.T + h @ W_hh.T + b                                      # (B, 4H)
     a_i, a_f, a_g, a_o = a.chunk(4, dim=-1)
     i, f, g, o = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+    c_t = f * c + i * g
 
     def out(c_new, h_new=None):
         return (o * torch.tanh(c_new) if h_new is None else h_new), c_new
 
-    # TensorFlow/Keras-style order i, f, o, g  or  i, g, f, o (the "j" gate second)
-    tf_i, tf_g, tf_f, tf_o = torch.sigmoid(a_i), torch.tanh(a_f), torch.sigmoid(a_g), torch.sigmoid(a_o)
-    return {
-        "reference": out(f * c + i * g),
-        "the gates are read in the wrong order (PyTorch stacks them i, f, g, o)":
-            (tf_o * torch.tanh(tf_f * c + tf_i * tf_g), tf_f * c + tf_i * tf_g),
+    variants = {"reference": out(c_t)}
+    # any other order of the four blocks: TensorFlow/Keras's i, f, o, g or i, g, f, o (the "j" gate second) …
+    for perm in itertools.permutations("ifgo"):
+        order = "".join(perm)
+        if order != "ifgo":
+            variants[f"the gates are read in the wrong order {', '.join(order)} (PyTorch stacks them i, f, g, o)"] = \
+                _lstm_from(a, c, order)
+    square = W_ih.shape[0] == W_ih.shape[1]
+    variants.update({
         "the forget gate is missing (c_t = f ⊙ c_{t-1} + i ⊙ g, not c_{t-1} + i ⊙ g)": out(c + i * g),
         "the old cell is dropped (c_t = f ⊙ c_{t-1} + i ⊙ g, not i ⊙ g)": out(i * g),
         "a sigmoid was used on the candidate g (it is a tanh)": out(f * c + i * torch.sigmoid(a_g)),
-        "the tanh on the cell is missing in h_t = o ⊙ tanh(c_t)": out(f * c + i * g, o * (f * c + i * g)),
-    }
+        "the tanh on the cell is missing in h_t = o ⊙ tanh(c_t)": out(c_t, o * c_t),
+        "h_t uses the old cell (h_t = o ⊙ tanh(c_t), with the new c_t)": out(c_t, o * torch.tanh(c)),
+        "a tanh was used on the output gate o (it is a sigmoid)": out(c_t, torch.tanh(a_o) * torch.tanh(c_t)),
+        "the bias b was added twice (b is already the total bias_ih + bias_hh)": _lstm_from(a + b, c),
+        "the recurrent term W_hh h_{t-1} is missing": _lstm_from(x @ W_ih.T + b, c),
+        "W_ih is used untransposed (x @ W_ih instead of x @ W_ih.T)":
+            _lstm_from(x @ W_ih + h @ W_hh.T + b, c) if square else (None, None),
+    })
+    return variants
+
+
+def _lstm_cases():
+    # (B, I, H): H = 1, batch size 1, I = 4H (then an untransposed W_ih does not raise)
+    specs = [(2, 3, 4, ""), (1, 4, 2, "batch size 1, h and c all zeros (the first step)"), (3, 5, 5, ""),
+             (2, 8, 2, "I = 4H"), (4, 3, 1, "H=1, cell values on a large scale (×5)")]
+    for seed, (B, I, H, what) in enumerate(specs):  # noqa: E741 - I: the input size, as in the equations
+        g = _gen(40 + seed)
+        x, h, c = torch.randn(B, I, generator=g), torch.randn(B, H, generator=g), torch.randn(B, H, generator=g)
+        W_ih, W_hh, b = (torch.randn(4 * H, I, generator=g), torch.randn(4 * H, H, generator=g),
+                         torch.randn(4 * H, generator=g))
+        if "first step" in what:
+            h, c = torch.zeros(B, H), torch.zeros(B, H)
+        if "large scale" in what:
+            c = 5 * c
+        case = f"x of shape {(B, I)}, h and c of shape {(B, H)}" + (f" ({what})" if what else "")
+        yield case, (x, h, c, W_ih, W_hh, b)
 
 
 @exercise_check("one LSTM step", reimplements=(
@@ -220,80 +416,157 @@ def _lstm_variants(x, h, c, W_ih, W_hh, b):
 def check_lstm_step(student_fn):
     """``student_fn(x (B, I), h (B, H), c (B, H), W_ih (4H, I), W_hh (4H, H), b (4H,)) -> (h_t, c_t)``
     with PyTorch's gate layout i, f, g, o (``b`` is the total bias ``bias_ih + bias_hh``)."""
-    for seed, (B, I, H) in enumerate([(2, 3, 4), (1, 4, 2), (3, 5, 5)]):  # noqa: E741 - I, O: input/output sizes as in the equations
-        g = _gen(40 + seed)
-        args = (torch.randn(B, I, generator=g), torch.randn(B, H, generator=g), torch.randn(B, H, generator=g),
-                torch.randn(4 * H, I, generator=g), torch.randn(4 * H, H, generator=g), torch.randn(4 * H, generator=g))
-        case = f"x {(B, I)}, h and c {(B, H)}"
+    for case, args in _lstm_cases():
+        variants = _lstm_variants(*_clones(*args))
+        want_h, want_c = variants.pop("reference")
         got = run_student(student_fn, case, *args)
         if not isinstance(got, (tuple, list)) or len(got) != 2:
-            raise CheckFailed(f"on {case}, return the pair (h_t, c_t); got {describe(got)}")
-        variants = _lstm_variants(*args)
-        want_h, want_c = variants.pop("reference")
-        expect_close(got[1], want_c, case=case, what="c_t", mistakes={k: v[1] for k, v in variants.items()})
-        expect_close(got[0], want_h, case=case, what="h_t", mistakes={k: v[0] for k, v in variants.items()})
+            raise CheckFailed(f"on {case}, return the pair (h_t, c_t) of two {tuple(want_h.shape)} tensors; "
+                              f"got {describe(got)}")
+        got_h, got_c = got
+        _expect_tensor(got_h, want_h.shape, case=case, what="h_t (the first of the pair)")
+        _expect_tensor(got_c, want_c.shape, case=case, what="c_t (the second of the pair)")
+        if (not torch.allclose(got_h, want_h, atol=1e-5, rtol=1e-4)
+                and torch.allclose(got_h, want_c, atol=1e-5, rtol=1e-4)
+                and torch.allclose(got_c, want_h, atol=1e-5, rtol=1e-4)):
+            raise CheckFailed(f"on {case}, h_t and c_t are swapped: return the pair (h_t, c_t), in that order")
+        expect_close(got_c, want_c, case=case, what="c_t", mistakes={k: v[1] for k, v in variants.items()})
+        expect_close(got_h, want_h, case=case, what="h_t", mistakes={k: v[0] for k, v in variants.items()})
 
 
 # ----------------------------------------------------------------------------------------------
 # 04 — forget-gate bias
 # ----------------------------------------------------------------------------------------------
+def _forget_cases():
+    # (input size, H, layers, bidirectional, value): H other than 4, 3 layers, a negative value, value 0
+    specs = [(3, 4, 1, False, 1.0), (5, 3, 2, True, 2.0), (2, 5, 3, False, -0.5), (4, 2, 1, True, 0.0)]
+    for seed, (I, H, layers, bidir, value) in enumerate(specs):  # noqa: E741 - I: the input size
+        torch.manual_seed(50 + seed)
+        lstm = nn.LSTM(I, H, num_layers=layers, bidirectional=bidir)
+        yield f"nn.LSTM({I}, {H}, num_layers={layers}, bidirectional={bidir}), value={value}", lstm, H, value
+
+
+def _forget_mistakes(old_ih: torch.Tensor, old_hh: torch.Tensor, H: int, value: float) -> dict:
+    old = old_ih + old_hh
+
+    def with_block(lo, hi, new):
+        t = old.clone()
+        t[lo:hi] = new
+        return t
+
+    f = slice(H, 2 * H)
+    out = {
+        "the input gate block was set (rows 0..H); the forget gate is the second block, rows H..2H":
+            with_block(0, H, value),
+        "the candidate block g was set (rows 2H..3H); the forget gate is the second block, rows H..2H (i, f, g, o)":
+            with_block(2 * H, 3 * H, value),
+        "the output gate block was set (rows 3H..4H); the forget gate is the second block, rows H..2H (i, f, g, o)":
+            with_block(3 * H, 4 * H, value),
+        "both bias_ih and bias_hh were set to the value, so the total is twice it "
+        "(zero one of them in the f block)": with_block(H, 2 * H, 2 * value),
+        "only one of the two bias vectors was set: the total is bias_ih + bias_hh, so set one of them to value "
+        "and zero the other in the f block": with_block(H, 2 * H, value + old_hh[f]),
+        "only one of the two bias vectors was set (bias_hh): the total is bias_ih + bias_hh, so set one of them to "
+        "value and zero the other in the f block": with_block(H, 2 * H, value + old_ih[f]),
+        "the value was added to the bias, not set": with_block(H, 2 * H, old[f] + value),
+        "every gate's bias was set, not only the forget gate's block (rows H..2H)": torch.full_like(old, value),
+        "the value 1 is hard-coded: use the value argument": with_block(H, 2 * H, 1.0) if value != 1 else None,
+        "the hidden size 4 is hard-coded: use lstm.hidden_size": (with_block(4, 8, value)
+                                                                 if H != 4 and 4 * H >= 8 else None),
+        "this layer/direction was left unchanged: set the biases of every layer and direction "
+        "(every bias_ih_l{k}[_reverse] / bias_hh_l{k}[_reverse] in lstm.named_parameters())":
+            old if value != 0 or not torch.equal(old[f], torch.zeros(H)) else None,
+    }
+    return out
+
+
 @exercise_check("forget-gate bias initialisation", reimplements=("coursekit.rnn.init_forget_gate_bias",))
 def check_forget_gate_bias(student_fn):
     """``student_fn(lstm: nn.LSTM, value: float) -> None`` sets the *total* forget-gate bias
     ``bias_ih[f] + bias_hh[f]`` of every layer and direction to ``value``, leaving the other gates alone."""
-    for seed, (layers, bidir, value) in enumerate([(1, False, 1.0), (2, True, 2.0)]):
-        torch.manual_seed(50 + seed)
-        lstm = nn.LSTM(3, 4, num_layers=layers, bidirectional=bidir)
+    for case, lstm, H, value in _forget_cases():
         before = {n: p.detach().clone() for n, p in lstm.named_parameters()}
-        case = f"nn.LSTM(3, 4, num_layers={layers}, bidirectional={bidir}), value={value}"
-        run_student(student_fn, case, lstm, value)
-        H = 4
-        for name, p in lstm.named_parameters():
-            if not name.startswith("weight"):
-                continue
-            if not torch.equal(p, before[name]):
+        try:
+            run_student(student_fn, case, lstm, value)
+        except CheckFailed as exc:
+            if "leaf Variable that requires grad" in str(exc):
+                raise CheckFailed(f"{str(exc).rstrip('.')}. Parameters require grad: make the assignment inside "
+                                  "`with torch.no_grad():`.") from exc
+            raise
+        after = dict(lstm.named_parameters())
+        for name, old in before.items():
+            p = after.get(name)
+            if not isinstance(p, nn.Parameter) or p.shape != old.shape:
+                raise CheckFailed(f"on {case}, after your function lstm.{name} is {describe(p)}, no longer an "
+                                  f"nn.Parameter of shape {tuple(old.shape)}: change its values in place "
+                                  "(inside torch.no_grad()), do not replace it")
+            if not p.requires_grad:
+                raise CheckFailed(f"on {case}, after your function lstm.{name} no longer requires grad: it would "
+                                  "not be trained (use torch.no_grad() around the assignment, not "
+                                  "requires_grad_(False))")
+            if name.startswith("weight") and not torch.equal(p.detach(), old):
                 raise CheckFailed(f"on {case}, {name} changed: only the biases should be touched")
         for suffix in sorted({n.split("bias_ih")[1] for n in before if n.startswith("bias_ih")}):
-            b_ih, b_hh = lstm.get_parameter("bias_ih" + suffix), lstm.get_parameter("bias_hh" + suffix)
-            total = (b_ih + b_hh).detach()
-            old = before["bias_ih" + suffix] + before["bias_hh" + suffix]
-            want = old.clone()
+            old_ih, old_hh = before["bias_ih" + suffix], before["bias_hh" + suffix]
+            total = (after["bias_ih" + suffix] + after["bias_hh" + suffix]).detach()
+            want = old_ih + old_hh
             want[H:2 * H] = value
-            wrong_block = old.clone()
-            wrong_block[:H] = value
-            both = old.clone()
-            both[H:2 * H] = 2 * value
-            expect_close(total, want, case=f"{case}, layer{suffix}", what="bias_ih + bias_hh", mistakes={
-                "the input gate block was set (rows 0..H); the forget gate is the second block, rows H..2H":
-                    wrong_block,
-                "both bias_ih and bias_hh were set to the value, so the total is twice it "
-                "(zero one of them in the f block)": both,
-            })
+            where = f"{case}, layer{suffix}"
+            expect_close(total, want, case=where, what="bias_ih + bias_hh",
+                         mistakes=_forget_mistakes(old_ih, old_hh, H, value))
+            for name in ("bias_ih" + suffix, "bias_hh" + suffix):
+                new = after[name].detach()
+                for lo, gate in ((0, "input gate i"), (2 * H, "candidate g"), (3 * H, "output gate o")):
+                    if not torch.equal(new[lo:lo + H], before[name][lo:lo + H]):
+                        raise CheckFailed(f"on {where}, {name}[{lo}:{lo + H}] (the {gate}) changed: only the "
+                                          f"forget gate's block, rows {H}..{2 * H}, may change")
 
 
 # ----------------------------------------------------------------------------------------------
 # 04 — ELMo's scalar mix
 # ----------------------------------------------------------------------------------------------
+def _mix_cases():
+    # (L, B, T, D, gamma): a single layer, B == L (weights broadcast along the batch silently), layers on very
+    # different scales, large layer weights
+    specs = [(3, 2, 4, 5, 1.5, ""), (2, 1, 3, 4, 2.5, "batch size 1"), (1, 2, 3, 2, 0.5, "a single layer"),
+             (4, 4, 2, 3, 0.8, "layers on very different scales (×0.01 … ×100), large layer weights w")]
+    for seed, (L, B, T, D, gamma, what) in enumerate(specs):
+        g = _gen(60 + seed)
+        layers = torch.randn(L, B, T, D, generator=g)
+        w = torch.randn(L, generator=g)
+        if "scales" in what:
+            layers = layers * torch.tensor([0.01, 1.0, 100.0, 10.0])[:, None, None, None]
+            w = 4 * w
+        case = f"layers of shape {(L, B, T, D)}, gamma={gamma}" + (f" ({what})" if what else "")
+        yield case, layers, w, torch.tensor(gamma)
+
+
 @exercise_check("ELMo scalar mix", reimplements=("coursekit.rnn.ScalarMix",))
 def check_scalar_mix(student_fn):
     """``student_fn(layers (L, B, T, D), w (L,), gamma (scalar tensor)) -> (B, T, D)``:
     ``γ Σ_j softmax(w)_j layers[j]`` (Peters et al. 2018, eq. 1)."""
-    for seed, (L, B, T, D) in enumerate([(3, 2, 4, 5), (2, 1, 3, 4)]):
-        g = _gen(60 + seed)
-        layers = torch.randn(L, B, T, D, generator=g)
-        w = torch.randn(L, generator=g)
-        gamma = torch.tensor(1.5 + seed)
-        case = f"layers of shape {(L, B, T, D)}"
-        got = run_student(student_fn, case, layers, w, gamma)
+    for case, *args in _mix_cases():
+        layers, w, gamma = _clones(*args)
+        L, B = layers.shape[:2]
         mix = rnn.ScalarMix(L)
         with torch.no_grad():
             mix.scalar_parameters.copy_(w)
             mix.gamma.copy_(gamma)
-        want = mix(layers).detach()
+            want = mix(layers).detach()
         s = torch.softmax(w, 0).view(L, 1, 1, 1)
-        expect_close(got, want, case=case, mistakes={
+        mistakes = {
             "the softmax over the layer weights is missing (s = softmax(w))":
                 gamma * (w.view(L, 1, 1, 1) * layers).sum(0),
+            "w was normalised by its sum (w / w.sum()); ELMo normalises with a softmax, s = softmax(w)":
+                gamma * ((w / w.sum()).view(L, 1, 1, 1) * layers).sum(0),
             "γ (gamma) is missing": (s * layers).sum(0),
+            "γ (gamma) was added, not multiplied": gamma + (s * layers).sum(0),
             "the layers are averaged, ignoring w": gamma * layers.mean(0),
-        })
+            "only the top layer was used: ELMo mixes all L layers": gamma * layers[-1],
+            "the layer weights were broadcast along the batch axis: view s as (L, 1, 1, 1) so that s_j weighs "
+            "layers[j]": gamma * (s.view(1, L, 1, 1) * layers).sum(0) if B == L else None,
+        }
+        got = run_student(student_fn, case, *args)
+        _expect_tensor(got, want.shape, case=case, what="the mix", hints={
+            (1, *want.shape): " It has an extra leading dimension: sum over the layer axis without keepdim."})
+        expect_close(got, want, case=case, mistakes=mistakes)

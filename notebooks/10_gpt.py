@@ -254,6 +254,15 @@ viz.show_table([
 assert report["final"]["val"] < 2.0                     # in every profile (the checkpoint has ≈ 1.88)
 
 # %% [markdown]
+# These losses are **not** comparable with the perplexities of notebooks 03 (RNN) and 04 (LSTM),
+# although the data and the split are the same. nanoGPT's estimate (and ours) averages the loss over
+# every position of random 64-character windows, so the first characters of a window are predicted with
+# almost no context; 03/04 read the validation text as one stream with the recurrent state carried
+# across windows, so every character has all the text before it. The units differ too: nats per character
+# here, perplexity = exp(nats) there (1.887 nats is a perplexity of 6.6). A fair comparison would score
+# the GPT with a sliding window that gives every character 63 characters of context, or the LSTM on the
+# same random windows from a zero state.
+#
 # ## 5. Decoding: greedy, temperature, top-k, nucleus
 #
 # Each step turns the logits $z$ of the last position into one token:

@@ -10,9 +10,12 @@ Two downstream tasks, each with a small labelled set — the regime where pre-tr
 
 Both conditions get the *same* architecture, fine-tuning recipe and budget; only the starting weights
 differ (the committed pre-trained ones, or a fresh N(0, 0.02) init seeded by ``seed``). The fine-tuning
-seed also decides the batch order and dropout. :func:`compare` runs both conditions for each seed and
-returns the table (mean ± sd over seeds); ``python -m coursekit.bart_finetuning compare --out
-data/bart/downstream.json`` reproduces the committed one.
+seed also decides the batch order and dropout. On SST-2 a pre-trained and a random start need not want
+the same learning rate: each tries every rate of ``sst2_lrs``, keeps the one with the best mean accuracy
+on ``n_sst2_select`` other training sentences, and only then is its test accuracy read
+(:func:`coursekit.metrics.select_then_test`, the protocol of notebook 09's BERT). :func:`compare` runs
+both conditions for each seed and returns the table (mean ± sd over seeds); :func:`merge` joins the
+tables of separate processes (one per task or seed) into ``data/bart/downstream.json``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import json
 import random
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -45,6 +48,7 @@ from coursekit.checks import (
     check_positive_int,
     check_probability,
 )
+from coursekit.metrics import select_then_test
 from coursekit.text import pad_batch
 from coursekit.train import hardware
 from coursekit.translation.benchmark import load_benchmark, token_batches
@@ -52,7 +56,7 @@ from coursekit.translation.core import split_tokens
 from coursekit.translation.recipes import inverse_sqrt
 
 __all__ = ["FinetuneRecipe", "FINETUNE", "starting_model", "finetune_translation", "translation_bleu",
-           "finetune_sst2", "sst2_accuracy", "compare"]
+           "sst2_data", "finetune_sst2", "sst2_accuracy", "compare", "merge"]
 
 
 @dataclass(frozen=True)
@@ -66,16 +70,23 @@ class FinetuneRecipe:
     mt_warmup: int = 100
     label_smoothing: float = 0.1
     n_sst2: int = 2000               # SST-2 training sentences
+    n_sst2_select: int = 1000        # other training sentences, to choose each start's learning rate on
     sst2_updates: int = 500
     sst2_batch: int = 32
-    sst2_lr: float = 2e-4
+    sst2_lr: float = 2e-4            # finetune_sst2's rate; compare() tries every one of sst2_lrs
+    sst2_lrs: tuple[float, ...] = (3e-4, 1e-3)
     clip: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("n_pairs", "mt_updates", "mt_max_tokens", "mt_warmup", "n_sst2", "sst2_updates", "sst2_batch"):
+        for name in ("n_pairs", "mt_updates", "mt_max_tokens", "mt_warmup", "n_sst2", "n_sst2_select",
+                     "sst2_updates", "sst2_batch"):
             check_positive_int(getattr(self, name), name)
         for name in ("mt_lr", "sst2_lr", "clip"):
             check_positive_float(getattr(self, name), name)
+        if not isinstance(self.sst2_lrs, tuple) or not self.sst2_lrs:
+            raise TypeError(f"sst2_lrs must be a non-empty tuple of learning rates, got {self.sst2_lrs!r}")
+        for lr in self.sst2_lrs:
+            check_positive_float(lr, "each of sst2_lrs")
         check_probability(self.label_smoothing, "label_smoothing", inclusive_high=False)
 
 
@@ -218,24 +229,30 @@ def translation_bleu(model: Bart, vocab: BartVocab, data, split: str = "test"):
 # --------------------------------------------------------------------------- SST-2
 
 
-def sst2_data(vocab: BartVocab, n_train: int) -> dict:
+def sst2_data(vocab: BartVocab, n_train: int, n_select: int = 0) -> dict:
     """``train_ids``/``train_labels``: the first ``n_train`` SST-2 training sentences (in a fixed shuffle) that
-    fit the model's positions; ``test_ids``/``test_labels``: the 872 validation sentences, ``<s> … </s>``. The
-    few validation sentences longer than the positions (10 of 872) keep their first pieces and their
-    ``</s>``; ``test_truncated`` counts them."""
+    fit the model's positions; ``select_ids``/``select_labels``: the next ``n_select`` of them (to choose a
+    learning rate on, never trained on); ``test_ids``/``test_labels``: the 872 validation sentences,
+    ``<s> … </s>``. The few validation sentences longer than the positions (10 of 872) keep their first pieces
+    and their ``</s>``; ``test_truncated`` counts them."""
     from coursekit.data import load_sst2
 
+    check_positive_int(n_train, "n_train")
+    if isinstance(n_select, bool) or not isinstance(n_select, int) or n_select < 0:
+        raise ValueError(f"n_select must be an int ≥ 0, got {n_select!r}")
     sst = load_sst2()
     train = list(zip(sst["train"]["sentence"], sst["train"]["label"]))
     random.Random(2).shuffle(train)
     limit = RECIPE.arch["max_len"]
-    train = [(s, y) for s, y in train if s.strip()][: 2 * n_train]            # enough to find n_train that fit
+    wanted = n_train + n_select
+    train = [(s, y) for s, y in train if s.strip()][: 2 * wanted]             # enough to find `wanted` that fit
     train = [(ids, y) for ids, (_, y) in zip(vocab.encode_many([split_tokens(s) for s, _ in train]), train)
-             if len(ids) <= limit][:n_train]
-    if len(train) < n_train:
-        raise ValueError(f"only {len(train)} SST-2 training sentences fit {limit} positions, {n_train} asked")
+             if len(ids) <= limit][:wanted]
+    if len(train) < wanted:
+        raise ValueError(f"only {len(train)} SST-2 training sentences fit {limit} positions, {wanted} asked")
     test = vocab.encode_many([split_tokens(s) for s in sst["validation"]["sentence"]])
-    return {"train_ids": [t[0] for t in train], "train_labels": [t[1] for t in train],
+    return {"train_ids": [t[0] for t in train[:n_train]], "train_labels": [t[1] for t in train[:n_train]],
+            "select_ids": [t[0] for t in train[n_train:]], "select_labels": [t[1] for t in train[n_train:]],
             "test_ids": [ids if len(ids) <= limit else ids[:limit - 1] + [vocab.eos_id] for ids in test],
             "test_labels": list(sst["validation"]["label"]), "test_truncated": sum(len(ids) > limit for ids in test)}
 
@@ -328,20 +345,48 @@ def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translat
         result["translation"] = {"n_pairs": recipe.n_pairs, "n_test": len(data.test), "rows": rows,
                                  "bleu": _summary(rows, "bleu"), "chrf": _summary(rows, "chrf")}
     if "sst2" in tasks:
-        sst = sst2_data(vocab, recipe.n_sst2)
-        x, y, xt, yt = sst["train_ids"], sst["train_labels"], sst["test_ids"], sst["test_labels"]
+        sst = sst2_data(vocab, recipe.n_sst2, recipe.n_sst2_select)
         rows = []
         for seed in seeds:
             for init in ("pretrained", "random"):
-                t0 = time.monotonic()
-                model, _ = starting_model(init, seed, vocab)
-                clf, losses = finetune_sst2(model, x, y, vocab, recipe=recipe, seed=seed)
-                rows.append({"init": init, "seed": seed, "accuracy": round(sst2_accuracy(clf, xt, yt, vocab), 4),
-                             "seconds": round(time.monotonic() - t0, 1)})
-                log(json.dumps(rows[-1]))
-        result["sst2"] = {"n_train": len(x), "n_test": len(xt), "test_truncated": sst["test_truncated"],
-                          "rows": rows, "accuracy": _summary(rows, "accuracy")}
+                for lr in recipe.sst2_lrs:
+                    t0 = time.monotonic()
+                    model, _ = starting_model(init, seed, vocab)
+                    clf, _ = finetune_sst2(model, sst["train_ids"], sst["train_labels"], vocab,
+                                           recipe=replace(recipe, sst2_lr=lr), seed=seed)
+                    rows.append({"init": init, "lr": lr, "seed": seed,
+                                 "select": round(sst2_accuracy(clf, sst["select_ids"], sst["select_labels"], vocab), 4),
+                                 "test": round(sst2_accuracy(clf, sst["test_ids"], sst["test_labels"], vocab), 4),
+                                 "seconds": round(time.monotonic() - t0, 1)})
+                    log(json.dumps(rows[-1]))
+        result["sst2"] = {"n_train": len(sst["train_ids"]), "n_select": len(sst["select_ids"]),
+                          "n_test": len(sst["test_ids"]), "test_truncated": sst["test_truncated"], "rows": rows,
+                          "summary": select_then_test(rows, recipe.sst2_lrs)}
     return result
+
+
+def merge(parts: list[dict], into: dict | None = None) -> dict:
+    """One table from runs made in separate processes (e.g. one per seed, ``compare --seeds 0`` and ``--seeds
+    1``): each task's rows concatenated and its summary recomputed; tasks none of ``parts`` ran are kept from
+    ``into`` (the committed table)."""
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+        raise TypeError("parts must be a non-empty list of compare() results")
+    if len({json.dumps(p.get("recipe"), sort_keys=True) for p in parts}) != 1:
+        raise ValueError("parts must come from the same recipe")
+    out = dict(into or {})
+    out.update(recipe=parts[0]["recipe"], hardware=parts[0]["hardware"],
+               seeds=sorted({s for p in parts for s in p["seeds"]}))
+    for task in ("translation", "sst2"):
+        mine = [p[task] for p in parts if task in p]
+        if not mine:
+            continue
+        rows = [r for m in mine for r in m["rows"]]
+        if task == "translation":
+            out[task] = {**mine[0], "rows": rows, "bleu": _summary(rows, "bleu"), "chrf": _summary(rows, "chrf")}
+        else:
+            out[task] = {**mine[0], "rows": rows,
+                         "summary": select_then_test(rows, tuple(parts[0]["recipe"]["sst2_lrs"]))}
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -354,7 +399,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tasks", nargs="+", default=["translation", "sst2"], choices=["translation", "sst2"])
     p.add_argument("--out", default=None, help="write the table as JSON here (e.g. data/bart/downstream.json)")
     p.add_argument("--threads", type=int, default=0)
+    m = sub.add_parser("merge", help="combine compare results of separate processes into one table")
+    m.add_argument("parts", nargs="+", help="JSON files written by compare --out")
+    m.add_argument("--into", required=True, help="the table to update (kept for tasks the parts did not run)")
     args = parser.parse_args(argv)
+    if args.command == "merge":
+        into = Path(args.into)
+        old = json.loads(into.read_text(encoding="utf-8")) if into.exists() else None
+        result = merge([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.parts], old)
+        into.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(json.dumps({t: result[t].get("summary") or result[t].get("bleu") for t in ("translation", "sst2")
+                          if t in result}))
+        return
     if args.threads:
         torch.set_num_threads(args.threads)
     result = compare(tuple(args.seeds), tasks=tuple(args.tasks))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from coursekit.bert import (
 )
 from coursekit.bert_pretraining import CHECKPOINT_DIR, load_small_bert
 from coursekit.checks import check_positive_float, check_positive_int
+from coursekit.metrics import select_then_test
 from coursekit.runtime import seed_everything
 
 __all__ = ["SST2Protocol", "PROTOCOL", "sst2_splits", "finetune_once", "compare", "finetune_by_step"]
@@ -145,14 +145,7 @@ def compare(directory: str | Path = CHECKPOINT_DIR, protocol: SST2Protocol = PRO
                              **finetune_once(body, tokenizer, splits, lr=lr, seed=seed, epochs=protocol.epochs,
                                              batch_size=protocol.batch_size)})
                 log(json.dumps(rows[-1]))
-    summary = {}
-    for init in ("pretrained", "random"):
-        mine = [r for r in rows if r["init"] == init]
-        chosen = max(protocol.lrs, key=lambda lr: statistics.mean(r["select"] for r in mine if r["lr"] == lr))
-        test = [r["test"] for r in mine if r["lr"] == chosen]
-        summary[init] = {"chosen_lr": chosen, "mean": round(statistics.mean(test), 4),
-                         "sd": round(statistics.stdev(test), 4) if len(test) > 1 else 0.0, "values": test}
-    summary["difference"] = round(summary["pretrained"]["mean"] - summary["random"]["mean"], 4)
+    summary = select_then_test(rows, protocol.lrs)
     return {"protocol": asdict(protocol), "model_sha256": sha256_file(Path(directory) / "model.safetensors"),
             "n_test": len(splits["test"]), "rows": rows, "summary": summary, "hardware": hardware()}
 

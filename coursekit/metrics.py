@@ -1,9 +1,11 @@
-"""Evaluation measures used across the course: perplexity, accuracy, BLEU, distinct-n."""
+"""Evaluation measures used across the course: perplexity, accuracy, BLEU, distinct-n, and the fair
+comparison of two starting points (each with its own learning rate, chosen off the test set)."""
 
 from __future__ import annotations
 
 import math
 import numbers
+import statistics
 from collections.abc import Sequence
 
 import torch
@@ -78,3 +80,35 @@ def distinct_n(texts: Sequence[Sequence[str]] | Sequence[str], n: int) -> float:
     if total == 0:
         raise ValueError(f"no {n}-grams in the given texts")
     return len(grams) / total
+
+
+def select_then_test(rows: Sequence[dict], lrs: Sequence[float],
+                     inits: Sequence[str] = ("pretrained", "random")) -> dict:
+    """A fair comparison of starting points: each ``init`` gets the learning rate with the best mean
+    ``"select"`` accuracy over its seeds (sentences outside the test set), and only then is its
+    ``"test"`` accuracy at that rate read (mean ± sd over seeds). ``rows``: one dict per run with keys
+    ``init``, ``lr``, ``seed``, ``select``, ``test``. Picking each rate on the test set would flatter
+    both; one shared rate would favour whichever start it happens to suit."""
+    if isinstance(rows, (str, dict)) or not isinstance(rows, Sequence) or not rows:
+        raise TypeError(f"rows must be a non-empty list of run dicts, got {type(rows).__name__}")
+    needed = {"init", "lr", "seed", "select", "test"}
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not needed <= set(row):
+            raise ValueError(f"rows[{i}] must be a dict with keys {sorted(needed)}, got {row!r:.100}")
+    if isinstance(lrs, (str, bytes)) or not isinstance(lrs, Sequence) or not lrs:
+        raise TypeError(f"lrs must be a non-empty sequence of learning rates, got {lrs!r:.60}")
+    if isinstance(inits, str) or not isinstance(inits, Sequence) or not inits:
+        raise TypeError(f"inits must be a sequence of init names such as ('pretrained', 'random'), got {inits!r:.60}")
+    summary = {}
+    for init in inits:
+        mine = [r for r in rows if r["init"] == init]
+        tried = [lr for lr in lrs if any(r["lr"] == lr for r in mine)]
+        if not tried:
+            raise ValueError(f"no runs of init {init!r} at any of the learning rates {list(lrs)}")
+        chosen = max(tried, key=lambda lr: statistics.mean(r["select"] for r in mine if r["lr"] == lr))
+        test = [r["test"] for r in mine if r["lr"] == chosen]
+        summary[init] = {"chosen_lr": chosen, "mean": round(statistics.mean(test), 4),
+                         "sd": round(statistics.stdev(test), 4) if len(test) > 1 else 0.0, "values": test}
+    if len(inits) == 2:
+        summary["difference"] = round(summary[inits[0]]["mean"] - summary[inits[1]]["mean"], 4)
+    return summary

@@ -1591,6 +1591,22 @@ BART_FINETUNING = [
         TypeError, r"recipe must be a FinetuneRecipe, got dict"),
     Bad("a file name for the log", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), log="log.txt"),
         TypeError, r"log must be a function such as print, got str"),
+    Bad("one learning rate as a float", bart_finetuning.FinetuneRecipe,
+        lambda: bart_finetuning.FinetuneRecipe(sst2_lrs=1e-3), TypeError, r"sst2_lrs must be a non-empty tuple"),
+    Bad("a negative learning rate among several", bart_finetuning.FinetuneRecipe,
+        lambda: bart_finetuning.FinetuneRecipe(sst2_lrs=(1e-3, -1e-3)), ValueError, r"each of sst2_lrs"),
+    Bad("no selection sentences as None", bart_finetuning.FinetuneRecipe,
+        lambda: bart_finetuning.FinetuneRecipe(n_sst2_select=None), TypeError, r"n_sst2_select"),
+    Bad("a negative selection size", bart_finetuning.sst2_data,
+        lambda: bart_finetuning.sst2_data(bart_pretraining.BartVocab(), 10, -1), ValueError,
+        r"n_select must be an int ≥ 0, got -1"),
+    Bad("zero training sentences", bart_finetuning.sst2_data,
+        lambda: bart_finetuning.sst2_data(bart_pretraining.BartVocab(), 0), ValueError, r"n_train"),
+    Bad("one result instead of a list", bart_finetuning.merge, lambda: bart_finetuning.merge({"seeds": [0]}),
+        TypeError, r"parts must be a non-empty list of compare\(\) results"),
+    Bad("parts of different recipes", bart_finetuning.merge,
+        lambda: bart_finetuning.merge([{"recipe": {"a": 1}}, {"recipe": {"a": 2}}]), ValueError,
+        r"parts must come from the same recipe"),
 ]
 
 

@@ -3,7 +3,7 @@ measures, the committed pre-trained BART (reload, hash, the issue's targets) and
 
 import json
 import shutil
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,8 @@ import torch
 
 from coursekit import bart, bart_finetuning, bart_pretraining, noising
 from coursekit.bart_pretraining import BartRecipe, BartVocab, PretrainingCorpus
+from coursekit.data import model_dir
+from coursekit.metrics import select_then_test
 
 ROOT = Path(__file__).resolve().parents[1]
 BART_DIR = ROOT / "data" / "bart"
@@ -150,3 +152,33 @@ def test_denoise_command_prints_json(capsys):
     assert bart.main(["denoise", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["copy_accuracy"] >= 0.95 and out["fill_accuracy"] > out["unigram_fill_accuracy"]
+
+
+def test_merge_combines_processes_and_keeps_other_tasks():
+    recipe = asdict(bart_finetuning.FinetuneRecipe())
+
+    def part(seed, test):
+        rows = [{"init": init, "lr": lr, "seed": seed, "select": 0.7 + (lr > 5e-4) * 0.01,
+                 "test": round(test + (init == "pretrained") * 0.02 + (lr > 5e-4) * 0.01, 4)}
+                for init in ("pretrained", "random") for lr in recipe["sst2_lrs"]]
+        return {"recipe": recipe, "hardware": {}, "seeds": [seed], "sst2": {"n_train": 2, "rows": rows}}
+
+    kept = {"translation": {"bleu": "kept"}}
+    table = bart_finetuning.merge([part(0, 0.60), part(1, 0.62)], kept)
+    assert table["translation"] == {"bleu": "kept"} and table["seeds"] == [0, 1]
+    summary = table["sst2"]["summary"]
+    assert summary["pretrained"]["chosen_lr"] == 1e-3 and summary["pretrained"]["values"] == [0.63, 0.65]
+    assert summary["difference"] == pytest.approx(0.02)
+
+
+def test_committed_downstream_table_follows_its_protocol():
+    """data/bart/downstream.json: each start's SST-2 learning rate is the one with the best mean accuracy on the
+    selection sentences, and the reported test accuracies are that rate's, for every seed."""
+    table = json.loads((model_dir("bart") / "downstream.json").read_text())
+    sst = table["sst2"]
+    assert sst["summary"] == select_then_test(sst["rows"], tuple(table["recipe"]["sst2_lrs"]))
+    assert len(table["seeds"]) >= 2 and sst["n_select"] >= 1000 and sst["n_test"] == 872
+    for init in ("pretrained", "random"):
+        assert {r["seed"] for r in sst["rows"] if r["init"] == init} == set(table["seeds"])
+    bleu = table["translation"]["bleu"]
+    assert min(bleu["pretrained"]["values"]) - max(bleu["random"]["values"]) > 5     # the translation target

@@ -258,21 +258,22 @@ for kind in ["bow", "cbow", "dan", "cnn"]:
         print(f"{names[kind]:>16} {init:>16}: dev acc {runs[-1]['dev accuracy']:.3f} in {hist.seconds:.0f} s")
 
 # %%
-reference = [
-    {"model": "DAN (Iyyer et al. 2015)", "embeddings": "GloVe 840B", "dev accuracy": 0.863, "parameters": None,
-     "train s": None, "source": "paper, large data (SST test)"},
-    {"model": "CNN-multichannel (Kim 2014)", "embeddings": "word2vec 100B", "dev accuracy": 0.881,
-     "parameters": None, "train s": None, "source": "paper, large data (SST test)"},
-]
-table = [{k: v for k, v in r.items() if k != "curve"} for r in runs] + reference
-viz.show_table(table, title=f"SST-2 sentiment, {len(train_seqs):,} training sentences, {steps} steps "
-               f"({S.profile} profile)")
-best = max(runs, key=lambda r: r["dev accuracy"])
-print(f"best: {best['model']} with {best['embeddings']} embeddings, {best['dev accuracy']:.3f}")
+table = [{k: v for k, v in r.items() if k != "curve"} for r in runs]
+viz.show_table(table, title=f"ours: SST-2 sentiment, {len(train_seqs):,} training sentences, {steps} steps "
+               f"({S.profile} profile), accuracy on the 872 dev sentences")
+viz.show_table([
+    {"model": "DAN (Iyyer et al. 2015)", "embeddings": "GloVe 840B", "SST-2 test accuracy": 0.863},
+    {"model": "CNN-multichannel (Kim 2014)", "embeddings": "word2vec 100B", "SST-2 test accuracy": 0.881},
+], title="the papers: trained on every phrase of the treebank, measured on the SST-2 test set (not our dev set)")
+ranking = sorted(runs, key=lambda r: -r["dev accuracy"])
+best = ranking[0]
+print("ours, best first:", ", ".join(f"{r['model']} ({r['embeddings']}) {r['dev accuracy']:.3f}" for r in ranking))
 acc = {(r["model"], r["embeddings"]): r["dev accuracy"] for r in runs}
 gains = {m: acc[(m, "pretrained (01)")] - acc[(m, "random")] for m, e in acc if e != "random"}
 print("pretrained − random, dev accuracy:", {m: f"{g:+.3f}" for m, g in gains.items()})
 assert best["dev accuracy"] > (0.80 if S.profile != "quick" else 0.6)
+if S.profile == "class":   # what the summary says about the stored run
+    assert best["model"] == "BOW", "the summary says plain BOW is our best model in the class run"
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.5))
@@ -312,8 +313,10 @@ assert confusion.sum() == len(dev_labels) and confusion.trace() / confusion.sum(
 # Ettinger et al. (2017) asked people to write sentences that break sentiment systems. The classic
 # pair is *I don't love this movie* (negative) and *There's nothing I don't love about this movie*
 # (positive): almost the same words, opposite meanings. A bag of words sees nearly the same bag.
-# We write the probes the way SST-2 is tokenised (*do n't*, *there 's*), otherwise *don't* would be
-# an unknown word to every model.
+# We write the probes the way SST-2's sentences are written (*do n't*, *there 's*), otherwise *don't*
+# would be an unknown word to every model. Our tokenizer then reads them exactly as it read the
+# training sentences: *n't* stays one token, while a detached *'s* becomes *'* and *s* (printed
+# below) — the same pieces the models saw in training, so nothing is unknown.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -367,7 +370,11 @@ for sentence, _ in probes[:2] + probes[3:4]:
 #   a Kim CNN learns n-gram filters and keeps the strongest match by max-over-time pooling.
 # - Masks make every model padding-invariant: masked mean, masked max with −∞.
 # - Pretrained embeddings (notebook 01) give the models a starting point for words they rarely saw
-#   with a label; the published numbers (DAN 86.3, CNN-MC 88.1) use far more data.
+#   with a label; the published numbers (DAN 86.3, CNN-MC 88.1, on the SST test set) use far more data.
+# - In our class run the plain BOW model is the best of ours (table in §6): with 40,000 short training
+#   phrases and a few minutes of CPU, the extra capacity of CBOW, DAN and the CNN does not pay off yet,
+#   and our small pretrained vectors add at most about a point. More data and better vectors are what
+#   the papers had.
 # - Probes such as *There's nothing I don't love about this movie* still break all of them: word
 #   order and scope of negation need models that read the sentence in order (RNNs, notebook 03).
 #

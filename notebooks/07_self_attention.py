@@ -24,9 +24,11 @@
 #   masks, and multi-head attention (split, attend, concatenate, $W_O$), and check both against
 #   PyTorch.
 # - Show that self-attention is permutation-equivariant (it sees a bag of words) — hence positions.
-# - Compare the cost of self-attention and of a recurrent layer, in theory and measured here.
+# - Compare the cost of self-attention and of a recurrent layer, in theory and measured here, and
+#   the training cost (time, peak memory) of written-out vs fused attention as the sequence grows.
 
 # %%
+import json
 import math
 import time
 import weakref
@@ -58,11 +60,12 @@ from coursekit.exercises import (
 from coursekit.transformer import sinusoidal_positions
 
 S = runtime.sizes(
-    quick=dict(d_ks=[1, 4, 16, 64, 256, 1024], n_samples=256, lengths=[32, 64, 128, 256, 512, 1024], repeats=3),
+    quick=dict(d_ks=[1, 4, 16, 64, 256, 1024], n_samples=256, lengths=[32, 64, 128, 256, 512, 1024], repeats=3,
+               cost_lengths=[64, 128, 256]),
     class_=dict(d_ks=[1, 4, 16, 64, 256, 1024, 4096], n_samples=1024,
-                lengths=[32, 64, 128, 256, 512, 1024, 2048, 4096], repeats=3),
+                lengths=[32, 64, 128, 256, 512, 1024, 2048, 4096], repeats=3, cost_lengths=[64, 128, 256, 512]),
     full=dict(d_ks=[1, 4, 16, 64, 256, 1024, 4096], n_samples=4096,
-              lengths=[32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], repeats=5),
+              lengths=[32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], repeats=5, cost_lengths=[128, 256, 512, 1024]),
 )
 device = runtime.device()
 plt.rcParams["figure.dpi"] = 80
@@ -522,6 +525,75 @@ assert slope("RNN (nn.RNN)", "peak MiB") < 1.3                      # one d-vect
 # - The quadratic cost is what restricted (windowed) attention, in the last row of the table,
 #   removes; notebook 08 measures it.
 #
+# ### Training: the backward pass, the batch, and where T² takes over
+#
+# Training runs the backward pass too, and it needs what the forward pass kept. The written-out
+# attention keeps its $(B, H, T, T)$ weights for it; the fused kernel (FlashAttention's idea) keeps
+# only one number per query row (the log-sum-exp of its scores) and recomputes the weights in the
+# backward pass. `coursekit.cost` measures forward + backward with the counter we just wrote — it is
+# `coursekit.cost.PeakMemory`; first we check that the two count the same — and also the batch axis,
+# and our whole Transformer against `nn.Transformer`. The long sweep (T = 64 … 2,048) was run once for
+# the course (`python -m coursekit.cost --out data/bench/attention_cost.json --plot
+# docs/attention_cost.png`); here we read it, and re-measure a few small points live.
+
+# %%
+from coursekit import cost
+from coursekit.data import model_dir
+
+x = torch.randn(1, 256, d)
+for name, layer in layers.items():
+    with torch.no_grad(), PeakTensorMemory() as ours_count, cost.PeakMemory() as library_count:
+        layer(x)
+    assert ours_count.peak == library_count.peak, name          # the derivation above = the library version
+
+stored = json.loads((model_dir("bench") / "attention_cost.json").read_text(encoding="utf-8"))
+cost.plot_cost(stored["rows"])
+plt.show()
+by_length = [r for r in stored["rows"] if r.get("sweep") != "batch"]
+
+
+def stored_row(model, impl, T):
+    return next(r for r in by_length if (r["model"], r["impl"], r["T"]) == (model, impl, T))
+
+
+viz.show_table([{"T": T, **{f"{m}: {i} (ms)": round(1e3 * stored_row(m, i, T)["seconds"], 1)
+                            for m, i in (("attention", "explicit"), ("attention", "fused"),
+                                         ("Transformer", "ours"), ("Transformer", "nn.Transformer"))},
+                 "explicit attention peak (MB)": round(stored_row("attention", "explicit", T)["peak_MB"], 1),
+                 "fused attention peak (MB)": round(stored_row("attention", "fused", T)["peak_MB"], 1)}
+                for T in (64, 256, 1024, 2048)],
+               title=f"stored run: forward + backward, batch 4 ({stored['torch_threads']} thread, load average "
+                     f"{stored['load_average_before']:.1f} → {stored['load_average_after']:.1f}: times are noisy, "
+                     f"memory is exact)")
+onset = stored["quadratic_onset_T"]
+print("length from which every doubling of T more than triples the time (×2 = linear, ×4 = quadratic):",
+      {k: (f"T = {v:,}" if v else "not within T ≤ 2,048") for k, v in onset.items()})
+grow = stored_row("attention", "explicit", 2048)["peak_MB"] / stored_row("attention", "explicit", 1024)["peak_MB"]
+grow_fused = stored_row("attention", "fused", 2048)["peak_MB"] / stored_row("attention", "fused", 1024)["peak_MB"]
+print(f"doubling T from 1,024 to 2,048 multiplies peak memory by {grow:.2f} (explicit) and {grow_fused:.2f} (fused)")
+assert grow > 3.5 and grow_fused < 2.5
+ratio = stored_row("Transformer", "ours", 1024)["seconds"] / stored_row("Transformer", "nn.Transformer", 1024)["seconds"]
+print(f"our Transformer / nn.Transformer time at T = 1,024: {ratio:.2f}")
+
+# %%
+live = cost.attention_cost(S.cost_lengths, repeat=1)
+for impl in ("explicit", "fused"):
+    mine = [r for r in live if r["impl"] == impl]
+    print(f"live, {impl:<8}: peak MB " + ", ".join(f"T={r['T']}: {r['peak_MB']:.2f}" for r in mine))
+explicit = [r["peak_MB"] for r in live if r["impl"] == "explicit"]
+fused = [r["peak_MB"] for r in live if r["impl"] == "fused"]
+assert explicit[-1] / explicit[-2] > 3.0 and fused[-1] / fused[-2] < 2.5     # ×4 per 2×T vs ×2 per 2×T
+
+# %% [markdown]
+# The stored run and the live one agree on the shape: the explicit attention's memory grows as T²
+# (×4 per doubling), the fused kernel's as T (×2), for the batch it is linear for both. The time
+# per-doubling growth says from which length on the T² term dominates on this CPU (printed above): below it, the
+# projections and feed-forward layers — linear in T — cost more than the attention itself; above
+# it, every doubling of the context quadruples the cost. Our Transformer trains at the speed of
+# `nn.Transformer` (the ratio printed above; `python -m coursekit.bench` compares every model).
+# Our Transformer attends through the fused kernel, so its memory grows more slowly than
+# `nn.Transformer`'s at long lengths (the stored run's peak at T = 2,048 is in the JSON file).
+#
 # ## Summary
 #
 # - Self-attention rebuilds each word as a weighted average of the words of its own sentence;
@@ -535,6 +607,9 @@ assert slope("RNN (nn.RNN)", "peak MiB") < 1.3                      # one d-vect
 # - Self-attention is permutation-equivariant, so word order must be added as positions (08).
 # - Per layer it costs $O(n^2 d)$ with $O(1)$ sequential steps, versus $O(n d^2)$ and $O(n)$ steps
 #   for an RNN.
+# - In training, the written-out attention keeps its $n \times n$ weights for the backward pass
+#   (memory ×4 per doubling of $n$), the fused kernel recomputes them (×2); past the length printed in
+#   §7 the $n^2$ term dominates the time on this CPU.
 #
 # ## Exercises
 #

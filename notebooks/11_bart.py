@@ -36,6 +36,7 @@ import copy
 import dataclasses
 import json
 import math
+import statistics
 import tempfile
 import time
 from functools import partial
@@ -663,32 +664,50 @@ with torch.no_grad():
 print("sentence representation:", tuple(by_hand.shape))
 
 # %% [markdown]
-# Does pre-training help here too? The same comparison as for translation: the committed weights or a random
-# initialisation, the same head and fine-tuning recipe, 2,000 labelled training sentences, two seeds, the 872
-# validation sentences as the test set (from `data/bart/downstream.json`).
+# Does pre-training help here too? The same comparison as for translation — the committed weights or a
+# random initialisation, the same head and fine-tuning recipe, 2,000 labelled training sentences, two seeds,
+# the 872 validation sentences as the test set — with one change that matters for a fair answer: a
+# pre-trained and a random start need not want the same learning rate. Each start tries two rates and keeps
+# the one with the better mean accuracy on 1,000 *other* training sentences; only then is its test accuracy
+# read (the protocol of notebook 09's BERT, `coursekit.metrics.select_then_test`; from
+# `data/bart/downstream.json`).
 
 # %%
 cls_down = down["sst2"]
-acc = cls_down["accuracy"]
-viz.show_table([{k: r[k] for k in ("init", "seed", "accuracy", "seconds")} for r in cls_down["rows"]],
+summary = cls_down["summary"]
+viz.show_table([{k: r[k] for k in ("init", "lr", "seed", "select", "test", "seconds")} for r in cls_down["rows"]],
                title=f"SST-2, {cls_down['n_train']:,} training sentences, {down['recipe']['sst2_updates']} updates "
-                     f"of {down['recipe']['sst2_batch']}, {cls_down['n_test']} test sentences")
-se = (acc["random"]["mean"] * (1 - acc["random"]["mean"]) / cls_down["n_test"]) ** 0.5
-print(f"accuracy: pre-trained {acc['pretrained']['mean']:.3f} ± {acc['pretrained']['sd']:.3f}, random init "
-      f"{acc['random']['mean']:.3f} ± {acc['random']['sd']:.3f} (mean ± sd over seeds); difference "
-      f"{acc['difference']:+.3f}; one standard error of an accuracy on {cls_down['n_test']} sentences ≈ {se:.3f}")
-assert acc["difference"] < 0.03, "on SST-2 this pre-training does not (yet) pay off: see the text"
+                     f"of {down['recipe']['sst2_batch']}; 'select': {cls_down['n_select']:,} other training "
+                     f"sentences, 'test': {cls_down['n_test']} validation sentences")
+se = (summary["random"]["mean"] * (1 - summary["random"]["mean"]) / cls_down["n_test"]) ** 0.5
+for init in ("pretrained", "random"):
+    r = summary[init]
+    print(f"{init:>10}: learning rate {r['chosen_lr']:g} chosen on the selection sentences; test accuracy "
+          f"{r['mean']:.3f} ± {r['sd']:.3f} over seeds {r['values']}")
+print(f"difference {summary['difference']:+.3f}; one standard error of an accuracy on {cls_down['n_test']} "
+      f"sentences ≈ {se:.3f}")
+assert abs(summary["difference"]) < 2 * se, "the text says: no measurable effect on SST-2"
+select = {(init, lr): statistics.mean(r["select"] for r in cls_down["rows"] if (r["init"], r["lr"]) == (init, lr))
+          for init in ("pretrained", "random") for lr in down["recipe"]["sst2_lrs"]}
+low, high = down["recipe"]["sst2_lrs"]
+print("selection accuracy at the lower rate minus the higher:",
+      {init: f"{select[init, low] - select[init, high]:+.3f}" for init in ("pretrained", "random")})
+assert select["pretrained", low] - select["pretrained", high] < select["random", low] - select["random", high] - 0.02
 
 # %% [markdown]
-# **A negative result, reported as measured.** On SST-2 our pre-training does *not* pay off: with 2,000
-# labelled sentences both starting points end between 0.60 and 0.65, and the pre-trained one is not ahead
-# (the table). Translation gained 10 BLEU from the same weights, so the weights are not the problem as such;
-# what we can say is that denoising single short sentences — two thirds of them Tatoeba, not movie reviews —
-# taught this small model little that a sentiment classifier can use, while the paper's BART, pre-trained on
-# vastly more text for far longer, matches RoBERTa on SST-2 (Lewis et al. 2020, Table 2). Notebook 09's BERT, pre-trained with a
-# masked-LM objective, is the course's model for classification; a run that makes BART's pre-training pay
-# off here too (more in-domain text, longer pre-training, another fine-tuning recipe) is open work
-# (`python -m coursekit.bart_finetuning compare --tasks sst2` measures it).
+# **No measurable effect, reported as measured.** With each start at its own learning rate, the
+# pre-trained and the random BART end at the same accuracy on SST-2: the difference printed above is a
+# fraction of one standard error, and the seeds overlap. The rate matters more to the pre-trained start:
+# at the lower rate it loses several points on the selection sentences, the random start almost none
+# (printed above) — which is why the first version of this table, with one shared rate of 2e-4 for both,
+# had the pre-trained model 3 points *behind*. One shared rate is not a fair test. Translation gained 10 BLEU
+# from the same weights, so they are not useless as such; what we can say is that denoising single short sentences
+# — two thirds of them Tatoeba, not movie reviews, in a vocabulary built for translation — taught this small
+# model little that a sentiment classifier can use, while the paper's BART, pre-trained on vastly more text
+# for far longer, matches RoBERTa on SST-2 (Lewis et al. 2020, Table 2). Notebook 09's BERT, pre-trained
+# with a masked-LM objective on in-domain text, is the course's model for classification; making BART's
+# pre-training pay off here too (more in-domain text, a vocabulary that covers movie reviews, longer
+# pre-training) is open work (`python -m coursekit.bart_finetuning compare --tasks sst2` measures it).
 #
 # ## 8. Explore the noise functions
 #
@@ -723,8 +742,9 @@ widgets.explorer(render, [dict(noise="text infilling", ratio=0.5, seed=1), dict(
 #   unlabelled SST-2), denoises held-out text: it copies 99% of the uncorrupted tokens and fills about a
 #   quarter of the masked ones, three to four times the unigram guess.
 # - Pre-training pays off for translation: fine-tuned on 4,000 pairs, it beats the same model from random
-#   weights by more than 5 BLEU on every seed (section 5). On SST-2 with 2,000 labelled sentences it does
-#   not (section 7) — a negative result, reported with its numbers.
+#   weights by more than 5 BLEU on every seed (section 5). On SST-2 with 2,000 labelled sentences it makes
+#   no measurable difference once each start gets its own learning rate (section 7) — reported with its
+#   numbers.
 # - In the paper, text infilling (+ sentence permutation) is the best all-round scheme; rotation and
 #   permutation alone are weak. At classroom scale (section 6, with seeds and error bars) compare the
 #   spread between schemes with the spread over seeds before reading a ranking.

@@ -82,3 +82,27 @@ def test_timings_file_is_valid():
     timings = json.loads(nbtools.TIMINGS.read_text())
     for name, per_profile in timings.items():
         assert set(per_profile) <= {"quick", "class", "full"}, name
+
+
+STORED_OUTPUT_PROBLEMS = {
+    "a warning": re.compile(r"\b\w*Warning\b"),
+    "an absolute path of the machine that ran it":
+        re.compile(r"(?<![\w.])/(?:work|home|root|tmp|usr|opt)/|site-packages"),
+    "a progress bar": re.compile(r"\d+%\|[^\n]*\||\b\d+/\d+ \[\d+:\d+"),
+    "float noise": re.compile(r"\d\.\d*(?:0{9,}|9{9,})\d"),
+}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_stored_outputs_are_for_readers(path):
+    """No warnings, machine paths, library progress bars or 0.30000000000000004 in what a reader sees."""
+    found = []
+    for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+        for out in cell.get("outputs", []):
+            texts = ["".join(out["text"])] if out.get("output_type") == "stream" else []
+            texts += ["".join(v) for k, v in out.get("data", {}).items() if k in ("text/plain", "text/html")]
+            for text in texts:
+                for problem, pattern in STORED_OUTPUT_PROBLEMS.items():
+                    if m := pattern.search(text):
+                        found.append(f"cell {i}: {problem}: …{text[max(0, m.start() - 40):m.end() + 20]!r}…")
+    assert not found, "\n".join(found)

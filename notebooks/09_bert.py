@@ -760,6 +760,10 @@ glue = [
 viz.show_table(glue, title="paper scale: GLUE test (Devlin et al. 2019, Table 1)", floatfmt="{:.1f}")
 
 # %% [markdown]
+# Slide erratum: one lecture deck copies this table from the paper's first arXiv version, whose QNLI column
+# reads 79.9, 88.1, 90.1, 91.1; the published version, above, has 79.8, 87.4, 90.5, 92.7 (ELMo, GPT,
+# BERT-base, BERT-large). Quote the published numbers.
+#
 # **Feature-based vs fine-tuning** on CoNLL-2003 NER (dev F1, Table 7) — the shape of our SST-2 table:
 
 # %%

@@ -36,11 +36,11 @@ from coursekit.bart_pretraining import (
     RECIPE,
     BartVocab,
     _check_documents,
-    _check_int,
     _check_vocab,
     build_bart,
     load_pretrained_bart,
 )
+from coursekit.checks import check_int as _check_int
 from coursekit.checks import (
     check_int_sequence,
     check_labels,

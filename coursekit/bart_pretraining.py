@@ -42,6 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.bart import Bart, BartConfig, seq2seq_batch
+from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_int_sequence, check_positive_float, check_positive_int, check_probability
 from coursekit.data import model_dir, sha256_file
 from coursekit.noising import text_infilling
@@ -55,12 +56,6 @@ __all__ = ["MASK", "BartRecipe", "RECIPE", "BartVocab", "PretrainingCorpus", "bu
            "load_pretrained_bart"]
 
 MASK = "<mask>"
-
-
-def _check_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    return value
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ from coursekit.checks import (
     check_tensor,
     check_token_ids,
 )
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_generator as _check_generator
 from coursekit.hf import check_float_dtype, read_checkpoint
 from coursekit.transformer import EncoderLayer
 
@@ -121,27 +123,6 @@ def _check_id_list(values, name: str, vocab_size: int) -> list[int]:
     if outside:
         raise ValueError(f"{name} must hold token ids in [0, {vocab_size}), got {outside}")
     return ids
-
-
-def _check_count(value, name: str) -> int:
-    """An int ≥ 0 (``check_positive_int`` refuses 0)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be ≥ 0, got {value}")
-    return value
-
-
-def _check_int(value, name: str) -> int:
-    """Any int (a seed, for instance); bools and floats are refused."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    return value
-
-
-def _check_generator(generator) -> None:
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
 
 
 def _check_bert(model, name: str = "model") -> None:

@@ -28,13 +28,13 @@ from coursekit.bert import (
     Bert,
     BertConfig,
     _check_bert,
-    _check_count,
-    _check_int,
     classifier_accuracy,
     fine_tune,
     sentence_batches,
 )
 from coursekit.bert_pretraining import CHECKPOINT_DIR, load_small_bert
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_positive_float, check_positive_int
 from coursekit.metrics import select_then_test
 from coursekit.runtime import seed_everything

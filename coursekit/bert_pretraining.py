@@ -45,15 +45,15 @@ from coursekit.bert import (
     Bert,
     BertConfig,
     _check_bert,
-    _check_count,
     _check_id,
-    _check_int,
     _check_tokenizer,
     build_pair,
     make_nsp_pairs,
     mask_tokens,
     wikitext_documents,
 )
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_labels, check_positive_float, check_positive_int, check_probability
 from coursekit.data import PROJECT_DATA
 

@@ -62,6 +62,29 @@ def check_positive_int(value, name: str) -> int:
     return value
 
 
+def check_count(value, name: str) -> int:
+    """An int ≥ 0 (a number of steps, of new tokens, a seed offset); floats and bools are refused
+    (:func:`check_positive_int` also refuses 0)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be an int ≥ 0, got {value}")
+    return value
+
+
+def check_int(value, name: str) -> int:
+    """Any int (a seed, an id); floats and bools are refused."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    return value
+
+
+def check_generator(generator) -> None:
+    """``None`` or a ``torch.Generator`` (the random source of a sampling function)."""
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
 def check_probability(value, name: str, *, inclusive_high: bool = True) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")

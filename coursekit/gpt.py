@@ -42,6 +42,8 @@ from coursekit.checks import (
     check_tensor,
     check_token_ids,
 )
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_generator as _check_generator
 from coursekit.data import PROJECT_DATA
 from coursekit.decoding.sampling import sample_next
 from coursekit.text import decode_ids
@@ -50,20 +52,6 @@ from coursekit.transformer import DecoderLayer, LearnedPositions
 __all__ = ["GPTConfig", "GPT", "GPTClassifier", "with_extra_tokens", "CharTokenizer", "TrainConfig", "train",
            "estimate_loss", "fixed_val_loss", "get_batch", "char_data", "load_char_gpt", "model_flops_per_token",
            "matmul_flops", "CHECKPOINT_DIR"]
-
-
-def _check_count(value, name: str) -> int:
-    """An int >= 0 (a number of new tokens, of warm-up steps, a seed); floats and bools are refused."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be an int >= 0, got {value}")
-    return value
-
-
-def _check_generator(generator) -> None:
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
 
 
 def _check_gpt(model, name: str = "model") -> None:

@@ -49,7 +49,9 @@ from coursekit.checks import (
     check_tensor,
     check_token_ids,
 )
-from coursekit.gpt import GPT, GPTConfig, _check_count, _check_generator, _check_gpt
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_generator as _check_generator
+from coursekit.gpt import GPT, GPTConfig, _check_gpt
 from coursekit.induction import attention_maps, induction_scores, previous_token_scores, repeated_random_tokens
 from coursekit.prompting import TokenFormat, build_token_prompt, classify_by_likelihood, model_logits
 

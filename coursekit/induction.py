@@ -23,7 +23,9 @@ from collections.abc import Sequence
 import torch
 
 from coursekit.checks import ID_DTYPES, check_positive_int, check_tensor, check_token_ids
-from coursekit.gpt import GPT, _check_count, _check_generator, _check_gpt
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_generator as _check_generator
+from coursekit.gpt import GPT, _check_gpt
 
 __all__ = ["attention_maps", "repeated_random_tokens", "induction_scores", "previous_token_scores",
            "uniform_induction_score", "ablate_heads", "head_scores"]

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import torch
 
+from coursekit.checks import check_generator as _check_generator
 from coursekit.checks import check_int_sequence, check_positive_float, check_probability
 
 __all__ = [
@@ -104,11 +105,6 @@ def _check_mask_id(mask_id) -> int:
     if mask_id < 0:
         raise ValueError(f"mask_id must be a token id ≥ 0, got {mask_id}")
     return mask_id
-
-
-def _check_generator(generator) -> None:
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
 
 
 MAX_POISSON_LAMBDA = 1e6  # a mean span length in tokens; torch's Poisson sampler overflows from about 9e18

@@ -23,8 +23,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from coursekit.checks import check_count as _check_count
 from coursekit.checks import check_positive_float, check_positive_int
-from coursekit.train import _check_count, _load_state, append_jsonl, hardware, save_state_atomic
+from coursekit.train import _load_state, append_jsonl, hardware, save_state_atomic
 
 __all__ = ["train_steps_in_folder"]
 

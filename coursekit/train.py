@@ -24,16 +24,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from coursekit.checks import check_count as _check_count
 from coursekit.checks import check_positive_float, check_positive_int, check_probability
-
-
-def _check_count(value, name: str) -> int:
-    """An int ≥ 0 (``check_positive_int`` refuses 0); bools are refused."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be ≥ 0, got {value}")
-    return value
 
 
 def _check_module(model, name: str = "model") -> None:

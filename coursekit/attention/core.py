@@ -104,7 +104,7 @@ def window_mask(T: int, window: int, *, causal: bool = False, device=None) -> to
     """
     check_positive_int(T, "T")
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-        raise ValueError(f"window must be an int >= 0, got {window!r}")
+        raise ValueError(f"window must be an int ≥ 0, got {window!r}")
     i = torch.arange(T, device=device).unsqueeze(1)  # (T, 1)
     j = torch.arange(T, device=device).unsqueeze(0)  # (1, T)
     keep = (j - i).abs() <= window
@@ -263,7 +263,7 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-        raise ValueError(f"window must be an int >= 0, got {window!r}")
+        raise ValueError(f"window must be an int ≥ 0, got {window!r}")
     T, d_k, lead = q.shape[-2], q.shape[-1], q.shape[:-2]
     b = max(window, 1)                                       # block size
     n = -(-T // b)                                           # number of blocks

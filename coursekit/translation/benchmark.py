@@ -25,9 +25,11 @@ from pathlib import Path
 
 import torch
 
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_generator as _check_generator
 from coursekit.checks import check_int_sequence, check_positive_int
 from coursekit.data import model_dir
-from coursekit.translation.core import TranslationData, _check_count, _check_generator, load_translation, normalize
+from coursekit.translation.core import TranslationData, load_translation, normalize
 from coursekit.translation.subword import SubwordVocab
 
 __all__ = ["BENCHMARK", "EVERYDAY", "load_benchmark", "load_tokenizer", "train_tokenizer", "showcase",

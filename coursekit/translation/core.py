@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from coursekit.checks import check_count as _check_count
+from coursekit.checks import check_generator as _check_generator
 from coursekit.checks import check_int_sequence, check_positive_float, check_positive_int
 from coursekit.text import Vocab, pad_batch
 from coursekit.translation.subword import SubwordVocab
@@ -68,20 +70,6 @@ __all__ = [
 COURSE_SPLIT = {"max_len": 10, "test_per_mille": 50, "n_test": 1000}
 
 _PUNCT_RE = re.compile(r"(?<! )(?=[,.!?;:])")  # the empty position before a mark not preceded by a space
-
-
-def _check_count(value, name: str) -> int:
-    """An int >= 0; floats and bools are refused."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be an int >= 0, got {value}")
-    return value
-
-
-def _check_generator(generator) -> None:
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
 
 
 def _check_strings(values, name: str) -> None:

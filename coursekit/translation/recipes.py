@@ -34,13 +34,13 @@ import torch
 from torch import nn
 
 from coursekit.checks import check_choice, check_positive_float, check_positive_int, check_probability
+from coursekit.checks import check_count as _check_count
 from coursekit.data import sha256_file
 from coursekit.train import hardware, train_in_folder
 from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
 from coursekit.translation.core import (
     BleuReport,
     TranslationData,
-    _check_count,
     _check_strings,
     _check_translation_model,
 )

@@ -45,3 +45,70 @@ def test_headless_detection(monkeypatch):
     assert widgets.headless()
     monkeypatch.setenv("COURSEKIT_HEADLESS", "0")
     assert widgets.headless()  # plain pytest is not a kernel either
+
+
+def test_live_explorer_draws_under_the_drawing_lock(monkeypatch):
+    # Live (not headless), explorer displays one ipywidgets.interactive whose every update holds
+    # widgets._DRAWING: another thread (a second widget message, a post_execute flush) cannot take it.
+    import threading
+
+    import ipywidgets
+    from IPython import display as ipython_display
+
+    shown = []
+    monkeypatch.setattr(widgets, "headless", lambda: False)
+    monkeypatch.setattr(ipython_display, "display", lambda *objs, **kw: shown.extend(objs))
+    free_while_drawing = []
+
+    def render(k=1):
+        probe = threading.Thread(target=lambda: free_while_drawing.append(widgets._DRAWING.acquire(blocking=False)))
+        probe.start()
+        probe.join()
+
+    assert widgets.explorer(render, [{"k": 2}], k=(1, 5)) is None
+    assert len(shown) == 1 and isinstance(shown[0], ipywidgets.interactive)  # displayed exactly once
+    shown[0].kwargs_widgets[0].value = 3  # a control moved: update runs again
+    assert free_while_drawing == [False, False]
+    assert widgets._DRAWING.acquire(blocking=False)  # released after each update
+    widgets._DRAWING.release()
+
+
+def test_matplotlib_hooks_wait_for_a_drawing_explorer():
+    # After every comm message (on whichever thread handled it) IPython runs post_execute, where
+    # matplotlib-inline shows and closes all open figures and pyplot redraws the stale ones: guarded, they
+    # wait while an explorer draws on another thread. Other callbacks are left alone.
+    import threading
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+    from IPython.core.events import EventManager, available_events
+    from matplotlib_inline.backend_inline import flush_figures
+
+    def other():
+        pass
+
+    events = EventManager(None, available_events)
+    for callback in (other, flush_figures, plt._draw_all_if_interactive):
+        events.register("post_execute", callback)
+    shell = SimpleNamespace(events=events)
+    assert widgets._guard_matplotlib_hooks(shell) == 2 and widgets._guard_matplotlib_hooks(shell) == 2  # idempotent
+    first, flush, draw_all = events.callbacks["post_execute"]
+    assert first is other
+    assert isinstance(flush, widgets._AfterDrawing) and flush.callback is flush_figures
+    assert isinstance(draw_all, widgets._AfterDrawing) and draw_all.callback is plt._draw_all_if_interactive
+    events.register("post_execute", flush_figures)  # %matplotlib inline again: not a second flush
+    assert len(events.callbacks["post_execute"]) == 3
+    events.unregister("post_execute", flush_figures)  # another backend: the flush goes
+    assert events.callbacks["post_execute"] == [other, draw_all]
+    assert widgets._guard_matplotlib_hooks(SimpleNamespace(events=EventManager(None, available_events))) == 0
+
+    order = []
+    guarded = widgets._AfterDrawing(lambda: order.append("flushed"))
+    with widgets._DRAWING:
+        flusher = threading.Thread(target=guarded)
+        flusher.start()
+        flusher.join(timeout=0.3)
+        assert flusher.is_alive()  # held back while drawing
+        order.append("drawn")
+    flusher.join(timeout=5)
+    assert order == ["drawn", "flushed"]

@@ -91,7 +91,21 @@ def sizes(*, quick: Mapping[str, Any], class_: Mapping[str, Any], full: Mapping[
     chosen = profile_name or profile()
     if chosen not in PROFILES:
         raise ValueError(f"profile {chosen!r} is not one of {PROFILES}")
+    use_one_thread_if_busy()
     return Sizes(chosen, MappingProxyType(dict(table[chosen])))
+
+
+def use_one_thread_if_busy() -> bool:
+    """On a machine busier than its cores (see :func:`oversubscribed`), drop torch to one thread — what
+    ``nbtools`` and the tests do — unless ``OMP_NUM_THREADS`` says otherwise; :func:`sizes` calls it, so a
+    live kernel on a student's busy laptop does not run 06 in 200 s instead of 30. Returns whether it did."""
+    if os.environ.get("OMP_NUM_THREADS") or torch.get_num_threads() == 1 or not oversubscribed():
+        return False
+    load, cores = os.getloadavg()[0], os.cpu_count()
+    torch.set_num_threads(1)
+    print(f"this machine is busy (load average {load:.1f} on {cores} cores): using one torch thread, which is "
+          "faster here; set OMP_NUM_THREADS before starting Jupyter to choose yourself")
+    return True
 
 
 def device(override: str | None = None) -> torch.device:

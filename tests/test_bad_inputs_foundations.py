@@ -43,6 +43,7 @@ EXEMPT = {
     "coursekit.embeddings.SGNSHistory": "a plain result container filled by train_sgns",
     "coursekit.train.hardware": "takes no arguments: it describes the machine",
     "coursekit.runtime.oversubscribed": "takes no arguments: it reads the load average",
+    "coursekit.runtime.use_one_thread_if_busy": "takes no arguments: it reads the load average and OMP_NUM_THREADS",
     "coursekit.runtime.environment_report": "takes no arguments; a bad $COURSEKIT_PROFILE is profile()'s row",
     "coursekit.runtime.exact_matmul": "a context manager without arguments",
     "coursekit.widgets.headless": "takes no arguments: it reads $COURSEKIT_HEADLESS",

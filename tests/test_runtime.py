@@ -83,3 +83,21 @@ def test_environment_report_has_the_essentials():
     report = runtime.environment_report()
     for key in ("python", "torch", "device", "profile", "transformers"):
         assert key in report
+
+
+def test_a_busy_machine_gets_one_torch_thread_unless_told_otherwise(monkeypatch, capsys):
+    threads = torch.get_num_threads()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(runtime, "oversubscribed", lambda: True)
+    try:
+        torch.set_num_threads(2)
+        runtime.sizes(quick={"n": 1}, class_={"n": 2}, full={"n": 3}, profile_name="quick")
+        assert torch.get_num_threads() == 1 and "using one torch thread" in capsys.readouterr().out
+        torch.set_num_threads(2)
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")                      # the user chose: leave it
+        assert runtime.use_one_thread_if_busy() is False and torch.get_num_threads() == 2
+        monkeypatch.delenv("OMP_NUM_THREADS")
+        monkeypatch.setattr(runtime, "oversubscribed", lambda: False)   # a quiet machine: leave it
+        assert runtime.use_one_thread_if_busy() is False and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.checks import check_positive_int
+from coursekit.runtime import timed
 
 __all__ = ["Sizes", "QUICK", "FULL", "matmul_gflops", "time_pair", "run", "main"]
 
@@ -73,12 +74,7 @@ def matmul_gflops(n: int = 1024, repeat: int = 5) -> float:
     check_positive_int(n, "n")
     check_positive_int(repeat, "repeat")
     a, b = torch.randn(n, n), torch.randn(n, n)
-    a @ b                                                           # warm-up
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - start)
+    best, _ = timed(lambda: a @ b, "cpu", repeat=repeat, warmup=1)
     return 2 * n ** 3 / best / 1e9
 
 

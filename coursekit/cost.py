@@ -4,7 +4,7 @@ Self-attention compares every position with every other: the scores ``Q Kᵀ`` a
 per head, so time and memory have a term in T² next to the projections' and feed-forward's term in T.
 This module measures both, from scratch and fused, on this machine:
 
-* **time**: the best of ``repeat`` forward + backward passes;
+* **time**: the best of ``repeat`` forward + backward passes (:func:`coursekit.runtime.timed`);
 * **memory**: the peak bytes of tensors alive during forward + backward (:class:`PeakMemory`, which
   sees every tensor an operator creates and frees), and the activations autograd keeps between the two
   (``saved_MB``, through ``torch.autograd.graph.saved_tensors_hooks``; parameters and inputs left out).
@@ -25,7 +25,6 @@ import functools
 import json
 import math
 import os
-import time
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -35,8 +34,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from coursekit.checks import check_positive_float, check_positive_int
+from coursekit.runtime import timed
 
-__all__ = ["LENGTHS", "BATCHES", "PeakMemory", "saved_bytes", "best_time", "attention_cost", "transformer_cost",
+__all__ = ["LENGTHS", "BATCHES", "PeakMemory", "saved_bytes", "attention_cost", "transformer_cost",
            "quadratic_onset", "plot_cost", "main"]
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)
@@ -97,20 +97,6 @@ class PeakMemory(TorchDispatchMode):
         return out
 
 
-def best_time(fn: Callable[[], None], repeat: int = 3) -> float:
-    """Best wall time of ``repeat`` calls of ``fn`` after one untimed call, in seconds."""
-    if not callable(fn):
-        raise TypeError(f"fn must be a function of no arguments, got {type(fn).__name__}")
-    check_positive_int(repeat, "repeat")
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def attention_cost(lengths=LENGTHS, *, batch: int = 4, n_heads: int = 4, d_head: int = 32,
                    repeat: int = 3) -> list[dict]:
     """Time and saved memory of causal attention, forward + backward, explicit vs fused, per length."""
@@ -142,7 +128,8 @@ def _measure(forward: Callable[[], torch.Tensor], repeat: int) -> dict:
     saved, _ = saved_bytes(forward)
     with PeakMemory() as memory:
         train_step()
-    return {"seconds": best_time(train_step, repeat), "peak_MB": memory.peak / 2 ** 20, "saved_MB": saved / 2 ** 20}
+    seconds, _ = timed(train_step, "cpu", repeat=repeat, warmup=1)
+    return {"seconds": seconds, "peak_MB": memory.peak / 2 ** 20, "saved_MB": saved / 2 ** 20}
 
 
 def _translation_loss(model, src, tgt, keep) -> torch.Tensor:

@@ -1726,9 +1726,6 @@ BENCH = [
 COST = [
     Bad("a tensor instead of a function", cost.saved_bytes, lambda: cost.saved_bytes(torch.ones(2)), TypeError,
         r"fn must be a function of no arguments, got Tensor"),
-    Bad("a number instead of a function", cost.best_time, lambda: cost.best_time(3), TypeError,
-        r"fn must be a function of no arguments, got int"),
-    Bad("zero repeats", cost.best_time, lambda: cost.best_time(print, 0), ValueError, r"repeat"),
     Bad("one length as an int", cost.attention_cost, lambda: cost.attention_cost(64), TypeError,
         r"lengths must be a non-empty sequence of ints, got int"),
     Bad("a zero length", cost.attention_cost, lambda: cost.attention_cost((64, 0)), ValueError, r"each length"),

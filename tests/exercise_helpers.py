@@ -39,3 +39,18 @@ def refuses_delegation(check, fn, dotted=None, *, correct=False):
     if correct:
         check.__wrapped__(fn)  # raises CheckFailed if fn were wrong anyway
     return result
+
+
+def wrong_solution_table():
+    """``(WRONG, wrong)``: a table ``WRONG[(check name, mistake)] = (function, words)`` and a decorator
+    ``@wrong(check, *words)`` that adds the function under its own name; ``words`` are what the failure
+    message must hold besides the failing input's name."""
+    table: dict[tuple[str, str], tuple] = {}
+
+    def wrong(check, *words):
+        def register(fn):
+            table[(check, fn.__name__)] = (fn, words)
+            return fn
+        return register
+
+    return table, wrong

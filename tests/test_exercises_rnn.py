@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, refuses_delegation, stub
+from exercise_helpers import fails_with, passes, refuses_delegation, stub, wrong_solution_table
 
 from coursekit import exercises, rnn
 from coursekit.exercises.checks import rnn as checks
@@ -379,14 +379,7 @@ def test_every_check_has_a_notebook_solution_and_wrong_solutions():
 
 # ================================================================ realistic wrong solutions
 # WRONG[(check, name)] = (function, words the failure message must hold besides "on ")
-WRONG: dict[tuple[str, str], tuple] = {}
-
-
-def wrong(check, *words):
-    def register(fn):
-        WRONG[(check, fn.__name__)] = (fn, words)
-        return fn
-    return register
+WRONG, wrong = wrong_solution_table()
 
 
 # ---------------------------------------------------------------- Elman step

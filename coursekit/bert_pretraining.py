@@ -17,6 +17,9 @@ Devlin et al. 2019, §3.1 and Appendix A.2. Read top to bottom:
    ``--resume``, so a run of an hour or more survives an interruption.
 4. **Checkpoint**: ``python -m coursekit.bert_pretraining --out data/bert`` writes the weights (with
    the config), the tokenizer and a report (recipe, curves, times); :func:`load_small_bert` reads them.
+5. **Domain-adaptive continuation** (``init_from``; Gururangan et al. 2020, "Don't Stop Pretraining"):
+   a second run starts from a saved model and its tokenizer and goes on with more in-domain text per
+   batch (packed SST-2 sentences). Its report carries the first run's report under ``continued_from``.
 
 At a CPU budget the MLM loss first sits near the unigram entropy (the model predicts frequent pieces
 regardless of context) and NSP near ln 2; only after a couple of thousand steps does attention start to
@@ -57,9 +60,9 @@ from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_labels, check_positive_float, check_positive_int, check_probability
 from coursekit.data import PROJECT_DATA
 
-__all__ = ["CHECKPOINT_DIR", "PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batch",
-           "held_out_losses", "load_small_bert", "make_batch", "pack_sentences", "pretrain", "sample_batch",
-           "save_pretrained", "unigram_entropy"]
+__all__ = ["CHECKPOINT_DIR", "PretrainConfig", "PretrainingCorpus", "build_corpus", "combined_history",
+           "continued_from", "held_out_batch", "held_out_losses", "load_small_bert", "make_batch", "pack_sentences",
+           "pretrain", "sample_batch", "save_pretrained", "stage_reports", "unigram_entropy"]
 
 CHECKPOINT_DIR = PROJECT_DATA / "bert"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -90,6 +93,8 @@ class PretrainConfig:
     held_out_pairs: int = 256
     seed: int = 0
     threads: int = 0                 # torch intra-op threads; 0 keeps the current setting
+    init_from: str = ""              # a model directory (save_pretrained) to continue from: its weights and
+                                     # tokenizer start the run (domain-adaptive pre-training); "" = random init
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "batch_size", "steps",
@@ -103,6 +108,9 @@ class PretrainConfig:
         check_positive_float(self.grad_clip, "grad_clip")
         _check_int(self.seed, "seed")
         _check_count(self.threads, "threads")
+        if not isinstance(self.init_from, str):
+            raise TypeError(f"init_from must be a directory path as a str ('' for random init), "
+                            f"got {type(self.init_from).__name__}")
         if not isinstance(self.pack_in_domain, bool):
             raise TypeError(f"pack_in_domain must be a bool, got {type(self.pack_in_domain).__name__}")
         if self.max_len < 5:
@@ -356,9 +364,14 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
         check_positive_int(stop_at, "stop_at")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    corpus = corpus or build_corpus(cfg)
+    start_from = load_small_bert(cfg.init_from) if cfg.init_from else None
+    if corpus is None:
+        corpus = build_corpus(cfg, tokenizer=start_from[1] if start_from else None)
     torch.manual_seed(cfg.seed)
-    model = Bert(cfg.model_config(corpus.tokenizer.get_vocab_size())).to(device)   # initialised on the CPU
+    model = Bert(cfg.model_config(corpus.tokenizer.get_vocab_size()))               # initialised on the CPU
+    if start_from is not None:
+        _continue_from(model, corpus, *start_from, directory=cfg.init_from)
+    model = model.to(device)
     decay = [p for p in model.parameters() if p.dim() >= 2]                          # weights and embeddings
     no_decay = [p for p in model.parameters() if p.dim() < 2]                        # biases and LayerNorm
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
@@ -397,6 +410,50 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
         "wall_seconds_this_process": time.perf_counter() - start,
     }
     return model.eval(), report
+
+
+def _continue_from(model: Bert, corpus: PretrainingCorpus, start: Bert, tokenizer, _report: dict, *,
+                   directory: str) -> None:
+    """Copy the weights of the model in ``directory`` into ``model`` (same architecture, same vocabulary)."""
+    if start.config != model.config:
+        raise ValueError(f"init_from={directory!r} holds a BERT with config {dataclasses.asdict(start.config)}, "
+                         f"but the recipe builds {dataclasses.asdict(model.config)}")
+    if corpus.tokenizer.get_vocab() != tokenizer.get_vocab():
+        raise ValueError(f"the corpus was encoded with another vocabulary than init_from={directory!r}'s "
+                         f"tokenizer.json: pass that tokenizer to build_corpus")
+    model.load_state_dict(start.state_dict())
+
+
+def stage_reports(report: dict) -> list[dict]:
+    """The reports of every run that led to a model, first run first (one item unless it continued
+    another run with ``init_from``)."""
+    if not isinstance(report, dict):
+        raise TypeError(f"report must be a dict (report.json of a run), got {type(report).__name__}")
+    chain = [report]
+    while "continued_from" in chain[0]:
+        chain.insert(0, chain[0]["continued_from"]["report"])
+    return chain
+
+
+def combined_history(report: dict) -> dict:
+    """One curve over all the stages of a model: per-step training losses (``steps``, ``mlm``, ``nsp``),
+    held-out ``evals`` and the SST-2 sweep (``sst2_by_step``, where measured), each stage's steps
+    counted on from the end of the one before; ``boundaries`` holds the step where each later stage
+    began. A stage's evaluation at its own step 0 repeats the previous stage's last one and is left out."""
+    out = {"steps": [], "mlm": [], "nsp": [], "evals": [], "sst2_by_step": [], "boundaries": []}
+    offset = 0
+    for i, stage in enumerate(stage_reports(report)):
+        hist = stage["history"]
+        if i:
+            out["boundaries"].append(offset)
+        out["steps"] += [offset + s for s in hist["steps"]]
+        out["mlm"] += hist["mlm"]
+        out["nsp"] += hist["nsp"]
+        out["evals"] += [[offset + s, e] for s, e in hist["evals"] if not (i and s == 0)]
+        out["sst2_by_step"] += [{**row, "step": offset + row["step"]} for row in stage.get("sst2_by_step", [])
+                                if not (i and row["step"] == 0)]
+        offset += stage["config"]["steps"]
+    return out
 
 
 def unigram_entropy(corpus: PretrainingCorpus) -> float:
@@ -503,7 +560,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.steps:
         cfg = dataclasses.replace(cfg, steps=args.steps)
     load = os.getloadavg()
-    corpus = build_corpus(cfg)
+    corpus = build_corpus(cfg, tokenizer=load_small_bert(cfg.init_from)[1] if cfg.init_from else None)
     if args.resume and not args.work:
         raise SystemExit("--resume needs --work, the directory of the interrupted run")
     model, report = pretrain(cfg, corpus, progress=True, snapshot_dir=args.snapshots, work=args.work,
@@ -513,8 +570,20 @@ def main(argv: list[str] | None = None) -> None:
     print(f"held-out MLM {f['mlm']:.3f} NSP {f['nsp']:.3f} (acc {f['nsp_acc']:.3f}) after {cfg.steps} steps; "
           f"unigram {report['unigram_mlm']:.3f}; wall {report['wall_seconds']:.0f} s, "
           f"cpu {report['cpu_seconds']:.0f} s")
+    if cfg.init_from:
+        report["continued_from"] = continued_from(cfg.init_from)
     if args.out:
         save_pretrained(args.out, model, corpus.tokenizer, report)
+
+
+def continued_from(directory: str | Path) -> dict:
+    """What a domain-adaptive run started from: the model's content hash and its whole report (recipe,
+    curves, times), so that the committed report tells both stages."""
+    from coursekit.data import sha256_file
+
+    report = json.loads((Path(directory) / "report.json").read_text(encoding="utf-8"))
+    return {"directory": str(directory), "model_sha256": sha256_file(Path(directory) / "model.safetensors"),
+            "report": report}
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import math
 import random
@@ -12,6 +13,7 @@ import torch
 from coursekit import bert_finetuning
 from coursekit import bert_pretraining as bp
 from coursekit.bert import IGNORE_INDEX
+from coursekit.data import sha256_file
 
 WORDS = ("river bank water boat fish stone city road king queen army war song album film music game team "
          "player season goal match year town church school").split()
@@ -150,6 +152,39 @@ def test_resumed_pretraining_equals_an_uninterrupted_run(corpus, tmp_path):
     with pytest.raises(ValueError, match="another recipe"):
         bp.pretrain(dataclasses.replace(cfg, learning_rate=0.5), corpus, progress=False, work=tmp_path / "full",
                     resume=True)
+
+
+def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
+    """Domain-adaptive pre-training (init_from): the run starts from the saved model, not a fresh one."""
+    first, report = bp.pretrain(TINY, corpus, progress=False)
+    bp.save_pretrained(tmp_path / "stage1", first, corpus.tokenizer, report)
+    cfg = dataclasses.replace(TINY, init_from=str(tmp_path / "stage1"), in_domain_fraction=0.75,
+                              pack_in_domain=True)
+    held = bp.held_out_batch(corpus, cfg)
+    second, second_report = bp.pretrain(cfg, corpus, progress=False)
+    assert second_report["before"] == pytest.approx(bp.held_out_losses(first, held), abs=1e-6)
+    assert not all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values(),
+                                                     strict=True))          # and it trained on from there
+    # the default corpus path encodes with the saved tokenizer: the vocabulary is the stage-1 one
+    origin = bp.continued_from(tmp_path / "stage1")
+    assert origin["model_sha256"] == sha256_file(tmp_path / "stage1" / "model.safetensors")
+    assert origin["report"]["final"] == report["final"]
+    assert origin["report"]["history"]["mlm"] == report["history"]["mlm"]
+    second_report["continued_from"] = origin
+    assert bp.stage_reports(second_report) == [origin["report"], second_report]
+    both = bp.combined_history(second_report)
+    assert both["steps"] == list(range(1, 2 * TINY.steps + 1)) and both["boundaries"] == [TINY.steps]
+    assert both["mlm"] == report["history"]["mlm"] + second_report["history"]["mlm"]
+    assert [s for s, _ in both["evals"]] == [0, 3, 6, 9, 12]   # the second stage's step 0 is the first's last
+    with pytest.raises(ValueError, match="holds a BERT with config"):
+        bp.pretrain(dataclasses.replace(cfg, d_model=32, n_heads=2), corpus, progress=False)
+    rot13 = [[codecs.encode(line, "rot13") for line in part] for part in tiny_text()]
+    other = bp.build_corpus(TINY, *rot13)                       # a vocabulary of the same size, other pieces
+    assert other.tokenizer.get_vocab_size() == corpus.tokenizer.get_vocab_size()
+    with pytest.raises(ValueError, match="encoded with another vocabulary"):
+        bp.pretrain(cfg, other, progress=False)
+    with pytest.raises(TypeError, match="init_from must be a directory path"):
+        bp.PretrainConfig(init_from=None)
 
 
 def test_finetune_by_step_covers_the_random_start_and_every_snapshot(corpus, tmp_path):

@@ -24,7 +24,7 @@
 #   chance, compared with fine-tuning on the same k examples.
 # - Measure its sensitivity to the order of the examples, to wrong labels and to the format.
 # - See the mechanism: induction heads, visualised and scored per layer and head, and knocked out.
-# - Know what changes at scale (GPT-3 175B, TriviaQA) and why a small Shakespeare model shows none of it.
+# - Know what changes at scale (GPT-3's eight sizes on TriviaQA) and why a small Shakespeare model shows none of it.
 
 # %%
 import dataclasses
@@ -592,20 +592,65 @@ else:
 # %% [markdown]
 # ## 10. Paper scale: GPT-3
 #
-# GPT-3 has 175B parameters, 96 layers, a 2,048-token context, and was trained on ~300B tokens. Its
-# few-shot results grow with model size, and the gap between zero-, one- and few-shot grows with
-# it: larger models are better in-context learners. On TriviaQA (closed book, GPT-3 Table 3.3):
+# GPT-3 has 175B parameters, 96 layers, a 2,048-token context, and was trained on ~300B tokens. The
+# paper trained eight sizes on the same data and scored each with 0, 1 and k demonstrations (its
+# Appendix H, Table H.1). On TriviaQA (closed-book questions, k = 64), next to our own
+# accuracy-vs-shots curve:
 
 # %%
-viz.show_table([
-    {"system": "GPT-3 175B zero-shot", "TriviaQA accuracy": 64.3},
-    {"system": "GPT-3 175B one-shot", "TriviaQA accuracy": 68.0},
-    {"system": "GPT-3 175B few-shot (64 examples)", "TriviaQA accuracy": 71.2},
-    {"system": "RAG, fine-tuned, open-domain (retrieval)", "TriviaQA accuracy": 68.0},
-    {"system": "T5-11B + SSM, fine-tuned, closed-book", "TriviaQA accuracy": 60.5},
-], title="paper scale (Brown et al. 2020, Table 3.3) — not measured here", floatfmt="{:.1f}")
+# Brown et al. 2020, Table H.1 (arXiv:2005.14165v4, p. 63), TriviaQA dev accuracy (%) per model size;
+# the 175B column equals the paper's Table 3.3 (64.3 / 68.0 / 71.2)
+gpt3_sizes = {"Small": 125e6, "Medium": 350e6, "Large": 760e6, "XL": 1.3e9, "2.7B": 2.7e9, "6.7B": 6.7e9,
+              "13B": 13e9, "175B": 175e9}
+triviaqa = {"zero-shot": [4.15, 7.61, 14.0, 19.7, 31.3, 38.7, 41.8, 64.3],
+            "one-shot": [4.19, 12.9, 20.5, 26.5, 35.9, 44.4, 51.3, 68.0],
+            "few-shot (k = 64)": [6.96, 16.3, 26.5, 32.1, 42.3, 51.6, 57.5, 71.2]}
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+for (setting, acc), marker in zip(triviaqa.items(), "o^s", strict=True):
+    axes[0].plot(list(gpt3_sizes.values()), acc, marker=marker, label=setting)
+axes[0].set_xscale("log")
+axes[0].set_xlabel("parameters")
+axes[0].set_ylabel("TriviaQA accuracy (%)")
+axes[0].set_title("GPT-3 (paper, Table H.1): accuracy grows with size")
+axes[0].legend()
+axes[1].errorbar(range(len(SHOTS)), [icl_acc[k].mean().item() for k in SHOTS],
+                 yerr=[icl_acc[k].std().item() for k in SHOTS], marker="o", capsize=4,
+                 label=f"our learner ({icl_model.num_params():,} parameters)")
+axes[1].axhline(0.25, ls=":", c="gray", label="chance 1/L")
+axes[1].set_xticks(range(len(SHOTS)), SHOTS)
+axes[1].set_xlabel("number of demonstrations k")
+axes[1].set_ylabel("accuracy on held-out tasks")
+axes[1].set_title("this notebook (measured, section 4)")
+axes[1].legend(loc="upper left")
+plt.tight_layout()
+plt.show()
+gain = {size: few - zero for size, zero, few in zip(gpt3_sizes, triviaqa["zero-shot"], triviaqa["few-shot (k = 64)"],
+                                                     strict=True)}
+viz.show_table([{"model": size, "parameters": f"{n:.3g}", **{k: v[i] for k, v in triviaqa.items()},
+                 "few − zero": gain[size]} for i, (size, n) in enumerate(gpt3_sizes.items())],
+               title="TriviaQA, Brown et al. 2020 Table H.1 — not measured here", floatfmt="{:.1f}")
+few = triviaqa["few-shot (k = 64)"]
+assert all(a < b for a, b in zip(few, few[1:])), "few-shot accuracy rises with every size step"
+assert all(f >= z for f, z in zip(few, triviaqa["zero-shot"], strict=True))  # demonstrations never hurt here
+assert max(gain, key=gain.get) == "13B" and gain["175B"] < gain["13B"]  # the gain from shots is not monotone
+print(f"few-shot accuracy: {few[0]:.1f}% at 125M → {few[-1]:.1f}% at 175B; the few- minus zero-shot gain is "
+      f"largest at 13B ({gain['13B']:.1f} points) and {gain['175B']:.1f} at 175B")
 print(f"this notebook's in-context learner: {icl_model.num_params():,} parameters; "
       f"GPT-3: 175,000,000,000 ({175e9 / icl_model.num_params():,.0f}× larger)")
+
+# %% [markdown]
+# Read the left panel with care. What grows steadily with size is the accuracy itself, in every setting:
+# few-shot TriviaQA goes from 7% at 125M parameters to 71% at 175B, and every size step helps. What
+# demonstrations *add* on top of zero-shot is not steady on this task: it is largest at 13B (+15.7
+# points) and smaller at 175B (+6.9), where the zero-shot answer is already good. The paper's claim that
+# larger models are *better in-context learners* rests on its aggregate over 42 benchmarks (its Figure 1.3)
+# and on tasks that cannot be solved without the demonstrations (the word-unscrambling task of its
+# Figure 1.2) — closer to our learner, whose zero-shot accuracy is chance by construction, so that
+# everything it gets right comes from the context. Our 2-layer model is not a point on GPT-3's curve: it
+# learned one task family in which copying from the prompt is the whole job.
+#
+# For comparison at 175B (Table 3.3): fine-tuned open-domain RAG (with retrieval) reaches 68.0 and
+# fine-tuned closed-book T5-11B + SSM 60.5 — GPT-3's few-shot 71.2 is above both without any gradient step.
 
 # %% [markdown]
 # ## Summary
@@ -623,7 +668,9 @@ print(f"this notebook's in-context learner: {icl_model.num_params():,} parameter
 #   prompt format it was trained on (section 6).
 # - The mechanism is a two-layer circuit, measured and knocked out: a previous-token head in layer 0 and
 #   induction heads in layer 1 (the shifted-diagonal stripe). Without either, in-context copying is gone.
-# - A language model of plays shows none of this; GPT-3 shows it at 175B parameters.
+# - A language model of plays shows none of this. GPT-3's few-shot accuracy rises with every size
+#   step (TriviaQA, 7% at 125M → 71% at 175B), while what the demonstrations add over zero-shot peaks at 13B
+#   on that task.
 #
 # ## Exercises
 

@@ -123,6 +123,19 @@ def test_causal_flag_equals_torch_is_causal():
         assert (out - want).abs().max() < ATOL
 
 
+@pytest.mark.parametrize("T_q, T_k", [(6, 6), (2, 6), (1, 5)])
+def test_fused_causal_shortcut_equals_the_explicit_mask(T_q, T_k):
+    """need_weights=False with causal=True uses the kernel's is_causal when T_q == T_k; with a KV cache
+    (T_q < T_k) it must keep the bottom-right-aligned causal_mask. Values and gradients agree."""
+    q, k, v = (t.requires_grad_() for t in _qkv(T_q=T_q, T_k=T_k))
+    fast, _ = scaled_dot_product_attention(q, k, v, causal=True, need_weights=False)
+    grads_fast = torch.autograd.grad(fast.pow(2).sum(), (q, k, v))
+    slow, _ = scaled_dot_product_attention(q, k, v, causal_mask(T_q, T_k)[None, None], need_weights=True)
+    grads_slow = torch.autograd.grad(slow.pow(2).sum(), (q, k, v))
+    assert (fast - slow).abs().max() < ATOL
+    assert all((a - b).abs().max() < 1e-5 for a, b in zip(grads_fast, grads_slow, strict=True))
+
+
 def test_weights_are_zero_where_masked_and_rows_sum_to_one():
     q, k, v = _qkv(T_q=4, T_k=4)
     _, w = scaled_dot_product_attention(q, k, v, causal=True)

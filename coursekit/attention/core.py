@@ -210,6 +210,10 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     T_q, T_k, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
     if mask is not None:
         mask = _check_mask(mask, batch, T_q, T_k)
+    if causal and mask is None and T_q == T_k and not need_weights:
+        # the plain triangle: the kernel's own causal path, no (T, T) mask tensor (torch's is_causal is
+        # top-left aligned, which equals causal_mask only when T_q == T_k)
+        return _fused_attention(q, k, v, None, batch, dropout_p, is_causal=True), None
     if causal:
         mask = combine_masks(mask, causal_mask(T_q, T_k, device=q.device))
 
@@ -226,13 +230,13 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     return attn @ v, weights  # (..., T_q, d_v)
 
 
-def _fused_attention(q, k, v, mask, batch, dropout_p):
+def _fused_attention(q, k, v, mask, batch, dropout_p, is_causal=False):
     """The same computation through ``F.scaled_dot_product_attention`` (flash / memory-efficient kernels)."""
     q = q.expand(*batch, *q.shape[-2:])
     k = k.expand(*batch, *k.shape[-2:])
     v = v.expand(*batch, *v.shape[-2:])
     if mask is None:
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=is_causal)
     # A query row with every key masked is a softmax over nothing. Older torch (2.4) returns NaN there,
     # whose gradient then poisons q, k and v even after the row is zeroed; let such a row attend
     # everywhere inside the kernel and zero it afterwards, so no NaN ever exists, on any version.

@@ -1,4 +1,17 @@
-"""Assertions shared by the tests of every exercise check (tests/test_exercises_*.py)."""
+"""Assertions shared by the tests of every exercise check (tests/test_exercises_*.py), and the notebooks'
+own exercise solutions (:func:`notebook_solutions`)."""
+
+import ast
+import builtins
+import functools
+import math
+import symtable
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
 
 from coursekit.exercises.core import FAILED, _resolve
 
@@ -54,3 +67,65 @@ def wrong_solution_table():
         return register
 
     return table, wrong
+
+
+# ----------------------------------------------------------------------------- the notebooks' own solutions
+
+ROOT = Path(__file__).resolve().parents[1]
+_IMPORTS = (ast.Import, ast.ImportFrom)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _code_cells(path: Path):
+    """``(first line, its line number in the file, parsed statements)`` of each code cell of a jupytext
+    percent-format file; line numbers are the file's, for tracebacks and inspect.getsource."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("# %%")] + [len(lines)]
+    for head, end in zip(heads, heads[1:]):
+        if "[markdown]" not in lines[head] and "[raw]" not in lines[head]:
+            tree = ast.increment_lineno(ast.parse("\n".join(lines[head + 1:end]), str(path)), head + 1)
+            first = next((i for i in range(head + 1, end) if lines[i].strip()), head)
+            yield lines[first], first + 1, tree
+
+
+def _unbound_globals(tree: ast.Module) -> set[str]:
+    """The global names the code reads but does not bind itself."""
+    top = symtable.symtable(ast.unparse(tree), "cell", "exec")
+    names, tables = set(), [top]
+    while tables:
+        table = tables.pop()
+        names |= {s.get_name() for s in table.get_symbols() if s.is_referenced() and s.is_global()}
+        tables += table.get_children()
+    return names - {s.get_name() for s in top.get_symbols() if s.is_local()}
+
+
+@functools.cache
+def notebook_solutions(notebook: str, root: Path = ROOT) -> dict[str, Callable]:
+    """The functions (and classes) the exercise cells of ``root/notebooks/<notebook>.py`` define, by name, with
+    their solutions in place — so that the tests exercise the notebooks' own solutions, not copies of them in
+    the test files, which could drift from what the notebooks hold.
+
+    Runs, in one namespace and in order: math, torch, nn and F; the import statements of the code cells before
+    the exercises (nothing else of them, so nothing heavy runs); the definitions and imports of every exercise
+    cell (a code cell whose first line is ``# EXERCISE …``), not its check call nor a demo of the solution.
+    An exercise that reads a name the notebook defines elsewhere raises NameError naming it.
+    """
+    path = root / "notebooks" / f"{notebook}.py"
+    namespace = {"__name__": f"notebooks.{notebook}", "math": math, "torch": torch, "nn": nn, "F": F}
+    found: dict[str, Callable] = {}
+    in_exercises = False
+    for first_line, line_number, tree in _code_cells(path):
+        is_exercise = first_line.startswith("# EXERCISE")
+        in_exercises = in_exercises or is_exercise
+        if in_exercises and not is_exercise:
+            continue  # a code cell after the exercises began that is no exercise
+        tree.body = [node for node in tree.body if isinstance(node, _IMPORTS + (_DEFINITIONS if is_exercise else ()))]
+        missing = _unbound_globals(tree) - namespace.keys() - vars(builtins).keys()
+        if missing:
+            raise NameError(f"notebooks/{notebook}.py, line {line_number} ({first_line[2:]}): uses "
+                            f"{', '.join(sorted(missing))}, which neither the notebook's imports nor its exercise "
+                            "cells define; notebook_solutions runs only those, so import the name in the "
+                            "notebook's first cell or define it in the exercise cell")
+        exec(compile(tree, str(path), "exec"), namespace)  # noqa: S102 - the notebook's own code
+        found |= {node.name: namespace[node.name] for node in tree.body if isinstance(node, _DEFINITIONS)}
+    return found

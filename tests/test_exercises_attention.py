@@ -7,11 +7,10 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, refuses_delegation, stub
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 from torch import nn
 
 from coursekit import exercises, transformer
-from coursekit.attention import merge_heads, split_heads
 from coursekit.exercises.checks import attention as att
 from coursekit.exercises.checks import transformer as tr
 
@@ -179,50 +178,16 @@ def test_residual_sublayer_re_creates_no_library_function():
 # ================================================================ notebook solutions and realistic wrong ones
 
 NEG = float("-inf")
-
-
-def nb_attention(q, k, v, mask=None):                       # notebook 07, exercise 1
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
-
-
-def nb_causal_mask(T):                                      # exercise 2
-    return torch.tril(torch.ones(T, T, dtype=torch.bool))
-
-
-def nb_split_heads(x, n_heads):                             # exercise 3
-    B, T, C = x.shape
-    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
-
-
-def nb_merge_heads(x):
-    B, H, T, D = x.shape
-    return x.transpose(1, 2).reshape(B, T, H * D)
-
-
-def nb_multi_head_attention(x, W_q, W_k, W_v, W_o, n_heads):   # exercise 4
-    B, T, C = x.shape
-    q, k, v = (split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
-    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(C // n_heads), dim=-1)
-    return merge_heads(weights @ v) @ W_o
-
-
-def nb_positional_encoding(T, d):                           # notebook 08, exercise 1
-    pos = torch.arange(T, dtype=torch.float64)[:, None]
-    angle = pos / 10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
-    pe = torch.zeros(T, d, dtype=torch.float64)
-    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
-    return pe.float()
-
-
-def nb_sublayer(x, f, norm, norm_first):                    # exercise 2
-    return x + f(norm(x)) if norm_first else norm(x + f(x))
-
-
-def nb_noam_lr(step, d_model, warmup):                      # exercise 3
-    return d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+NB07 = notebook_solutions("07_self_attention")
+NB08 = notebook_solutions("08_transformer")
+nb_attention = NB07["my_attention"]                         # notebook 07, exercise 1
+nb_causal_mask = NB07["my_causal_mask"]                     # exercise 2
+nb_split_heads = NB07["my_split_heads"]                     # exercise 3
+nb_merge_heads = NB07["my_merge_heads"]
+nb_multi_head_attention = NB07["my_multi_head_attention"]   # exercise 4
+nb_positional_encoding = NB08["my_positional_encoding"]     # notebook 08, exercise 1
+nb_sublayer = NB08["my_sublayer"]                           # exercise 2
+nb_noam_lr = NB08["my_noam_lr"]                             # exercise 3
 
 
 def _softmax(s, how="row"):

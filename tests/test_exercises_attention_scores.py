@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, refuses_delegation, stub
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
 from coursekit import attention as A
 from coursekit import exercises
@@ -109,24 +109,16 @@ def test_calling_the_library_is_refused(check, delegating, dotted, correct):
 
 def test_reference_solutions_still_pass():
     passes(sc.check_additive_score, _additive)
-    passes(sc.check_general_score, lambda h, s, W: (s @ W.T @ h[:, :, None])[..., 0])   # notebook 06's solution
+    passes(sc.check_general_score, nb_general_score)   # notebook 06's solution
     passes(sc.check_attention_context, _context)
 
 
 # ---------------------------------------------------------------- notebook 06's own solutions
 
-def nb_additive_score(h, s, W_h, W_s, v):
-    return torch.tanh((h @ W_h.T)[:, None, :] + s @ W_s.T) @ v
-
-
-def nb_general_score(h, s, W):
-    return (s @ W.T @ h[:, :, None])[..., 0]
-
-
-def nb_attention_context(scores, values, mask):
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    context = (weights[:, :, None] * values).sum(1)
-    return context, weights
+NB06 = notebook_solutions("06_attention")
+nb_additive_score = NB06["additive_score"]
+nb_general_score = NB06["general_score"]
+nb_attention_context = NB06["attention_context"]
 
 
 def _manual_softmax(s, how):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from exercise_helpers import fails_with, passes, refuses_delegation, stub
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
 from coursekit import bart, noising
 from coursekit.bart import shift_tokens_right
@@ -150,50 +150,10 @@ def test_shift_tokens_right_typical_mistakes():
 
 # ------------------------------------------------------------------ the notebook's solutions
 
-def my_text_infilling(ids, spans, mask_id, special_ids):
-    starts = dict(spans)
-    out, i = [], 0
-    while i <= len(ids):
-        n = starts.get(i)
-        if n == 0:
-            out.append(mask_id)
-        if n:
-            fresh = True
-            for t in ids[i:i + n]:
-                if t in special_ids:
-                    out.append(t)
-                    fresh = True
-                elif fresh:
-                    out.append(mask_id)
-                    fresh = False
-            i += n
-            continue
-        if i < len(ids):
-            out.append(ids[i])
-        i += 1
-    return out
-
-
-def my_sentence_permutation(ids, order, end_id, special_ids):
-    positions = [i for i, t in enumerate(ids) if t not in special_ids]
-    sentences, current = [], []
-    for i in positions:
-        current.append(ids[i])
-        if ids[i] == end_id:
-            sentences.append(current)
-            current = []
-    if current:
-        sentences.append(current)
-    out = list(ids)
-    for i, t in zip(positions, [t for k in order for t in sentences[k]]):
-        out[i] = t
-    return out
-
-
-def my_shift_tokens_right(labels, pad_id, decoder_start_id):
-    shifted = torch.full_like(labels, decoder_start_id)
-    shifted[:, 1:] = labels[:, :-1]
-    return shifted.masked_fill(shifted == -100, pad_id)
+NB11 = notebook_solutions("11_bart")
+my_text_infilling = NB11["my_text_infilling"]
+my_sentence_permutation = NB11["my_sentence_permutation"]
+my_shift_tokens_right = NB11["my_shift_tokens_right"]
 
 
 @pytest.mark.parametrize("check, solution", [
@@ -355,13 +315,7 @@ def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)
 
 
-def _manual_shift(labels, pad_id, start_id):   # the notebook's solution
-    shifted = torch.full_like(labels, start_id)
-    shifted[:, 1:] = labels[:, :-1]
-    return shifted.masked_fill(shifted == -100, pad_id)
-
-
 def test_reference_solutions_still_pass():
     assert check_text_infilling(infill, verbose=False).status == PASSED
     assert check_sentence_permutation(permute, verbose=False).status == PASSED
-    assert check_shift_tokens_right(_manual_shift, verbose=False).status == PASSED
+    assert check_shift_tokens_right(my_shift_tokens_right, verbose=False).status == PASSED  # the notebook's

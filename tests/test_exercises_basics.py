@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes
+from exercise_helpers import fails_with, notebook_solutions, passes
 
 from coursekit.exercises.checks import basics
 from coursekit.exercises.checks.basics import _accuracy_cases, _cross_entropy_cases, _softmax_cases
@@ -19,19 +19,8 @@ from coursekit.exercises.checks.basics import _accuracy_cases, _cross_entropy_ca
 # ----------------------------------------------------------------------------- reference solutions (notebook 00)
 
 
-def my_softmax(z: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    z = z - z.amax(dim=dim, keepdim=True)
-    e = z.exp()
-    return e / e.sum(dim=dim, keepdim=True)
-
-
-def my_cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    log_probs = logits - logits.logsumexp(dim=-1, keepdim=True)
-    return -log_probs.gather(1, target[:, None]).mean()
-
-
-def my_accuracy(logits: torch.Tensor, target: torch.Tensor) -> float:
-    return (logits.argmax(dim=-1) == target).float().mean().item()
+NB00 = notebook_solutions("00_setup")
+my_softmax, my_cross_entropy, my_accuracy = NB00["my_softmax"], NB00["my_cross_entropy"], NB00["my_accuracy"]
 
 
 @pytest.mark.parametrize("check, solution", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, refuses_delegation, stub
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
 from coursekit import bert
 from coursekit.bert import IGNORE_INDEX, mask_tokens
@@ -15,27 +15,9 @@ from coursekit.exercises.core import FAILED, NOT_ATTEMPTED, PASSED
 # ------------------------------------------------------------------ the notebook's solutions
 
 
-def my_mask_tokens(input_ids, vocab_size, mask_id, special_ids, pad_id):
-    maskable = input_ids != pad_id
-    for s in special_ids:
-        maskable &= input_ids != s
-    selected = maskable & (torch.rand(input_ids.shape) < 0.15)
-    u = torch.rand(input_ids.shape)
-    corrupted = input_ids.clone()
-    corrupted[selected & (u < 0.8)] = mask_id
-    random_pos = selected & (u >= 0.8) & (u < 0.9)
-    corrupted[random_pos] = torch.randint(0, vocab_size, (int(random_pos.sum()),))
-    labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
-    return corrupted, labels
-
-
-def my_input_embeddings(emb, input_ids, token_type_ids):
-    positions = torch.arange(input_ids.shape[1])
-    return emb.norm(emb.token(input_ids) + emb.segment(token_type_ids) + emb.position(positions))
-
-
-def my_cls_head(hidden, pooler, classifier):
-    return classifier(torch.tanh(pooler(hidden[:, 0])))
+NB09 = notebook_solutions("09_bert")
+my_mask_tokens, my_input_embeddings = NB09["my_mask_tokens"], NB09["my_input_embeddings"]
+my_cls_head = NB09["my_cls_head"]
 
 
 @pytest.mark.parametrize("check, solution", [

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, refuses_delegation, stub
+from exercise_helpers import fails_with, notebook_solutions, refuses_delegation, stub
 
 from coursekit import classifiers as CL
 from coursekit import embeddings as E
@@ -209,46 +209,18 @@ def test_reference_solutions_still_pass(check, solution):
 
 
 # ================================================================ realistic wrong solutions, per check
-# Every check: its notebook's reference solution passes (notebooks 01/02, copied below), and each wrong
+# Every check: its notebook's reference solution passes (notebooks 01/02, read from them below), and each wrong
 # solution of its list fails naming the input ("on <case>, …") and, where the check has one, with the hint
 # written for it. A realistic mistake the check cannot catch goes to the KNOWN_UNCAUGHT list with the reason.
 
 
-def my_ppmi(C):  # notebook 01, exercise 1
-    total = C.sum()
-    p_wc = C / total
-    p_w = C.sum(dim=1, keepdim=True) / total
-    p_c = C.sum(dim=0, keepdim=True) / total
-    pmi = torch.log(p_wc / (p_w * p_c))
-    return torch.where(C > 0, pmi.clamp(min=0), torch.zeros_like(C))
-
-
-def my_sgns_loss(v_c, u_o, u_neg):  # notebook 01, exercise 2
-    positive = F.logsigmoid((u_o * v_c).sum(-1))                                 # (B,)
-    negative = F.logsigmoid(-(u_neg * v_c.unsqueeze(1)).sum(-1)).sum(-1)         # (B,)
-    return -(positive + negative)
-
-
-def my_analogy(W, a, b, c):  # notebook 01, exercise 3
-    U = F.normalize(W, dim=1)
-    scores = U @ (U[b] - U[a] + U[c])
-    scores[[a, b, c]] = float("-inf")
-    return int(scores.argmax())
-
-
-def my_bow_logits(ids, mask, scores, bias):  # notebook 02, exercise 1
-    per_token = scores[ids]                                   # (B, T, C)
-    return (per_token * mask.unsqueeze(-1)).sum(1) + bias
-
-
-def my_dan_forward(emb, mask, W1, b1, W2, b2):  # notebook 02, exercise 2
-    m = mask.unsqueeze(-1).to(emb.dtype)                      # (B, T, 1)
-    z0 = (emb * m).sum(1) / m.sum(1)                          # (B, d)
-    return torch.relu(z0 @ W1.T + b1) @ W2.T + b2
-
-
-def my_max_over_time(x, mask):  # notebook 02, exercise 3
-    return x.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(dim=1).values
+NB01, NB02 = notebook_solutions("01_word_embeddings"), notebook_solutions("02_text_classifiers")
+my_ppmi = NB01["my_ppmi"]                    # notebook 01, exercise 1
+my_sgns_loss = NB01["my_sgns_loss"]          # notebook 01, exercise 2
+my_analogy = NB01["my_analogy"]              # notebook 01, exercise 3
+my_bow_logits = NB02["my_bow_logits"]        # notebook 02, exercise 1
+my_dan_forward = NB02["my_dan_forward"]      # notebook 02, exercise 2
+my_max_over_time = NB02["my_max_over_time"]  # notebook 02, exercise 3
 
 
 @pytest.mark.parametrize("check, solution", [

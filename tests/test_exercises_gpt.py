@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from exercise_helpers import fails_with, passes, refuses_delegation, stub
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
 from coursekit import decoding, exercises
 from coursekit.attention import KVCache
@@ -25,24 +25,9 @@ def test_checks_exported_and_stubs_not_attempted():
 
 # ---------------------------------------------------------------- the notebook's solutions
 
-def softmax_with_temperature(logits, T):
-    return torch.softmax(logits / T, dim=-1)
-
-
-def top_p_probs(logits, p):
-    probs = torch.softmax(logits, dim=-1)
-    sorted_probs, order = probs.sort(dim=-1, descending=True)
-    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs
-    drop = torch.zeros_like(probs, dtype=torch.bool).scatter(-1, order, mass_before >= p)
-    kept = probs.masked_fill(drop, 0.0)
-    return kept / kept.sum(dim=-1, keepdim=True)
-
-
-def kv_cache_step(q, k_new, v_new, k_past, v_past):
-    k_all = torch.cat([k_past, k_new], dim=-2)
-    v_all = torch.cat([v_past, v_new], dim=-2)
-    weights = torch.softmax(q @ k_all.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-    return weights @ v_all, k_all, v_all
+NB10 = notebook_solutions("10_gpt")
+softmax_with_temperature, top_p_probs = NB10["softmax_with_temperature"], NB10["top_p_probs"]
+kv_cache_step = NB10["kv_cache_step"]
 
 
 @pytest.mark.parametrize("check, solution", [

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, refuses_delegation, stub
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
 from coursekit import exercises, induction
 from coursekit import prompting as P
@@ -198,21 +198,8 @@ def test_induction_score_wrong_solutions_fail(name):
     fails_with(pr.check_induction_score, fn, "on ", *([hint] if hint else []))
 
 
-def build_prompt(demonstrations, test_example, description):   # the notebook's solutions
-    lines = [description] + [f"{x} => {y}" for x, y in demonstrations]
-    lines.append(f"{test_example[0]} =>")
-    return "\n".join(lines)
-
-
-def label_logprob(model, prompt, label):
-    logits, _ = model(torch.tensor([prompt + label[:-1]]))
-    logp = F.log_softmax(logits[0, len(prompt) - 1:], dim=-1)             # (len(label), V)
-    return logp[torch.arange(len(label)), torch.tensor(label)].sum().item()
-
-
-def induction_score(attn, period):
-    q = torch.arange(period, attn.shape[-1])
-    return attn[:, q, q - period + 1].mean(-1)
+NB12 = notebook_solutions("12_few_shot_prompting")   # the notebook's solutions
+build_prompt, label_logprob, induction_score = NB12["build_prompt"], NB12["label_logprob"], NB12["induction_score"]
 
 
 @pytest.mark.parametrize("check, solution", [

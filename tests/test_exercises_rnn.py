@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, refuses_delegation, stub, wrong_solution_table
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub, wrong_solution_table
 
 from coursekit import exercises, rnn
 from coursekit.exercises.checks import rnn as checks
@@ -313,51 +313,15 @@ def test_reference_solutions_still_pass(check, solution):
     assert _status(check, solution).passed
 
 
-# ================================================================ the notebooks' own solutions, verbatim
+# ================================================================ the notebooks' own solutions
 # (notebooks/03_rnns_bptt.py and notebooks/04_lstm.py, the ### BEGIN/END SOLUTION blocks)
-def nb_elman_step(x, h, W, V, b):
-    return torch.tanh(x @ W.T + h @ V.T + b)
-
-
-def nb_state_gradients(h, V, dL_dhT):
-    deltas = [dL_dhT]
-    for t in range(h.shape[0] - 1, 0, -1):
-        J_t = torch.diag(1 - h[t] ** 2) @ V
-        deltas.append(J_t.T @ deltas[-1])
-    return torch.stack(deltas[::-1])
-
-
-def nb_truncated_bptt(model, x, targets, k):
-    h, chunk_losses = None, []
-    for start in range(0, x.shape[1], k):
-        y, h = model(x[:, start:start + k], h)
-        loss = F.mse_loss(y, targets[:, start:start + k])
-        loss.backward()
-        h = h.detach()
-        chunk_losses.append(loss.item())
-    return chunk_losses
-
-
-def nb_lstm_step(x, h, c, W_ih, W_hh, b):
-    a_i, a_f, a_g, a_o = (x @ W_ih.T + h @ W_hh.T + b).chunk(4, dim=-1)
-    c_t = torch.sigmoid(a_f) * c + torch.sigmoid(a_i) * torch.tanh(a_g)
-    return torch.sigmoid(a_o) * torch.tanh(c_t), c_t
-
-
-def nb_set_forget_bias(lstm, value):
-    H = lstm.hidden_size
-    with torch.no_grad():
-        for name, p in lstm.named_parameters():
-            if name.startswith("bias_ih"):
-                p[H:2 * H] = value
-            elif name.startswith("bias_hh"):
-                p[H:2 * H] = 0.0
-
-
-def nb_scalar_mix(layers, w, gamma):
-    s = torch.softmax(w, dim=0)
-    return gamma * (s.view(-1, 1, 1, 1) * layers).sum(0)
-
+NB03, NB04 = notebook_solutions("03_rnns_bptt"), notebook_solutions("04_lstm")
+nb_elman_step = NB03["elman_step"]
+nb_state_gradients = NB03["state_gradients"]
+nb_truncated_bptt = NB03["truncated_bptt"]
+nb_lstm_step = NB04["my_lstm_step"]
+nb_set_forget_bias = NB04["set_forget_bias"]
+nb_scalar_mix = NB04["scalar_mix"]
 
 NOTEBOOK_SOLUTIONS = {
     "check_elman_step": nb_elman_step, "check_state_gradients": nb_state_gradients,

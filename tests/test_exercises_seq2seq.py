@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_helpers import fails_with, passes, refuses_delegation, stub, wrong_solution_table
+from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub, wrong_solution_table
 
 from coursekit import decoding, exercises
 from coursekit.decoding import greedy_search
@@ -149,30 +149,10 @@ def test_reference_solutions_still_pass(check, solution):
     passes(check, solution)
 
 
-# ================================================================ the notebook's own solutions, verbatim
+# ================================================================ the notebook's own solutions
 # (notebooks/05_seq2seq.py, the ### BEGIN/END SOLUTION blocks)
-def nb_beam_step(scores, log_probs, beam_size):
-    V = log_probs.shape[-1]
-    candidates = (scores[:, None] + log_probs).reshape(-1)   # (k * V,)
-    new_scores, flat = candidates.topk(beam_size)
-    return new_scores, flat // V, flat % V
-
-
-def nb_greedy_decode(step, bos_id, eos_id, max_len):
-    out, token = [], bos_id
-    for _ in range(max_len):
-        token = int(step(token).argmax())
-        if token == eos_id:
-            break
-        out.append(token)
-    return out
-
-
-def nb_masked_nll(logits, targets, pad_id):
-    nll = -torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0]   # (B, T)
-    keep = targets != pad_id
-    return nll[keep].mean()
-
+NB05 = notebook_solutions("05_seq2seq")
+nb_beam_step, nb_greedy_decode, nb_masked_nll = NB05["beam_step"], NB05["greedy_decode"], NB05["masked_nll"]
 
 NOTEBOOK_SOLUTIONS = {"check_beam_search_step": nb_beam_step, "check_greedy_decode": nb_greedy_decode,
                       "check_masked_nll": nb_masked_nll}

@@ -431,7 +431,15 @@ def stage_reports(report: dict) -> list[dict]:
         raise TypeError(f"report must be a dict (report.json of a run), got {type(report).__name__}")
     chain = [report]
     while "continued_from" in chain[0]:
-        chain.insert(0, chain[0]["continued_from"]["report"])
+        origin = chain[0]["continued_from"]
+        if not isinstance(origin, dict) or not isinstance(origin.get("report"), dict):
+            raise ValueError("report['continued_from'] must be a dict with the earlier run's 'report' "
+                             "(as continued_from(directory) writes it)")
+        chain.insert(0, origin["report"])
+    for i, stage in enumerate(chain):
+        if not isinstance(stage.get("history"), dict) or not isinstance(stage.get("config"), dict):
+            raise ValueError(f"stage {i + 1} of the report has no 'history' and 'config' dicts: it is not a "
+                             f"report.json written by python -m coursekit.bert_pretraining")
     return chain
 
 
@@ -581,7 +589,9 @@ def continued_from(directory: str | Path) -> dict:
     curves, times), so that the committed report tells both stages."""
     from coursekit.data import sha256_file
 
-    report = json.loads((Path(directory) / "report.json").read_text(encoding="utf-8"))
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
+    _, _, report = load_small_bert(directory)      # the same checks as any load: weights, tokenizer, report
     return {"directory": str(directory), "model_sha256": sha256_file(Path(directory) / "model.safetensors"),
             "report": report}
 

@@ -701,7 +701,9 @@ if S.profile != "quick":  # with 400 sentences and one epoch (quick) both stay n
 # (`python -m coursekit.bert_finetuning compare --out data/bert/downstream.json`, measured once on the
 # committed weights, 3,000 sentences, 3 epochs) fine-tunes each start with three seeds at each of two
 # rates, lets each start **choose its rate on 1,000 other SST-2 training sentences** (the `chosen` column),
-# and only then reads the dev set.
+# and only then reads the dev set. (The selection sentences, like all SST-2 training text, were in the
+# pre-training corpus without their labels; the dev sentences never were. Both starts end up choosing
+# the same rate.)
 
 # %%
 downstream = json.loads((bert_pretraining.CHECKPOINT_DIR / "downstream.json").read_text())

@@ -33,17 +33,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-
-# CI sets COURSEKIT_REQUIRE_SITE=1 where the site extra and Chromium are installed: there, anything
-# missing is a failure rather than a skip, so that a broken install cannot pass as a skipped test.
-REQUIRED = os.environ.get("COURSEKIT_REQUIRE_SITE", "").strip() not in ("", "0")
-
-
-def skip_or_fail(reason: str):
-    if REQUIRED:
-        pytest.fail(f"{reason} (COURSEKIT_REQUIRE_SITE is set)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
+from browser_helpers import NO_CHROMIUM, chromium_executable, skip_or_fail
 
 try:
     import jupyter_book  # noqa: F401
@@ -281,14 +271,6 @@ def test_widget_explorers_show_their_static_fallback(built_site):
 
 
 # -------------------------------------------------------------------------------------- browser test
-def chromium_executable() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):  # fmt: skip
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="module")
 def served_site(built_site):
     """The built site over HTTP on 127.0.0.1 (an ephemeral port), as it is served once published."""
@@ -345,7 +327,7 @@ def test_browser_screenshots_front_page_and_a_notebook(served_site):
         skip_or_fail('Playwright is not installed (pip install -e ".[site]")')
     chromium = chromium_executable()
     if chromium is None:
-        skip_or_fail("no Chromium found (Debian: apt-get install -y chromium; or set $CHROMIUM to its path)")
+        skip_or_fail(NO_CHROMIUM)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     front = toc_files()[0]
     shots = {  # screenshot: (source, its title, text of the one cell to capture, or None: the viewport)

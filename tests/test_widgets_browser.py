@@ -42,7 +42,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -54,17 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
-# CI sets COURSEKIT_REQUIRE_SITE=1 where Playwright and Chromium are installed: there, anything
-# missing is a failure rather than a skip, so that a broken install cannot pass as a skipped test.
-REQUIRED = os.environ.get("COURSEKIT_REQUIRE_SITE", "").strip() not in ("", "0")
-
-
-def skip_or_fail(reason: str):
-    if REQUIRED:
-        pytest.fail(f"{reason} (COURSEKIT_REQUIRE_SITE is set)", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
+from browser_helpers import NO_CHROMIUM, chromium_executable, skip_or_fail
 
 try:
     from playwright import sync_api
@@ -78,17 +67,9 @@ except ImportError as err:
     skip_or_fail(f"JupyterLab is not installed in this environment ({err})")
 
 
-def chromium_executable() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):  # fmt: skip
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
 CHROMIUM = chromium_executable()
 if CHROMIUM is None:
-    skip_or_fail("no Chromium found (Debian: apt-get install -y chromium; or set $CHROMIUM to its path)")
+    skip_or_fail(NO_CHROMIUM)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

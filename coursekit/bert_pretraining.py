@@ -409,6 +409,8 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
         "cpu_seconds": time.process_time() - start_cpu,       # CPU time of this process (the last piece)
         "wall_seconds_this_process": time.perf_counter() - start,
     }
+    if start_from is not None:
+        report["continued_from"] = _origin(cfg.init_from, start_from[2])
     return model.eval(), report
 
 
@@ -578,20 +580,23 @@ def main(argv: list[str] | None = None) -> None:
     print(f"held-out MLM {f['mlm']:.3f} NSP {f['nsp']:.3f} (acc {f['nsp_acc']:.3f}) after {cfg.steps} steps; "
           f"unigram {report['unigram_mlm']:.3f}; wall {report['wall_seconds']:.0f} s, "
           f"cpu {report['cpu_seconds']:.0f} s")
-    if cfg.init_from:
-        report["continued_from"] = continued_from(cfg.init_from)
     if args.out:
         save_pretrained(args.out, model, corpus.tokenizer, report)
 
 
 def continued_from(directory: str | Path) -> dict:
     """What a domain-adaptive run started from: the model's content hash and its whole report (recipe,
-    curves, times), so that the committed report tells both stages."""
-    from coursekit.data import sha256_file
-
+    curves, times), so that the committed report tells both stages; :func:`pretrain` adds it to the report
+    of a run with ``init_from``."""
     if not isinstance(directory, (str, Path)):
         raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
     _, _, report = load_small_bert(directory)      # the same checks as any load: weights, tokenizer, report
+    return _origin(directory, report)
+
+
+def _origin(directory: str | Path, report: dict) -> dict:
+    from coursekit.data import sha256_file
+
     return {"directory": str(directory), "model_sha256": sha256_file(Path(directory) / "model.safetensors"),
             "report": report}
 

@@ -170,7 +170,7 @@ def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
     assert origin["model_sha256"] == sha256_file(tmp_path / "stage1" / "model.safetensors")
     assert origin["report"]["final"] == report["final"]
     assert origin["report"]["history"]["mlm"] == report["history"]["mlm"]
-    second_report["continued_from"] = origin
+    assert second_report["continued_from"] == origin                 # pretrain records where it started
     assert bp.stage_reports(second_report) == [origin["report"], second_report]
     both = bp.combined_history(second_report)
     assert both["steps"] == list(range(1, 2 * TINY.steps + 1)) and both["boundaries"] == [TINY.steps]

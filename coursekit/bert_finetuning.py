@@ -32,7 +32,7 @@ from coursekit.bert import (
     fine_tune,
     sentence_batches,
 )
-from coursekit.bert_pretraining import CHECKPOINT_DIR, load_small_bert
+from coursekit.bert_checkpoint import CHECKPOINT_DIR, load_small_bert
 from coursekit.checks import check_count as _check_count
 from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_positive_float, check_positive_int

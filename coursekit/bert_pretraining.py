@@ -1,4 +1,4 @@
-"""Pre-training a small BERT with MLM + NSP: the recipe of notebook 09 and its committed checkpoint.
+"""Pre-training a small BERT with MLM + NSP: the recipe of notebook 09 and the command that makes its checkpoint.
 
 Devlin et al. 2019, §3.1 and Appendix A.2. Read top to bottom:
 
@@ -16,10 +16,13 @@ Devlin et al. 2019, §3.1 and Appendix A.2. Read top to bottom:
    :func:`coursekit.resumable.train_steps_in_folder` — a checkpoint every few minutes and an exact
    ``--resume``, so a run of an hour or more survives an interruption.
 4. **Checkpoint**: ``python -m coursekit.bert_pretraining --out data/bert`` writes the weights (with
-   the config), the tokenizer and a report (recipe, curves, times); :func:`load_small_bert` reads them.
+   the config), the tokenizer and a report (recipe, curves, times) with
+   :func:`coursekit.bert_checkpoint.save_pretrained`; :func:`coursekit.bert_checkpoint.load_small_bert`
+   reads them. The model directory on disk is :mod:`coursekit.bert_checkpoint`'s business.
 5. **Domain-adaptive continuation** (``init_from``; Gururangan et al. 2020, "Don't Stop Pretraining"):
    a second run starts from a saved model and its tokenizer and goes on with more in-domain text per
-   batch (packed SST-2 sentences). Its report carries the first run's report under ``continued_from``.
+   batch (packed SST-2 sentences). Its report carries the first run's report under ``continued_from``
+   (:func:`coursekit.bert_checkpoint.stage_reports` and ``combined_history`` read the stages back).
 
 At a CPU budget the MLM loss first sits near the unigram entropy (the model predicts frequent pieces
 regardless of context) and NSP near ln 2; only after a couple of thousand steps does attention start to
@@ -55,16 +58,14 @@ from coursekit.bert import (
     mask_tokens,
     wikitext_documents,
 )
+from coursekit.bert_checkpoint import _continue_from, _origin, load_small_bert, save_pretrained
 from coursekit.checks import check_count as _check_count
 from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_labels, check_positive_float, check_positive_int, check_probability
-from coursekit.data import PROJECT_DATA
 
-__all__ = ["CHECKPOINT_DIR", "PretrainConfig", "PretrainingCorpus", "build_corpus", "combined_history",
-           "continued_from", "held_out_batch", "held_out_losses", "load_small_bert", "make_batch", "pack_sentences",
-           "pretrain", "sample_batch", "save_pretrained", "stage_reports", "unigram_entropy"]
+__all__ = ["PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batch", "held_out_losses", "make_batch",
+           "pack_sentences", "pretrain", "sample_batch", "unigram_entropy"]
 
-CHECKPOINT_DIR = PROJECT_DATA / "bert"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
@@ -414,58 +415,6 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     return model.eval(), report
 
 
-def _continue_from(model: Bert, corpus: PretrainingCorpus, start: Bert, tokenizer, _report: dict, *,
-                   directory: str) -> None:
-    """Copy the weights of the model in ``directory`` into ``model`` (same architecture, same vocabulary)."""
-    if start.config != model.config:
-        raise ValueError(f"init_from={directory!r} holds a BERT with config {dataclasses.asdict(start.config)}, "
-                         f"but the recipe builds {dataclasses.asdict(model.config)}")
-    if corpus.tokenizer.get_vocab() != tokenizer.get_vocab():
-        raise ValueError(f"the corpus was encoded with another vocabulary than init_from={directory!r}'s "
-                         f"tokenizer.json: pass that tokenizer to build_corpus")
-    model.load_state_dict(start.state_dict())
-
-
-def stage_reports(report: dict) -> list[dict]:
-    """The reports of every run that led to a model, first run first (one item unless it continued
-    another run with ``init_from``)."""
-    if not isinstance(report, dict):
-        raise TypeError(f"report must be a dict (report.json of a run), got {type(report).__name__}")
-    chain = [report]
-    while "continued_from" in chain[0]:
-        origin = chain[0]["continued_from"]
-        if not isinstance(origin, dict) or not isinstance(origin.get("report"), dict):
-            raise ValueError("report['continued_from'] must be a dict with the earlier run's 'report' "
-                             "(as continued_from(directory) writes it)")
-        chain.insert(0, origin["report"])
-    for i, stage in enumerate(chain):
-        if not isinstance(stage.get("history"), dict) or not isinstance(stage.get("config"), dict):
-            raise ValueError(f"stage {i + 1} of the report has no 'history' and 'config' dicts: it is not a "
-                             f"report.json written by python -m coursekit.bert_pretraining")
-    return chain
-
-
-def combined_history(report: dict) -> dict:
-    """One curve over all the stages of a model: per-step training losses (``steps``, ``mlm``, ``nsp``),
-    held-out ``evals`` and the SST-2 sweep (``sst2_by_step``, where measured), each stage's steps
-    counted on from the end of the one before; ``boundaries`` holds the step where each later stage
-    began. A stage's evaluation at its own step 0 repeats the previous stage's last one and is left out."""
-    out = {"steps": [], "mlm": [], "nsp": [], "evals": [], "sst2_by_step": [], "boundaries": []}
-    offset = 0
-    for i, stage in enumerate(stage_reports(report)):
-        hist = stage["history"]
-        if i:
-            out["boundaries"].append(offset)
-        out["steps"] += [offset + s for s in hist["steps"]]
-        out["mlm"] += hist["mlm"]
-        out["nsp"] += hist["nsp"]
-        out["evals"] += [[offset + s, e] for s, e in hist["evals"] if not (i and s == 0)]
-        out["sst2_by_step"] += [{**row, "step": offset + row["step"]} for row in stage.get("sst2_by_step", [])
-                                if not (i and row["step"] == 0)]
-        offset += stage["config"]["steps"]
-    return out
-
-
 def unigram_entropy(corpus: PretrainingCorpus) -> float:
     """Entropy (nats) of the piece frequencies of the training text: the MLM loss of a model that ignores
     the context and always predicts the corpus's piece distribution."""
@@ -477,63 +426,6 @@ def unigram_entropy(corpus: PretrainingCorpus) -> float:
     counts = torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=corpus.tokenizer.get_vocab_size()).double()
     p = counts[counts > 0] / counts.sum()
     return float(-(p * p.log()).sum())
-
-
-def save_pretrained(directory: str | Path, model: Bert, tokenizer, report: dict) -> Path:
-    """Write ``model.safetensors`` (weights + config), ``tokenizer.json`` and ``report.json``."""
-    from coursekit.train import save_checkpoint
-
-    _check_bert(model)
-    _check_tokenizer(tokenizer)
-    if tokenizer.get_vocab_size() != model.config.vocab_size:
-        raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} pieces but the model's vocabulary is "
-                         f"{model.config.vocab_size}")
-    try:
-        report_text = json.dumps(report, indent=1)   # before anything is written
-    except TypeError as exc:
-        raise TypeError(f"report must be JSON-serialisable: {exc}") from None
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(directory / "model.safetensors", model, model.config)
-    tokenizer.save(str(directory / "tokenizer.json"))
-    (directory / "report.json").write_text(report_text)
-    return directory
-
-
-def load_small_bert(directory: str | Path = CHECKPOINT_DIR) -> tuple[Bert, object, dict]:
-    """The committed small BERT: ``(model, tokenizer, report)`` as written by :func:`save_pretrained`."""
-    from tokenizers import Tokenizer
-
-    from coursekit.train import load_model_directory
-
-    directory = Path(directory)
-    reproduce = f"python -m coursekit.bert_pretraining --out {directory}"
-
-    def build(config: dict, _extra: dict) -> Bert:
-        try:
-            return Bert(BertConfig.from_dict(config))
-        except ValueError as exc:
-            raise ValueError(f"{directory / 'model.safetensors'} is not a BERT checkpoint: its config has the "
-                             f"fields {sorted(config)} ({exc}); re-run `{reproduce}`") from None
-
-    model, _ = load_model_directory(directory, build, reproduce=reproduce)
-    tokenizer_path, report_path = directory / "tokenizer.json", directory / "report.json"
-    for path, what in ((tokenizer_path, "tokenizer"), (report_path, "report")):
-        if not path.is_file():
-            raise FileNotFoundError(f"no {what} at {path}; make it with `{reproduce}`")
-    try:
-        tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    except Exception as exc:  # noqa: BLE001 - the tokenizers library raises a bare Exception
-        raise ValueError(f"{tokenizer_path} is not a tokenizers file (truncated or damaged: {exc}); "
-                         f"re-run `{reproduce}`") from None
-    if tokenizer.get_vocab_size() != model.config.vocab_size:
-        raise ValueError(f"tokenizer.json has {tokenizer.get_vocab_size()} pieces but the model's vocabulary is "
-                         f"{model.config.vocab_size}")
-    try:
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{report_path} is not valid JSON ({exc}); re-run `{reproduce}`") from None
-    return model, tokenizer, report
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -582,23 +474,6 @@ def main(argv: list[str] | None = None) -> None:
           f"cpu {report['cpu_seconds']:.0f} s")
     if args.out:
         save_pretrained(args.out, model, corpus.tokenizer, report)
-
-
-def continued_from(directory: str | Path) -> dict:
-    """What a domain-adaptive run started from: the model's content hash and its whole report (recipe,
-    curves, times), so that the committed report tells both stages; :func:`pretrain` adds it to the report
-    of a run with ``init_from``."""
-    if not isinstance(directory, (str, Path)):
-        raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
-    _, _, report = load_small_bert(directory)      # the same checks as any load: weights, tokenizer, report
-    return _origin(directory, report)
-
-
-def _origin(directory: str | Path, report: dict) -> dict:
-    from coursekit.data import sha256_file
-
-    return {"directory": str(directory), "model_sha256": sha256_file(Path(directory) / "model.safetensors"),
-            "report": report}
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from coursekit import bert, bert_pretraining, data, runtime, text, viz, widgets
+from coursekit import bert, bert_checkpoint, bert_pretraining, data, runtime, text, viz, widgets
 from coursekit.bert import IGNORE_INDEX
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
 
@@ -265,7 +265,7 @@ print([minilm_tok.id_to_token(i) for i in demo_ids], demo_seg)
 # First the batch by hand, checked against `coursekit.bert_pretraining.make_batch`, which the recipe uses:
 
 # %%
-small, small_tok, small_report = bert_pretraining.load_small_bert()  # the committed run (section 5 loads it)
+small, small_tok, small_report = bert_checkpoint.load_small_bert()  # the committed run (section 5 loads it)
 assert set(small_tok.get_vocab()) == set(wp.get_vocab())  # the same 8,000 pieces as section 2's vocabulary
 print(f"ids that differ between the two vocabularies: "
       f"{sum(small_tok.token_to_id(t) != i for t, i in wp.get_vocab().items())} of {wp.get_vocab_size()}")
@@ -706,8 +706,8 @@ if S.profile != "quick":  # with 400 sentences and one epoch (quick) both stay n
 # the same rate.)
 
 # %%
-downstream = json.loads((bert_pretraining.CHECKPOINT_DIR / "downstream.json").read_text())
-assert downstream["model_sha256"] == data.sha256_file(bert_pretraining.CHECKPOINT_DIR / "model.safetensors")
+downstream = json.loads((bert_checkpoint.CHECKPOINT_DIR / "downstream.json").read_text())
+assert downstream["model_sha256"] == data.sha256_file(bert_checkpoint.CHECKPOINT_DIR / "model.safetensors")
 fair = downstream["summary"]
 table_rows = []
 for init in ("pretrained", "random"):

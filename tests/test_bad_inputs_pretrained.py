@@ -28,6 +28,7 @@ from coursekit import (
     bart_finetuning,
     bart_pretraining,
     bert,
+    bert_checkpoint,
     bert_finetuning,
     bert_pretraining,
     hf,
@@ -726,7 +727,7 @@ HF = [
 
 
 # ==============================================================================================
-# coursekit.bert_pretraining and coursekit.bert_finetuning
+# coursekit.bert_pretraining, coursekit.bert_checkpoint and coursekit.bert_finetuning
 # ==============================================================================================
 
 TINY_PT = bert_pretraining.PretrainConfig(vocab_size=V, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=16,
@@ -764,7 +765,7 @@ def make_batch(pairs=(([5, 6], [7, 8], 0),), singles=([9, 10],), **kw):
 
 def saved_small_bert(model=None, tokenizer_=None, report=None) -> Path:
     folder = tmp()
-    bert_pretraining.save_pretrained(folder, model or tiny_bert(), tokenizer_ or tokenizer(), report or {"steps": 0})
+    bert_checkpoint.save_pretrained(folder, model or tiny_bert(), tokenizer_ or tokenizer(), report or {"steps": 0})
     return folder
 
 
@@ -960,64 +961,67 @@ BERT_PRETRAINING = [
     Bad("a corpus without tokens (the entropy would be NaN)", bert_pretraining.unigram_entropy,
         lambda: bert_pretraining.unigram_entropy(pt_corpus(train_docs=[], in_domain=[])), ValueError,
         r"the corpus has no tokens: the unigram entropy is undefined"),
+]
 
-    Bad("a classifier for the model", bert_pretraining.save_pretrained,
-        lambda: bert_pretraining.save_pretrained(tmp(), bert.BertForSequenceClassification(tiny_bert(), 2),
-                                                 tokenizer(), {}), TypeError,
+
+BERT_CHECKPOINT = [
+    Bad("a classifier for the model", bert_checkpoint.save_pretrained,
+        lambda: bert_checkpoint.save_pretrained(tmp(), bert.BertForSequenceClassification(tiny_bert(), 2),
+                                                tokenizer(), {}), TypeError,
         r"model must be a coursekit.bert.Bert, got BertForSequenceClassification"),
-    Bad("a vocabulary dict for the tokenizer", bert_pretraining.save_pretrained,
-        lambda: bert_pretraining.save_pretrained(tmp(), tiny_bert(), {"a": 1}, {}), TypeError,
+    Bad("a vocabulary dict for the tokenizer", bert_checkpoint.save_pretrained,
+        lambda: bert_checkpoint.save_pretrained(tmp(), tiny_bert(), {"a": 1}, {}), TypeError,
         r"tokenizer must be a tokenizers.Tokenizer, got dict"),
-    Bad("a report JSON cannot hold (nothing is written)", bert_pretraining.save_pretrained,
-        lambda: bert_pretraining.save_pretrained(tmp(), tiny_bert(), tokenizer(), {"w": torch.ones(1)}), TypeError,
+    Bad("a report JSON cannot hold (nothing is written)", bert_checkpoint.save_pretrained,
+        lambda: bert_checkpoint.save_pretrained(tmp(), tiny_bert(), tokenizer(), {"w": torch.ones(1)}), TypeError,
         r"report must be JSON-serialisable"),
-    Bad("a tokenizer of another vocabulary", bert_pretraining.save_pretrained,
-        lambda: bert_pretraining.save_pretrained(tmp(), bert.Bert(bert_config(vocab_size=30)), tokenizer(), {}),
+    Bad("a tokenizer of another vocabulary", bert_checkpoint.save_pretrained,
+        lambda: bert_checkpoint.save_pretrained(tmp(), bert.Bert(bert_config(vocab_size=30)), tokenizer(), {}),
         ValueError, r"the tokenizer has 20 pieces but the model's vocabulary is 30"),
 
-    Bad("a report that is a list", bert_pretraining.stage_reports, lambda: bert_pretraining.stage_reports([]),
+    Bad("a report that is a list", bert_checkpoint.stage_reports, lambda: bert_checkpoint.stage_reports([]),
         TypeError, r"report must be a dict \(report.json of a run\), got list"),
-    Bad("continued_from without the earlier report", bert_pretraining.stage_reports,
-        lambda: bert_pretraining.stage_reports({"history": {}, "config": {}, "continued_from": {"directory": "x"}}),
+    Bad("continued_from without the earlier report", bert_checkpoint.stage_reports,
+        lambda: bert_checkpoint.stage_reports({"history": {}, "config": {}, "continued_from": {"directory": "x"}}),
         ValueError, r"report\['continued_from'\] must be a dict with the earlier run's 'report'"),
-    Bad("a report without history", bert_pretraining.combined_history,
-        lambda: bert_pretraining.combined_history({"config": {"steps": 1}}), ValueError,
+    Bad("a report without history", bert_checkpoint.combined_history,
+        lambda: bert_checkpoint.combined_history({"config": {"steps": 1}}), ValueError,
         r"stage 1 of the report has no 'history' and 'config' dicts"),
-    Bad("a string for the report", bert_pretraining.combined_history,
-        lambda: bert_pretraining.combined_history("report.json"), TypeError, r"report must be a dict"),
-    Bad("a directory as an int", bert_pretraining.continued_from, lambda: bert_pretraining.continued_from(3),
+    Bad("a string for the report", bert_checkpoint.combined_history,
+        lambda: bert_checkpoint.combined_history("report.json"), TypeError, r"report must be a dict"),
+    Bad("a directory as an int", bert_checkpoint.continued_from, lambda: bert_checkpoint.continued_from(3),
         TypeError, r"directory must be a path \(str or Path\), got int"),
-    Bad("an empty directory", bert_pretraining.continued_from, lambda: bert_pretraining.continued_from(tmp()),
+    Bad("an empty directory", bert_checkpoint.continued_from, lambda: bert_checkpoint.continued_from(tmp()),
         FileNotFoundError, r"python -m coursekit.bert_pretraining --out"),
-    Bad("an empty directory", bert_pretraining.load_small_bert, lambda: bert_pretraining.load_small_bert(tmp()),
+    Bad("an empty directory", bert_checkpoint.load_small_bert, lambda: bert_checkpoint.load_small_bert(tmp()),
         FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bert_pretraining"),
-    Bad("truncated model.safetensors", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(damaged(saved_small_bert(), "model.safetensors", "cut")), ValueError,
+    Bad("truncated model.safetensors", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(damaged(saved_small_bert(), "model.safetensors", "cut")), ValueError,
         r"model.safetensors is truncated or damaged.*python -m coursekit.bert_pretraining"),
-    Bad("a safetensors file without metadata", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(small_bert_without_metadata()), ValueError,
+    Bad("a safetensors file without metadata", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(small_bert_without_metadata()), ValueError,
         r"is not a coursekit checkpoint.*python -m coursekit.bert_pretraining"),
-    Bad("a Hugging Face directory", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(hf_bert_dir()), ValueError,
+    Bad("a Hugging Face directory", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(hf_bert_dir()), ValueError,
         r"is not a coursekit checkpoint: its metadata has no config.*python -m coursekit.bert_pretraining"),
-    Bad("the directory of a BART", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(tiny_bart_dir()), ValueError,
+    Bad("the directory of a BART", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(tiny_bart_dir()), ValueError,
         r"is not a BERT checkpoint: its config has the fields .*n_encoder_layers.*re-run "
         r"`python -m coursekit.bert_pretraining"),
-    Bad("no tokenizer.json", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("tokenizer.json", None)), FileNotFoundError,
+    Bad("no tokenizer.json", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("tokenizer.json", None)), FileNotFoundError,
         r"no tokenizer at .*tokenizer.json; make it with `python -m coursekit.bert_pretraining"),
-    Bad("a damaged tokenizer.json", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("tokenizer.json", '{"model": ')), ValueError,
+    Bad("a damaged tokenizer.json", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("tokenizer.json", '{"model": ')), ValueError,
         r"tokenizer.json is not a tokenizers file \(truncated or damaged.*python -m coursekit.bert_pretraining"),
-    Bad("no report.json", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("report.json", None)), FileNotFoundError,
+    Bad("no report.json", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("report.json", None)), FileNotFoundError,
         r"no report at .*report.json; make it with `python -m coursekit.bert_pretraining"),
-    Bad("a damaged report.json", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(small_bert_dir_with("report.json", '{"steps": ')), ValueError,
+    Bad("a damaged report.json", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("report.json", '{"steps": ')), ValueError,
         r"report.json is not valid JSON.*python -m coursekit.bert_pretraining"),
-    Bad("a tokenizer of another vocabulary", bert_pretraining.load_small_bert,
-        lambda: bert_pretraining.load_small_bert(small_bert_of_another_vocabulary()), ValueError,
+    Bad("a tokenizer of another vocabulary", bert_checkpoint.load_small_bert,
+        lambda: bert_checkpoint.load_small_bert(small_bert_of_another_vocabulary()), ValueError,
         r"tokenizer.json has 20 pieces but the model's vocabulary is 30"),
 ]
 
@@ -1745,7 +1749,7 @@ NOISING = [
 
 
 ROWS = register(BERT_CONFIG + BERT_MODEL + BERT_HEADS + BERT_DATA + BERT_MASKING + HF + BERT_PRETRAINING
-                + BERT_FINETUNING + BART + BART_PRETRAINING + BART_FINETUNING + NOISING)
+                + BERT_CHECKPOINT + BERT_FINETUNING + BART + BART_PRETRAINING + BART_FINETUNING + NOISING)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))

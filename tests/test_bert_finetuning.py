@@ -8,9 +8,10 @@ import json
 import pytest
 from test_bert_pretraining import TINY, tiny_text
 
+from coursekit import bert_checkpoint as bc
 from coursekit import bert_finetuning as bf
 from coursekit import bert_pretraining as bp
-from coursekit.bert_pretraining import CHECKPOINT_DIR
+from coursekit.bert_checkpoint import CHECKPOINT_DIR
 from coursekit.data import sha256_file
 
 FAST = bf.SST2Protocol(n_train=48, n_select=32, epochs=1, lrs=(3e-4, 3e-3), seeds=(0, 1))
@@ -21,7 +22,7 @@ def tiny_model_dir(tmp_path_factory):
     lines, in_domain = tiny_text()
     corpus = bp.build_corpus(dataclasses.replace(TINY, steps=2), lines, in_domain)
     model, report = bp.pretrain(dataclasses.replace(TINY, steps=2), corpus, progress=False)
-    return bp.save_pretrained(tmp_path_factory.mktemp("bert") / "tiny", model, corpus.tokenizer, report)
+    return bc.save_pretrained(tmp_path_factory.mktemp("bert") / "tiny", model, corpus.tokenizer, report)
 
 
 def test_protocol_checks():
@@ -56,7 +57,7 @@ def test_compare_chooses_each_learning_rate_on_the_selection_sentences(tiny_mode
     assert summary["difference"] == pytest.approx(summary["pretrained"]["mean"] - summary["random"]["mean"], abs=1e-4)
     assert result["model_sha256"] == sha256_file(tiny_model_dir / "model.safetensors")
     with pytest.raises(ValueError, match="init must be"):
-        bf.starting_body("glove", 0, bp.load_small_bert(tiny_model_dir)[0])
+        bf.starting_body("glove", 0, bc.load_small_bert(tiny_model_dir)[0])
 
 
 def test_committed_downstream_table_holds_and_one_run_reproduces():
@@ -70,7 +71,7 @@ def test_committed_downstream_table_holds_and_one_run_reproduces():
     assert min(summary["pretrained"]["values"]) > max(summary["random"]["values"])
     lr, seed = summary["pretrained"]["chosen_lr"], protocol["seeds"][0]
     row = next(r for r in table["rows"] if r["init"] == "pretrained" and r["lr"] == lr and r["seed"] == seed)
-    model, tokenizer, _ = bp.load_small_bert()
+    model, tokenizer, _ = bc.load_small_bert()
     splits = bf.sst2_splits(protocol["n_train"], protocol["n_select"])
     again = bf.finetune_once(model, tokenizer, splits, lr=lr, seed=seed, epochs=protocol["epochs"],
                              batch_size=protocol["batch_size"])

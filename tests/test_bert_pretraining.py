@@ -1,4 +1,5 @@
-"""The small-BERT pre-training recipe (coursekit.bert_pretraining) and the committed checkpoint."""
+"""The small-BERT pre-training recipe (coursekit.bert_pretraining) and the committed checkpoint
+(coursekit.bert_checkpoint)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import random
 import pytest
 import torch
 
+from coursekit import bert_checkpoint as bc
 from coursekit import bert_finetuning
 from coursekit import bert_pretraining as bp
 from coursekit.bert import IGNORE_INDEX
@@ -100,8 +102,8 @@ def test_pretrain_report_snapshots_and_round_trip(corpus, tmp_path):
     assert 0 < report["unigram_mlm"] < report["uniform_mlm"] == pytest.approx(math.log(120), abs=1e-6)
     assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["step_3.safetensors", "step_6.safetensors"]
 
-    bp.save_pretrained(tmp_path / "out", model, corpus.tokenizer, report)
-    loaded, tokenizer, loaded_report = bp.load_small_bert(tmp_path / "out")
+    bc.save_pretrained(tmp_path / "out", model, corpus.tokenizer, report)
+    loaded, tokenizer, loaded_report = bc.load_small_bert(tmp_path / "out")
     assert tokenizer.get_vocab() == corpus.tokenizer.get_vocab()
     assert loaded_report["final"] == report["final"]
     batch = bp.held_out_batch(corpus, TINY)
@@ -157,7 +159,7 @@ def test_resumed_pretraining_equals_an_uninterrupted_run(corpus, tmp_path):
 def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
     """Domain-adaptive pre-training (init_from): the run starts from the saved model, not a fresh one."""
     first, report = bp.pretrain(TINY, corpus, progress=False)
-    bp.save_pretrained(tmp_path / "stage1", first, corpus.tokenizer, report)
+    bc.save_pretrained(tmp_path / "stage1", first, corpus.tokenizer, report)
     cfg = dataclasses.replace(TINY, init_from=str(tmp_path / "stage1"), in_domain_fraction=0.75,
                               pack_in_domain=True)
     held = bp.held_out_batch(corpus, cfg)
@@ -166,13 +168,13 @@ def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
     assert not all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values(),
                                                      strict=True))          # and it trained on from there
     # the default corpus path encodes with the saved tokenizer: the vocabulary is the stage-1 one
-    origin = bp.continued_from(tmp_path / "stage1")
+    origin = bc.continued_from(tmp_path / "stage1")
     assert origin["model_sha256"] == sha256_file(tmp_path / "stage1" / "model.safetensors")
     assert origin["report"]["final"] == report["final"]
     assert origin["report"]["history"]["mlm"] == report["history"]["mlm"]
     assert second_report["continued_from"] == origin                 # pretrain records where it started
-    assert bp.stage_reports(second_report) == [origin["report"], second_report]
-    both = bp.combined_history(second_report)
+    assert bc.stage_reports(second_report) == [origin["report"], second_report]
+    both = bc.combined_history(second_report)
     assert both["steps"] == list(range(1, 2 * TINY.steps + 1)) and both["boundaries"] == [TINY.steps]
     assert both["mlm"] == report["history"]["mlm"] + second_report["history"]["mlm"]
     assert [s for s, _ in both["evals"]] == [0, 3, 6, 9, 12]   # the second stage's step 0 is the first's last
@@ -198,17 +200,17 @@ def test_finetune_by_step_covers_the_random_start_and_every_snapshot(corpus, tmp
 
 def test_load_errors(tmp_path, corpus):
     with pytest.raises(FileNotFoundError, match="python -m coursekit.bert_pretraining --out"):
-        bp.load_small_bert(tmp_path)
+        bc.load_small_bert(tmp_path)
     model, report = bp.pretrain(dataclasses.replace(TINY, steps=1, eval_every=1), corpus, progress=False)
-    bp.save_pretrained(tmp_path / "a", model, corpus.tokenizer, report)
+    bc.save_pretrained(tmp_path / "a", model, corpus.tokenizer, report)
     other = bp.build_corpus(dataclasses.replace(TINY, vocab_size=90), *tiny_text())
     other.tokenizer.save(str(tmp_path / "a" / "tokenizer.json"))
     with pytest.raises(ValueError, match="tokenizer.json has"):
-        bp.load_small_bert(tmp_path / "a")
+        bc.load_small_bert(tmp_path / "a")
 
 
 def test_committed_checkpoint_learned_beyond_the_unigram_plateau():
-    model, tokenizer, report = bp.load_small_bert()
+    model, tokenizer, report = bc.load_small_bert()
     assert tokenizer.get_vocab_size() == model.config.vocab_size == report["config"]["vocab_size"]
     assert report["final"]["mlm"] < report["unigram_mlm"] - 1.0      # uses the context, not only frequencies
     assert report["final"]["nsp_acc"] > 0.6                           # and NSP is above chance

@@ -67,6 +67,7 @@ __all__ = ["PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batc
            "pack_sentences", "pretrain", "sample_batch", "unigram_entropy"]
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+EXTRA_MLM_TEXT = ("", "translation_en")
 
 
 @dataclass
@@ -96,6 +97,9 @@ class PretrainConfig:
     threads: int = 0                 # torch intra-op threads; 0 keeps the current setting
     init_from: str = ""              # a model directory (save_pretrained) to continue from: its weights and
                                      # tokenizer start the run (domain-adaptive pre-training); "" = random init
+    hold_out_selection: bool = False  # leave SST-2's learning-rate selection sentences out of the MLM text
+    extra_mlm_text: str = ""         # "translation_en": add the English side of the translation benchmark's
+                                     # training pairs (short everyday sentences) as MLM-only text
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "batch_size", "steps",
@@ -112,8 +116,11 @@ class PretrainConfig:
         if not isinstance(self.init_from, str):
             raise TypeError(f"init_from must be a directory path as a str ('' for random init), "
                             f"got {type(self.init_from).__name__}")
-        if not isinstance(self.pack_in_domain, bool):
-            raise TypeError(f"pack_in_domain must be a bool, got {type(self.pack_in_domain).__name__}")
+        for name in ("pack_in_domain", "hold_out_selection"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        if self.extra_mlm_text not in EXTRA_MLM_TEXT:
+            raise ValueError(f"extra_mlm_text must be one of {EXTRA_MLM_TEXT}, got {self.extra_mlm_text!r}")
         if self.max_len < 5:
             raise ValueError(f"max_len must leave room for [CLS] A [SEP] B [SEP] (at least 5), got {self.max_len}")
         if self.d_model % self.n_heads:
@@ -183,18 +190,39 @@ def _check_text_list(values, name: str) -> None:
         raise TypeError(f"{name} must be a list of strings, got one string")
 
 
-def pretraining_text() -> tuple[list[str], list[str]]:
-    """``(wikitext_lines, sst2_train_sentences)`` from ``coursekit.data`` (mirror, cache or download)."""
+def pretraining_text(cfg: PretrainConfig | None = None) -> tuple[list[str], list[str]]:
+    """``(wikitext_lines, in_domain_sentences)`` from ``coursekit.data`` (mirror, cache or download).
+
+    The in-domain sentences are SST-2's training sentences (without the fine-tuning protocol's
+    learning-rate selection sentences if ``cfg.hold_out_selection``), followed by the English side of
+    the translation benchmark's training pairs, once each and sorted, if ``cfg.extra_mlm_text`` is
+    ``"translation_en"``. SST-2's validation sentences (the test set of notebook 09) are never included.
+    """
     from coursekit import data
 
+    if cfg is not None:
+        _check_cfg(cfg)
     wiki = data.load_wikitext2("raw")
     lines = list(wiki["validation"]["text"]) + list(wiki["test"]["text"])
-    return lines, list(data.load_sst2()["train"]["sentence"])
+    sentences = list(data.load_sst2()["train"]["sentence"])
+    if cfg is not None and cfg.hold_out_selection:
+        from coursekit.bert_finetuning import PROTOCOL, sst2_splits
+
+        selection = set(sst2_splits(1, PROTOCOL.n_select)["select"]["sentence"])
+        sentences = [s for s in sentences if s not in selection]
+    if cfg is not None and cfg.extra_mlm_text == "translation_en":
+        from coursekit.translation.benchmark import load_benchmark
+
+        sentences += sorted({" ".join(english) for english, _ in load_benchmark().train})
+    return lines, sentences
 
 
 def build_corpus(cfg: PretrainConfig, wiki_lines: list[str] | None = None,
                  in_domain_sentences: list[str] | None = None, tokenizer=None) -> PretrainingCorpus:
-    """Train the WordPiece vocabulary on all the text (unless ``tokenizer`` is given) and encode it."""
+    """Train the WordPiece vocabulary on all the text (unless ``tokenizer`` is given) and encode it.
+
+    Text not given comes from ``pretraining_text(cfg)``: WikiText-2 lines and in-domain sentences.
+    """
     from coursekit.text import train_wordpiece
 
     _check_cfg(cfg)
@@ -204,7 +232,7 @@ def build_corpus(cfg: PretrainConfig, wiki_lines: list[str] | None = None,
     if tokenizer is not None:
         _check_tokenizer(tokenizer)
     if wiki_lines is None or in_domain_sentences is None:
-        default_lines, default_sentences = pretraining_text()
+        default_lines, default_sentences = pretraining_text(cfg)
         wiki_lines = default_lines if wiki_lines is None else wiki_lines
         in_domain_sentences = default_sentences if in_domain_sentences is None else in_domain_sentences
     if tokenizer is None:

@@ -76,3 +76,19 @@ def test_committed_downstream_table_holds_and_one_run_reproduces():
     again = bf.finetune_once(model, tokenizer, splits, lr=lr, seed=seed, epochs=protocol["epochs"],
                              batch_size=protocol["batch_size"])
     assert again["test"] == pytest.approx(row["test"], abs=0.005)     # ±4 of 872 sentences (thread-count rounding)
+
+
+def test_pretraining_text_can_hold_out_the_selection_sentences_and_add_english_sentences():
+    """The MLM text never holds SST-2's dev sentences; with hold_out_selection not the selection
+    sentences either, and translation_en adds the benchmark's English training sentences once each."""
+    _, default = bp.pretraining_text()
+    _, held = bp.pretraining_text(bp.PretrainConfig(hold_out_selection=True))
+    _, extended = bp.pretraining_text(bp.PretrainConfig(hold_out_selection=True, extra_mlm_text="translation_en"))
+    splits = bf.sst2_splits(1, bf.PROTOCOL.n_select)
+    selection, dev = set(splits["select"]["sentence"]), set(splits["test"]["sentence"])
+    assert selection <= set(default) and not selection & set(held)
+    assert not dev & set(default) and not dev & set(extended)
+    assert len(default) - len(held) == sum(s in selection for s in default)
+    english = extended[len(held):]
+    assert extended[:len(held)] == held and english == sorted(set(english)) and len(english) > 90_000
+    assert "zoology deals with the study of animal life ." in english

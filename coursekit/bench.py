@@ -21,11 +21,15 @@ model-FLOPs utilisation against the machine's fp32 matmul throughput measured in
 
 ``--quick`` (tiny sizes, seconds; what CI runs) checks that every comparison works; it asserts nothing
 about time. The default sizes are the course's own (the char-GPT and translation recipes).
+``--compile`` adds one more row: the GPT's update under ``torch.compile`` against the same model eager
+(with the seconds the first, compiling, update took) — the question "would compilation speed up the
+course's CPU training?" answered on this machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import time
@@ -39,7 +43,7 @@ from torch import nn
 from coursekit.checks import check_positive_int
 from coursekit.runtime import timed
 
-__all__ = ["Sizes", "QUICK", "FULL", "matmul_gflops", "time_pair", "run", "main"]
+__all__ = ["Sizes", "QUICK", "FULL", "matmul_gflops", "time_pair", "bench_compile", "run", "main"]
 
 
 @dataclass(frozen=True)
@@ -246,17 +250,49 @@ def bench_gpt(s: Sizes, gflops: float) -> dict:
     return row
 
 
-def run(sizes: Sizes = FULL, *, log: Callable[[str], None] | None = None) -> dict:
-    """Every comparison at ``sizes``; the machine's matmul throughput, threads and load around them."""
+def bench_compile(s: Sizes) -> dict:
+    """The GPT's training update under ``torch.compile`` (TorchInductor) vs the same model eager, same
+    weights and batch: ``ratio`` = compiled ÷ eager, ``compile_seconds`` = the first compiled update."""
+    from coursekit.gpt import GPT, GPTConfig
+
+    _check_sizes(s)
+    torch.manual_seed(0)
+    cfg = GPTConfig(vocab_size=s.vocab, block_size=s.seq_len, n_layer=s.n_layers, n_head=s.n_heads,
+                    n_embd=s.d_model, dropout=0.0, bias=False)
+    eager = GPT(cfg)
+    model = copy.deepcopy(eager)
+    compiled = torch.compile(model)
+    idx = torch.randint(0, s.vocab, (s.batch, s.seq_len + 1), generator=torch.Generator().manual_seed(0))
+    x, y = idx[:, :-1], idx[:, 1:]
+    step_compiled = _update(model, torch.optim.AdamW(model.parameters()), lambda: compiled(x, y)[1])
+    step_eager = _update(eager, torch.optim.AdamW(eager.parameters()), lambda: eager(x, y)[1])
+    start = time.perf_counter()
+    step_compiled()                                                             # compiles forward and backward
+    compile_seconds = time.perf_counter() - start
+    seconds = time_pair(step_compiled, step_eager, steps=s.steps, warmup=s.warmup)
+    return _row("GPT under torch.compile vs eager", "tokens/s", s.batch * s.seq_len, seconds, s,
+                compile_seconds=round(compile_seconds, 1))
+
+
+def _check_sizes(sizes) -> None:
     if not isinstance(sizes, Sizes):
         raise TypeError(f"sizes must be a coursekit.bench.Sizes, got {type(sizes).__name__}")
+
+
+def run(sizes: Sizes = FULL, *, log: Callable[[str], None] | None = None, compile: bool = False) -> dict:
+    """Every comparison at ``sizes`` (and ``torch.compile`` vs eager if ``compile``); the machine's matmul
+    throughput, threads and load around them."""
+    _check_sizes(sizes)
     if log is not None and not callable(log):
         raise TypeError(f"log must be a function such as print or None, got {type(log).__name__}")
+    if not isinstance(compile, bool):
+        raise TypeError(f"compile must be a bool, got {type(compile).__name__}")
     load_before = os.getloadavg()[0]
     gflops = matmul_gflops(256 if sizes is QUICK else 1024)
     rows = []
     for bench in (bench_attention, bench_multi_head, lambda s: bench_recurrent(s, "rnn"),
-                  lambda s: bench_recurrent(s, "lstm"), bench_transformer, lambda s: bench_gpt(s, gflops)):
+                  lambda s: bench_recurrent(s, "lstm"), bench_transformer, lambda s: bench_gpt(s, gflops),
+                  *([bench_compile] if compile else [])):
         new = bench(sizes)
         for row in new if isinstance(new, list) else [new]:
             rows.append(row)
@@ -269,6 +305,7 @@ def run(sizes: Sizes = FULL, *, log: Callable[[str], None] | None = None) -> dic
 
 def _format(row: dict) -> str:
     extra = f"  MFU {row['mfu']:.2f}" if "mfu" in row else ""
+    extra += f"  (compiling: {row['compile_seconds']:.1f} s)" if "compile_seconds" in row else ""
     return (f"{row['name']:<66} ours {row['ours_per_s']:>10,.0f}  reference {row['reference_per_s']:>10,.0f} "
             f"{row['unit']:<16} ratio {row['ratio']:.2f}{extra}")
 
@@ -278,12 +315,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, a few seconds (what CI runs)")
     parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     parser.add_argument("--out", help="also write the whole result (rows and machine) as JSON here")
+    parser.add_argument("--compile", action="store_true",
+                        help="add the GPT under torch.compile vs eager (the first update compiles: tens of seconds)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     if args.threads is not None:
         check_positive_int(args.threads, "--threads")
         torch.set_num_threads(args.threads)
-    result = run(QUICK if args.quick else FULL, log=None if args.json else print)
+    result = run(QUICK if args.quick else FULL, log=None if args.json else print, compile=args.compile)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1)

@@ -1718,6 +1718,10 @@ BENCH = [
         TypeError, r"ours and reference must be functions of no arguments, got int"),
     Bad("a dict for the sizes", bench.run, lambda: bench.run({"batch": 2}), TypeError,
         r"sizes must be a coursekit.bench.Sizes, got dict"),
+    Bad("a string for compile", bench.run, lambda: bench.run(bench.QUICK, compile="yes"), TypeError,
+        r"compile must be a bool, got str"),
+    Bad("a dict for the sizes", bench.bench_compile, lambda: bench.bench_compile({"batch": 2}), TypeError,
+        r"sizes must be a coursekit.bench.Sizes, got dict"),
     Bad("a string for the log", bench.run, lambda: bench.run(bench.QUICK, log="print"), TypeError,
         r"log must be a function"),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import torch
@@ -53,3 +54,12 @@ def test_time_pair_counts_each_side_separately():
     seconds = bench.time_pair(lambda: calls.append("a"), lambda: calls.append("b"), steps=3, warmup=1)
     assert calls.count("a") == calls.count("b") == 4 and all(s >= 0 for s in seconds)
     assert calls[2:4] == ["b", "a"] and calls[4:6] == ["a", "b"]     # who goes first alternates
+
+
+@pytest.mark.skipif(not any(shutil.which(cc) for cc in ("c++", "g++", "clang++")),
+                    reason="torch.compile's CPU backend needs a C++ compiler")
+def test_compile_row_times_the_compiled_gpt_against_the_same_model_eager():
+    row = bench.bench_compile(bench.QUICK)
+    assert row["name"] == "GPT under torch.compile vs eager" and row["compile_seconds"] > 0
+    assert row["ours_per_s"] > 0 and row["reference_per_s"] > 0
+    assert row["ratio"] == pytest.approx(row["ours_per_s"] / row["reference_per_s"], rel=2e-3)

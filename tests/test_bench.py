@@ -63,3 +63,29 @@ def test_compile_row_times_the_compiled_gpt_against_the_same_model_eager():
     assert row["name"] == "GPT under torch.compile vs eager" and row["compile_seconds"] > 0
     assert row["ours_per_s"] > 0 and row["reference_per_s"] > 0
     assert row["ratio"] == pytest.approx(row["ours_per_s"] / row["reference_per_s"], rel=2e-3)
+
+
+def test_readme_speed_table_is_the_committed_run():
+    """README's table of ratios is data/bench/bench.json, row by row (rounded to two decimals)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    rows = {r["name"]: r for r in json.loads((root / "data/bench/bench.json").read_text())["rows"]}
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| comparison | ratio |"):].split("\n\n")[0].splitlines()[2:]
+    readme_rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1] for line in table}
+    which = {"multi-head attention vs `nn.MultiheadAttention`": "multi-head attention vs nn.MultiheadAttention",
+             "Transformer vs `nn.Transformer`": "Transformer vs nn.Transformer",
+             "GPT vs a pre-LN `nn.TransformerEncoderLayer` stack": "GPT vs nn.TransformerEncoderLayer stack (causal)",
+             "GPT under `torch.compile` vs the same GPT eager": "GPT under torch.compile vs eager",
+             "our attention with `need_weights=False` (the fused kernel behind our input checks)":
+                 "attention (need_weights=False) vs F.scaled_dot_product_attention",
+             "attention written out (it returns its weights) vs `F.scaled_dot_product_attention`":
+                 "attention (explicit) vs F.scaled_dot_product_attention",
+             "RNN, 2 layers, vs `nn.RNN`": "RNN (2 layers) vs nn.RNN",
+             "LSTM, 2 layers, vs `nn.LSTM`": "LSTM (2 layers) vs nn.LSTM"}
+    assert set(readme_rows) == set(which) and set(which.values()) == set(rows)
+    for label, name in which.items():
+        assert float(readme_rows[label].split()[0]) == round(rows[name]["ratio"], 2), label
+    mfu = rows["GPT vs nn.TransformerEncoderLayer stack (causal)"]["mfu"]
+    assert f"model-FLOPs utilisation {mfu:.2f}" in readme_rows["GPT vs a pre-LN `nn.TransformerEncoderLayer` stack"]

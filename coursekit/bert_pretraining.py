@@ -44,21 +44,18 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from coursekit.bert import (
+from coursekit.bert import Bert, BertConfig, _check_bert, _check_id
+from coursekit.bert_checkpoint import _continue_from, _origin, load_small_bert, save_pretrained
+from coursekit.bert_data import (
     IGNORE_INDEX,
     IS_NEXT,
     NOT_NEXT,
-    Bert,
-    BertConfig,
-    _check_bert,
-    _check_id,
-    _check_tokenizer,
     build_pair,
     make_nsp_pairs,
     mask_tokens,
     wikitext_documents,
 )
-from coursekit.bert_checkpoint import _continue_from, _origin, load_small_bert, save_pretrained
+from coursekit.bert_heads import _check_tokenizer
 from coursekit.checks import check_count as _check_count
 from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_labels, check_positive_float, check_positive_int, check_probability
@@ -284,7 +281,7 @@ def pack_sentences(sentences: list[list[int]], n: int, *, max_len: int, sep_id: 
                    rng: random.Random) -> list[list[int]]:
     """``n`` rows of randomly drawn whole sentences joined by ``[SEP]``, each as long as fits in ``max_len``
     once ``[CLS]`` and the final ``[SEP]`` are added (a first sentence longer than that is cut by
-    :func:`coursekit.bert.build_pair`)."""
+    :func:`coursekit.bert_data.build_pair`)."""
     if not sentences:
         raise ValueError("pack_sentences needs at least one sentence")
     for i, sentence in enumerate(sentences):
@@ -380,7 +377,7 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     """
     import tempfile
 
-    from coursekit.bert import pretraining_loss
+    from coursekit.bert_data import pretraining_loss
     from coursekit.resumable import train_steps_in_folder
     from coursekit.runtime import device as pick_device
     from coursekit.train import save_checkpoint, warmup_cosine

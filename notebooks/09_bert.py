@@ -36,8 +36,8 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from coursekit import bert, bert_checkpoint, bert_pretraining, data, runtime, text, viz, widgets
-from coursekit.bert import IGNORE_INDEX
+from coursekit import bert, bert_checkpoint, bert_data, bert_heads, bert_pretraining, data, runtime, text, viz, widgets
+from coursekit.bert_data import IGNORE_INDEX
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
 
 S = runtime.sizes(
@@ -68,8 +68,8 @@ T0 = time.perf_counter()
 # `load_minilm` checks the sha256 of the weights before using them.
 
 # %%
-minilm, minilm_tok = bert.load_minilm()
-ids, segments, keep = bert.encode_batch(minilm_tok, ["the shirt is green"], ["green policy wins votes"])
+minilm, minilm_tok = bert_checkpoint.load_minilm()
+ids, segments, keep = bert_heads.encode_batch(minilm_tok, ["the shirt is green"], ["green policy wins votes"])
 tokens = [minilm_tok.id_to_token(i) for i in ids[0].tolist()]
 
 # %%
@@ -144,7 +144,7 @@ assert all(p.startswith("##") for w in probe_words for p in pieces(wp, w)[1:])  
 
 # %%
 sentence = "the quick brown fox jumps over the lazy dog near the river bank ."
-s_ids, s_seg, s_keep = bert.encode_batch(minilm_tok, [sentence])
+s_ids, s_seg, s_keep = bert_heads.encode_batch(minilm_tok, [sentence])
 V, MASK_ID = minilm_tok.get_vocab_size(), minilm_tok.token_to_id("[MASK]")
 CLS_ID, SEP_ID, PAD_ID = (minilm_tok.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
 g = torch.Generator().manual_seed(3)
@@ -161,17 +161,17 @@ for t_in, t_out, lab in zip(s_ids[0].tolist(), by_hand[0].tolist(), labels_by_ha
           + (minilm_tok.id_to_token(lab) if lab != IGNORE_INDEX else "-100"))
 
 # %% [markdown]
-# `coursekit.bert.mask_tokens` implements the same rule (random replacements are drawn from the
+# `coursekit.bert_data.mask_tokens` implements the same rule (random replacements are drawn from the
 # non-special vocabulary). Its statistics over many draws of a padded batch of real sentences:
 
 # %%
-stat_ids, _, _ = bert.encode_batch(minilm_tok, sst["validation"]["sentence"][:256], max_len=64)
+stat_ids, _, _ = bert_heads.encode_batch(minilm_tok, sst["validation"]["sentence"][:256], max_len=64)
 protected = (stat_ids == CLS_ID) | (stat_ids == SEP_ID) | (stat_ids == PAD_ID)
 g = torch.Generator().manual_seed(0)
 counts = {"selected": 0, "[MASK]": 0, "random": 0, "unchanged": 0, "specials/padding touched": 0}
 for _ in range(S.mask_draws):
-    corrupted, labels = bert.mask_tokens(stat_ids, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
-                                         pad_id=PAD_ID, generator=g)
+    corrupted, labels = bert_data.mask_tokens(stat_ids, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
+                                              pad_id=PAD_ID, generator=g)
     sel = labels != IGNORE_INDEX
     counts["selected"] += int(sel.sum())
     counts["[MASK]"] += int((corrupted[sel] == MASK_ID).sum())
@@ -198,16 +198,16 @@ assert all(abs(rates[k + " / selected"] - w) < 0.03 for k, w in (("[MASK]", 0.8)
 
 # %%
 epochs = 10
-static = bert.StaticMasking(stat_ids, copies=1, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
-                            pad_id=PAD_ID, generator=torch.Generator().manual_seed(1))
+static = bert_data.StaticMasking(stat_ids, copies=1, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
+                                 pad_id=PAD_ID, generator=torch.Generator().manual_seed(1))
 g = torch.Generator().manual_seed(1)
 seen_static = torch.zeros_like(stat_ids, dtype=torch.bool)
 seen_dynamic = torch.zeros_like(stat_ids, dtype=torch.bool)
 cover = {"static": [], "dynamic": []}
 for epoch in range(epochs):
     seen_static |= static[epoch][1] != IGNORE_INDEX
-    seen_dynamic |= bert.mask_tokens(stat_ids, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
-                                     pad_id=PAD_ID, generator=g)[1] != IGNORE_INDEX
+    seen_dynamic |= bert_data.mask_tokens(stat_ids, vocab_size=V, mask_id=MASK_ID, special_ids=(CLS_ID, SEP_ID),
+                                          pad_id=PAD_ID, generator=g)[1] != IGNORE_INDEX
     cover["static"].append(float(seen_static[~protected].float().mean()))
     cover["dynamic"].append(float(seen_dynamic[~protected].float().mean()))
 xs = list(range(1, epochs + 1))
@@ -228,18 +228,18 @@ assert abs(cover["static"][-1] - 0.15) < 0.02 and abs(cover["dynamic"][-1] - (1 
 # articles start with a ` = Title = ` heading.
 
 # %%
-docs = bert.wikitext_documents(wiki_lines)
-pairs = bert.make_nsp_pairs(docs, 4000, rng=0)
-frac_next = sum(label == bert.IS_NEXT for *_, label in pairs) / len(pairs)
+docs = bert_data.wikitext_documents(wiki_lines)
+pairs = bert_data.make_nsp_pairs(docs, 4000, rng=0)
+frac_next = sum(label == bert_data.IS_NEXT for *_, label in pairs) / len(pairs)
 for a, b_, label in pairs[:2]:
-    print(("IsNext " if label == bert.IS_NEXT else "NotNext") + f"\n  A: {a[:90]}\n  B: {b_[:90]}")
+    print(("IsNext " if label == bert_data.IS_NEXT else "NotNext") + f"\n  A: {a[:90]}\n  B: {b_[:90]}")
 print(f"IsNext fraction over {len(pairs)} pairs: {frac_next:.3f}")
 assert abs(frac_next - 0.5) < 0.03
 
 # %%
 # NBVAL_CHECK_OUTPUT
 print(f"WikiText-2 (validation + test): {len(docs)} articles, {sum(map(len, docs))} sentences")
-demo_ids, demo_seg = bert.build_pair([2023, 2003], [2009, 2001, 2307], cls_id=CLS_ID, sep_id=SEP_ID, max_len=16)
+demo_ids, demo_seg = bert_data.build_pair([2023, 2003], [2009, 2001, 2307], cls_id=CLS_ID, sep_id=SEP_ID, max_len=16)
 print([minilm_tok.id_to_token(i) for i in demo_ids], demo_seg)
 
 # %% [markdown]
@@ -277,21 +277,21 @@ special = {t: small_tok.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SE
 
 def nsp_mlm_batch(pairs, singles, generator):
     """NSP pairs (A, B, label) + single sentences → padded, dynamically masked batch with NSP labels."""
-    built = [bert.build_pair(a, b_, cls_id=special["[CLS]"], sep_id=special["[SEP]"], max_len=PT.max_len)
+    built = [bert_data.build_pair(a, b_, cls_id=special["[CLS]"], sep_id=special["[SEP]"], max_len=PT.max_len)
              for a, b_, _ in pairs]
-    built += [bert.build_pair(a, None, cls_id=special["[CLS]"], sep_id=special["[SEP]"], max_len=PT.max_len)
+    built += [bert_data.build_pair(a, None, cls_id=special["[CLS]"], sep_id=special["[SEP]"], max_len=PT.max_len)
               for a in singles]
     ids_, keep_, _ = text.pad_batch([i for i, _ in built], special["[PAD]"])
     seg_, _, _ = text.pad_batch([s for _, s in built], 0)
-    corrupted_, mlm_labels = bert.mask_tokens(ids_, vocab_size=small_tok.get_vocab_size(),
-                                              mask_id=special["[MASK]"],
-                                              special_ids=(special["[CLS]"], special["[SEP]"]),
-                                              pad_id=special["[PAD]"], generator=generator)
+    corrupted_, mlm_labels = bert_data.mask_tokens(ids_, vocab_size=small_tok.get_vocab_size(),
+                                                   mask_id=special["[MASK]"],
+                                                   special_ids=(special["[CLS]"], special["[SEP]"]),
+                                                   pad_id=special["[PAD]"], generator=generator)
     nsp_labels = torch.tensor([label for *_, label in pairs] + [IGNORE_INDEX] * len(singles))
     return corrupted_, seg_, keep_.long(), mlm_labels, nsp_labels
 
 
-demo_pairs = bert.make_nsp_pairs(corpus.train_docs, 3, rng=0)
+demo_pairs = bert_data.make_nsp_pairs(corpus.train_docs, 3, rng=0)
 demo_singles = corpus.in_domain[:2]
 mine = nsp_mlm_batch(demo_pairs, demo_singles, torch.Generator().manual_seed(0))
 theirs = bert_pretraining.make_batch(corpus, demo_pairs, demo_singles, max_len=PT.max_len,
@@ -368,7 +368,7 @@ assert committed_held["nsp_acc"] > 0.6        # and tells next sentences from ra
 # %%
 def fill_mask(model, tokenizer, sentence, k=5):
     """Top-k predictions for the first [MASK] of ``sentence``: list of (piece, probability)."""
-    ids_, seg_, keep_ = bert.encode_batch(tokenizer, [sentence])
+    ids_, seg_, keep_ = bert_heads.encode_batch(tokenizer, [sentence])
     pos = (ids_[0] == tokenizer.token_to_id("[MASK]")).nonzero()[0, 0]
     with torch.no_grad():
         logits = model.eval()(ids_.to(device), seg_.to(device), keep_.to(device)).mlm_logits[0, pos]
@@ -433,7 +433,7 @@ widgets.explorer(explore_mask, [{"sentence": "the film was released in the unite
 # the vector of the *first* word changes (under a causal mask it could not).
 
 # %%
-a_ids, a_seg, a_keep = bert.encode_batch(minilm_tok, ["the bank raised its rates", "the bank raised its flag"])
+a_ids, a_seg, a_keep = bert_heads.encode_batch(minilm_tok, ["the bank raised its rates", "the bank raised its flag"])
 with torch.no_grad():
     h = minilm(a_ids, a_seg, a_keep).last_hidden_state  # (2, T, C)
 change_at_first_word = (h[0, 1] - h[1, 1]).norm().item()
@@ -472,9 +472,9 @@ from transformers import BertModel  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 hf_logging.disable_progress_bar()  # keep the library's loading bar out of the stored notebook
-hf = BertModel.from_pretrained(str(bert.minilm_path())).eval()
-p_ids, p_seg, p_keep = bert.encode_batch(minilm_tok, ["The bank of the river.", "BERT reads in both directions."],
-                                         ["It was green.", "Transformers"])
+hf = BertModel.from_pretrained(str(bert_checkpoint.minilm_path())).eval()
+p_ids, p_seg, p_keep = bert_heads.encode_batch(minilm_tok, ["The bank of the river.", "BERT reads in both directions."],
+                                               ["It was green.", "Transformers"])
 with torch.no_grad():
     ours_out = minilm.eval()(p_ids, p_seg, p_keep, output_hidden_states=True)
     hf_out = hf(input_ids=p_ids, token_type_ids=p_seg, attention_mask=p_keep, output_hidden_states=True)
@@ -521,7 +521,7 @@ senses = {
 
 def word_vectors(word, sentences):
     """(L+1, N, C): the vector of ``word`` in each sentence, at every layer."""
-    ids_, seg_, keep_ = bert.encode_batch(minilm_tok, sentences)
+    ids_, seg_, keep_ = bert_heads.encode_batch(minilm_tok, sentences)
     target = minilm_tok.token_to_id(word)
     with torch.no_grad():
         hs = minilm(ids_, seg_, keep_, output_hidden_states=True, heads=False).hidden_states
@@ -566,7 +566,7 @@ for word, (s_same, s_diff) in final.items():
 # - The head is a linear layer on the *mean* of the final states rather than on `[CLS]`: MiniLM was
 #   trained as a sentence encoder with mean pooling, and our small BERT's `[CLS]` vector is only as
 #   good as the NSP it learned.
-# - On a CPU, MiniLM's recipe freezes its embeddings and its lowest two layers (`bert.freeze_bottom`;
+# - On a CPU, MiniLM's recipe freezes its embeddings and its lowest two layers (`bert_heads.freeze_bottom`;
 #   the `full` profile, meant for a GPU, trains every weight on all 67,349 sentences). Lower
 #   layers change least in fine-tuning; words missing from our training subset keep their pre-trained
 #   vectors; and backpropagation stops at layer 3. Measured once on the course's 2-core CPU (8,000
@@ -585,22 +585,24 @@ def finetune(body, tokenizer, n_train, *, lr, epochs, batch_size, frozen_layers=
     """Fine-tune ``body`` + a linear head on ``n_train`` SST-2 sentences; return (dev accuracy, seconds)."""
     runtime.seed_everything(seed)
     tr = sst_train.select(range(n_train))
-    batches = [b_ for e in range(epochs) for b_ in bert.sentence_batches(tokenizer, tr["sentence"], tr["label"],
-                                                                         batch_size=batch_size, shuffle_seed=e)]
-    clf, hist = bert.fine_tune(body.to(device), batches, lr=lr, frozen_layers=frozen_layers, pooling=pooling)
-    dev_batches = bert.sentence_batches(tokenizer, dev["sentence"], dev["label"], batch_size=64)
-    return bert.classifier_accuracy(clf, dev_batches), hist.seconds
+    batches = [b_ for e in range(epochs) for b_ in bert_heads.sentence_batches(tokenizer, tr["sentence"], tr["label"],
+                                                                               batch_size=batch_size, shuffle_seed=e)]
+    clf, hist = bert_heads.fine_tune(body.to(device), batches, lr=lr, frozen_layers=frozen_layers, pooling=pooling)
+    dev_batches = bert_heads.sentence_batches(tokenizer, dev["sentence"], dev["label"], batch_size=64)
+    return bert_heads.classifier_accuracy(clf, dev_batches), hist.seconds
 
 
 def feature_based(body, tokenizer, n_train):
     """Frozen encoder: mean-pooled features of 5 layer choices → logistic regression; {how: (acc, s)}."""
     tr = sst_train.select(range(n_train))
     t = time.perf_counter()
-    f_tr = bert.sentence_features(body, bert.sentence_batches(tokenizer, tr["sentence"], tr["label"], batch_size=64))
-    f_dev = bert.sentence_features(body, bert.sentence_batches(tokenizer, dev["sentence"], dev["label"], batch_size=64))
+    f_tr = bert_heads.sentence_features(body, bert_heads.sentence_batches(tokenizer, tr["sentence"], tr["label"],
+                                                                          batch_size=64))
+    f_dev = bert_heads.sentence_features(body, bert_heads.sentence_batches(tokenizer, dev["sentence"], dev["label"],
+                                                                           batch_size=64))
     extract = time.perf_counter() - t
     results = {}
-    for how in bert.FEATURE_CHOICES:
+    for how in bert_heads.FEATURE_CHOICES:
         t = time.perf_counter()
         mu, sd = f_tr[how].mean(0), f_tr[how].std(0) + 1e-6
         x_tr, x_dev = (f_tr[how] - mu) / sd, (f_dev[how] - mu) / sd
@@ -616,7 +618,7 @@ def feature_based(body, tokenizer, n_train):
         opt_.step(closure)
         with torch.no_grad():
             acc = (probe(x_dev).argmax(-1) == f_dev["labels"]).float().mean().item()
-        results[how] = (acc, extract / len(bert.FEATURE_CHOICES) + time.perf_counter() - t)
+        results[how] = (acc, extract / len(bert_heads.FEATURE_CHOICES) + time.perf_counter() - t)
     return results
 
 

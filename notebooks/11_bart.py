@@ -62,7 +62,7 @@ from coursekit import (
 )
 from coursekit.attention import causal_mask
 from coursekit.bart import Bart, BartConfig, BartForSequenceClassification, shift_tokens_right
-from coursekit.bert import wikitext_documents  # the article/sentence splitter of notebook 09
+from coursekit.bert_data import wikitext_documents  # the article/sentence splitter of notebook 09
 from coursekit.data import model_dir
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
 from coursekit.translation.benchmark import load_benchmark

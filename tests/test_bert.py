@@ -1,4 +1,6 @@
-"""Tests of coursekit.bert: masked-LM corruption, NSP pairs, the model and its checkpoint import."""
+"""Tests of coursekit.bert, coursekit.bert_data and coursekit.bert_heads: masked-LM corruption, NSP pairs, the model
+and its checkpoint import, the fine-tuning heads and frozen features (and the MiniLM loader of
+coursekit.bert_checkpoint)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coursekit import bert
-from coursekit.bert import (
+from coursekit import bert, bert_checkpoint, bert_data, bert_heads
+from coursekit.bert_data import (
     IGNORE_INDEX,
     IS_NEXT,
     KEEP,
@@ -314,7 +316,7 @@ def test_pretraining_loss_matches_hf():
     corrupted, labels = mask_tokens(ids, vocab_size=97, mask_id=4, pad_id=0, generator=g, mlm_probability=0.3)
     nsp = torch.tensor([0, 1, 0])
     with torch.no_grad():
-        loss, parts = bert.pretraining_loss(ours, corrupted, seg, mask, labels, nsp)
+        loss, parts = bert_data.pretraining_loss(ours, corrupted, seg, mask, labels, nsp)
         want = ref(input_ids=corrupted, token_type_ids=seg, attention_mask=mask, labels=labels,
                    next_sentence_label=nsp).loss
     torch.testing.assert_close(loss, want, atol=1e-5, rtol=1e-5)
@@ -378,8 +380,8 @@ def test_heads_shapes_and_padding_invariance():
     torch.manual_seed(0)
     body = bert.Bert(cfg, mlm_head=False, nsp_head=False).eval()
     ids = torch.randint(5, 50, (2, 6))
-    seq = bert.BertForSequenceClassification(body, 3).eval()
-    tok = bert.BertForTokenClassification(body, 5).eval()
+    seq = bert_heads.BertForSequenceClassification(body, 3).eval()
+    tok = bert_heads.BertForTokenClassification(body, 5).eval()
     assert seq(ids).shape == (2, 3) and tok(ids).shape == (2, 6, 5)
     # padding does not change the real positions' vectors
     padded = torch.cat([ids, torch.zeros(2, 3, dtype=torch.long)], 1)
@@ -388,19 +390,19 @@ def test_heads_shapes_and_padding_invariance():
         torch.testing.assert_close(body(padded, attention_mask=mask).last_hidden_state[:, :6],
                                    body(ids).last_hidden_state, atol=1e-5, rtol=1e-5)
         hs = body(ids, output_hidden_states=True).hidden_states
-    assert bert.combine_layers(hs, "concat_last_four").shape == (2, 6, 64)
-    torch.testing.assert_close(bert.combine_layers(hs, "sum_last_four"), hs[1] + hs[2] + hs[3] + hs[4])
-    assert bert.combine_layers(hs, "second_to_last") is hs[-2]
+    assert bert_heads.combine_layers(hs, "concat_last_four").shape == (2, 6, 64)
+    torch.testing.assert_close(bert_heads.combine_layers(hs, "sum_last_four"), hs[1] + hs[2] + hs[3] + hs[4])
+    assert bert_heads.combine_layers(hs, "second_to_last") is hs[-2]
     with pytest.raises(ValueError, match="how must be one of"):
-        bert.combine_layers(hs, "first")
+        bert_heads.combine_layers(hs, "first")
 
 
 def test_freeze_bottom_stops_gradients_below_the_cut():
     cfg = bert.BertConfig(vocab_size=50, d_model=16, n_layers=4, n_heads=2, d_ff=32, max_len=16)
     torch.manual_seed(0)
     body = bert.Bert(cfg, mlm_head=False, nsp_head=False)
-    clf = bert.BertForSequenceClassification(body, 2, pooling="mean")
-    n_frozen = bert.freeze_bottom(body, 2)
+    clf = bert_heads.BertForSequenceClassification(body, 2, pooling="mean")
+    n_frozen = bert_heads.freeze_bottom(body, 2)
     want = sum(p.numel() for m in (body.embeddings, body.layers[0], body.layers[1]) for p in m.parameters())
     assert n_frozen == want
     clf(torch.randint(5, 50, (3, 7))).sum().backward()
@@ -408,12 +410,12 @@ def test_freeze_bottom_stops_gradients_below_the_cut():
     assert all(p.grad is None for p in body.layers[1].parameters())
     assert all(p.grad is not None for p in body.layers[2].parameters())
     assert clf.classifier.weight.grad is not None
-    assert bert.freeze_bottom(bert.Bert(cfg), 0) == sum(p.numel() for p in body.embeddings.parameters())
+    assert bert_heads.freeze_bottom(bert.Bert(cfg), 0) == sum(p.numel() for p in body.embeddings.parameters())
     for bad in (-1, 5, 1.0, True):
         with pytest.raises(ValueError, match=r"n_layers must be an int in \[0, 4\]"):
-            bert.freeze_bottom(body, bad)
+            bert_heads.freeze_bottom(body, bad)
     with pytest.raises(TypeError, match="must be a coursekit.bert.Bert"):
-        bert.freeze_bottom(clf, 1)
+        bert_heads.freeze_bottom(clf, 1)
 
 
 def test_fine_tune_learns_a_separable_task_and_respects_freezing():
@@ -425,14 +427,14 @@ def test_fine_tune_learns_a_separable_task_and_respects_freezing():
                for i in range(0, 64, 16)] * 15
     body = bert.Bert(cfg, mlm_head=False, nsp_head=False)
     frozen_before = body.layers[0].ff.linear1.weight.detach().clone()
-    clf, history = bert.fine_tune(body, batches, lr=3e-3, frozen_layers=1)
+    clf, history = bert_heads.fine_tune(body, batches, lr=3e-3, frozen_layers=1)
     assert len(history.train_loss) == len(batches)
     assert torch.equal(body.layers[0].ff.linear1.weight, frozen_before)            # frozen layer unchanged
-    assert bert.classifier_accuracy(clf, batches[:4]) > 0.9
+    assert bert_heads.classifier_accuracy(clf, batches[:4]) > 0.9
     with pytest.raises(ValueError, match="at least one batch"):
-        bert.fine_tune(body, [], lr=1e-3)
+        bert_heads.fine_tune(body, [], lr=1e-3)
     with pytest.raises(ValueError, match="labelled batches"):
-        bert.classifier_accuracy(clf, [(ids, None, None, None)])
+        bert_heads.classifier_accuracy(clf, [(ids, None, None, None)])
 
 
 # ------------------------------------------------------------------ the real checkpoint: all-MiniLM-L6-v2
@@ -440,14 +442,14 @@ def test_fine_tune_learns_a_separable_task_and_respects_freezing():
 def test_minilm_sha256_and_parity_with_transformers(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     try:
-        folder = bert.minilm_path()
+        folder = bert_checkpoint.minilm_path()
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
-    ours, tok = bert.load_minilm()
+    ours, tok = bert_checkpoint.load_minilm()
     assert (ours.config.n_layers, ours.config.d_model, ours.config.n_heads) == (6, 384, 12)
     assert tok.encode("embeddings").tokens == ["[CLS]", "em", "##bed", "##ding", "##s", "[SEP]"]
     ref = transformers.BertModel.from_pretrained(str(folder)).eval()
-    ids, seg, mask = bert.encode_batch(tok, ["The bank of the river.", "She deposited money at the bank."],
+    ids, seg, mask = bert_heads.encode_batch(tok, ["The bank of the river.", "She deposited money at the bank."],
                                        ["It was green.", "Short."], max_len=32)
     with torch.no_grad():
         got = ours(ids, seg, mask, output_hidden_states=True)
@@ -456,7 +458,7 @@ def test_minilm_sha256_and_parity_with_transformers(monkeypatch):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(got.pooler_output, want.pooler_output, atol=1e-5, rtol=1e-5)
     with pytest.raises(ValueError, match="sha256"):
-        bert.minilm_path(expected_sha256="0" * 64)
+        bert_checkpoint.minilm_path(expected_sha256="0" * 64)
 
 
 def test_sentence_batches_and_features():
@@ -468,23 +470,23 @@ def test_sentence_batches_and_features():
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
                                                        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
     sents = ["a b c d a b", "a", "b c", "d d d", "c"]
-    batches = bert.sentence_batches(tok, sents, [0, 1, 0, 1, 1], batch_size=2)
+    batches = bert_heads.sentence_batches(tok, sents, [0, 1, 0, 1, 1], batch_size=2)
     assert [len(y) for *_, y in batches] == [2, 2, 1]
     assert sorted(int(k.sum()) - 2 for _, _, keep, _ in batches for k in keep) == sorted(len(s.split()) for s in sents)
-    ids, seg, keep = bert.encode_batch(tok, ["a b"], ["c"])
+    ids, seg, keep = bert_heads.encode_batch(tok, ["a b"], ["c"])
     assert ids.tolist() == [[2, 5, 6, 3, 7, 3]] and seg.tolist() == [[0, 0, 0, 0, 1, 1]]
     cfg = bert.BertConfig(vocab_size=9, d_model=8, n_layers=4, n_heads=2, d_ff=16, max_len=16)
     torch.manual_seed(0)
     model = bert.Bert(cfg).eval()
-    feats = bert.sentence_features(model, batches)
+    feats = bert_heads.sentence_features(model, batches)
     assert feats["concat_last_four"].shape == (5, 32) and feats["last"].shape == (5, 8)
     assert sorted(feats["labels"].tolist()) == [0, 0, 1, 1, 1]
     # mean pooling ignores padding: the features of a sentence do not depend on its batch-mates
-    alone = bert.sentence_features(model, bert.sentence_batches(tok, ["b c"], [0]))
+    alone = bert_heads.sentence_features(model, bert_heads.sentence_batches(tok, ["b c"], [0]))
     assert any(torch.allclose(alone["last"][0], row, atol=1e-5) for row in feats["last"])
-    clf = bert.BertForSequenceClassification(model, 2, pooling="mean").eval()
+    clf = bert_heads.BertForSequenceClassification(model, 2, pooling="mean").eval()
     assert clf(*batches[0][:3]).shape == (2, 2)
     with pytest.raises(ValueError, match="pooling"):
-        bert.BertForSequenceClassification(model, 2, pooling="max")
+        bert_heads.BertForSequenceClassification(model, 2, pooling="max")
     with pytest.raises(ValueError, match="labels must have one entry"):
-        bert.sentence_batches(tok, sents, [0])
+        bert_heads.sentence_batches(tok, sents, [0])

@@ -14,7 +14,7 @@ import torch
 from coursekit import bert_checkpoint as bc
 from coursekit import bert_finetuning
 from coursekit import bert_pretraining as bp
-from coursekit.bert import IGNORE_INDEX
+from coursekit.bert_data import IGNORE_INDEX
 from coursekit.data import sha256_file
 
 WORDS = ("river bank water boat fish stone city road king queen army war song album film music game team "

@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
-from coursekit import bert
-from coursekit.bert import IGNORE_INDEX, mask_tokens
+from coursekit import bert, bert_data
+from coursekit.bert_data import IGNORE_INDEX, mask_tokens
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
 from coursekit.exercises.core import FAILED, NOT_ATTEMPTED, PASSED
 
@@ -221,7 +221,7 @@ def test_mask_tokens_unchanged_without_labels_is_not_blamed_on_the_rate():
 
 
 def test_the_library_passes_the_proportions():
-    check_mask_tokens.__wrapped__(lambda ids, **kw: bert.mask_tokens(ids, **kw))
+    check_mask_tokens.__wrapped__(lambda ids, **kw: bert_data.mask_tokens(ids, **kw))
 
 
 # ------------------------------------------------------------------ input representation
@@ -347,10 +347,12 @@ def test_cls_head_wrong_solutions_fail(name):
 # ------------------------------------------------------------------ calling the library is refused
 
 @pytest.mark.parametrize("check, delegating, dotted, correct", [
-    (check_mask_tokens, lambda ids, **kw: bert.mask_tokens(ids, **kw), "coursekit.bert.mask_tokens", True),
-    (check_mask_tokens, lambda ids, **kw: bert.StaticMasking(ids, **kw)[0], "coursekit.bert.StaticMasking", True),
-    (check_mask_tokens, lambda ids, **kw: bert.mlm_actions(ids != kw["pad_id"]), "coursekit.bert.mlm_actions",
-     False),
+    (check_mask_tokens, lambda ids, **kw: bert_data.mask_tokens(ids, **kw), "coursekit.bert_data.mask_tokens",
+     True),
+    (check_mask_tokens, lambda ids, **kw: bert_data.StaticMasking(ids, **kw)[0], "coursekit.bert_data.StaticMasking",
+     True),
+    (check_mask_tokens, lambda ids, **kw: bert_data.mlm_actions(ids != kw["pad_id"]),
+     "coursekit.bert_data.mlm_actions", False),
     (check_segment_embeddings, lambda emb, ids, seg: emb(ids, seg), "coursekit.bert.BertEmbeddings.__call__", True),
     (check_segment_embeddings, lambda emb, ids, seg: emb.forward(ids, seg), "coursekit.bert.BertEmbeddings.forward",
      True),

@@ -24,7 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.bert import IGNORE_INDEX, BertConfig, BertEmbeddings
+from coursekit.bert import BertConfig, BertEmbeddings
+from coursekit.bert_data import IGNORE_INDEX
 from coursekit.exercises.core import (
     CheckFailed,
     describe,
@@ -210,8 +211,8 @@ def _check_proportions(sel: int, maskable: int, mask_n: int, rand: int, same: in
 
 
 @exercise_check("masked-LM corruption (15% selected; 80% [MASK] / 10% random / 10% unchanged)",
-                reimplements=("coursekit.bert.mask_tokens", "coursekit.bert.mlm_actions",
-                              "coursekit.bert.StaticMasking"))
+                reimplements=("coursekit.bert_data.mask_tokens", "coursekit.bert_data.mlm_actions",
+                              "coursekit.bert_data.StaticMasking"))
 def check_mask_tokens(mask_tokens_fn: Callable) -> None:
     """``mask_tokens_fn(input_ids, vocab_size, mask_id, special_ids, pad_id) -> (corrupted, labels)``.
 

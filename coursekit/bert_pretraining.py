@@ -7,6 +7,9 @@ Devlin et al. 2019, §3.1 and Appendix A.2. Read top to bottom:
    in-domain text for the masked LM only (task-adaptive pre-training, Gururangan et al. 2020: the
    labels are never read, and the SST-2 dev set is never seen). One WordPiece vocabulary is trained
    on both. The last ``held_out_articles`` articles are kept aside to measure both losses.
+   :func:`pretraining_text` can also keep SST-2's learning-rate selection sentences out
+   (``hold_out_selection``) and add the translation benchmark's English sentences (``extra_mlm_text``);
+   docs/PRETRAINING_TRIALS.md says what that trial measured.
 2. **Batch** (:func:`make_batch`): NSP pairs ``[CLS] A [SEP] B [SEP]`` and in-domain sequences
    ``[CLS] A [SEP]``, padded, dynamically masked (15%; 80/10/10). In-domain sequences carry the NSP
    label ``-100``, so they add to the MLM loss only. With ``pack_in_domain`` each in-domain sequence is

@@ -1,4 +1,4 @@
-"""Recurrent networks from scratch: Elman RNN, LSTM, stacks, bidirectionality, ELMo's scalar mix.
+"""Recurrent networks from scratch: Elman RNN, LSTM, stacks, bidirectionality.
 
 Everything here mirrors a PyTorch module so that the parity tests can copy weights across and
 compare outputs *and* gradients to 1e-5 (``tests/test_rnn.py``):
@@ -10,10 +10,11 @@ this module                     equation                               PyTorch r
 :class:`LSTMCell`               the four gate equations (below)        ``nn.LSTMCell``
 :class:`RNN`, :class:`LSTM`     cells unrolled over time, stacked,     ``nn.RNN``, ``nn.LSTM``
                                 optionally bidirectional, with lengths (also packed input)
-:class:`ElmanNetwork`           ... plus the read-out y_t = U h_t      ``nn.RNN`` + ``nn.Linear``
-:class:`ScalarMix`              ELMo: γ Σ_j softmax(w)_j h^{(j)}       —
-:func:`elman_bptt`              backprop through time by hand          ``torch.autograd``
 ==============================  =====================================  =================
+
+Built on these layers elsewhere: :mod:`coursekit.bptt` (the Elman network with its read-out and
+backpropagation through time by hand), :mod:`coursekit.char_lm` (the character-level language
+models of notebooks 03/04) and :mod:`coursekit.elmo` (ELMo's scalar mix).
 
 References
 ----------
@@ -22,11 +23,6 @@ References
   F. Cummins (2000), *Learning to forget* — the forget gate.
 * R. Jozefowicz, W. Zaremba, I. Sutskever (2015), *An empirical exploration of recurrent network
   architectures* — initialise the forget-gate bias to 1.
-* R. Pascanu, T. Mikolov, Y. Bengio (2013), *On the difficulty of training recurrent neural
-  networks* — vanishing/exploding gradients, gradient clipping.
-* M. Peters et al. (2018), *Deep contextualized word representations* (ELMo), eq. (1) — scalar mix.
-* A. Karpathy, J. Johnson, L. Fei-Fei (2015), *Visualizing and understanding recurrent networks* —
-  the character-level language models of notebooks 03/04 (:class:`CharLM`).
 
 Weight layout (the same as PyTorch, so ``from_torch`` is a plain copy)
 ----------------------------------------------------------------------
@@ -48,32 +44,20 @@ states are ``(num_layers * num_directions, B, H)`` with layer ``l``, direction `
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from coursekit.attention.core import _check_dtype
-from coursekit.checks import (
-    check_choice,
-    check_int_sequence,
-    check_labels,
-    check_positive_int,
-    check_probability,
-    check_tensor,
-    check_token_ids,
-)
+from coursekit.checks import check_positive_int, check_probability, check_tensor
 
 __all__ = [
     "GATE_ORDER",
     "LSTM",
     "RNN",
-    "ElmanNetwork",
     "LSTMCell",
     "RNNCell",
-    "ScalarMix",
-    "elman_bptt",
     "from_torch",
     "init_forget_gate_bias",
     "lengths_to_mask",
@@ -545,318 +529,3 @@ def from_torch(module: nn.Module) -> nn.Module:
         if isinstance(module, torch_cls):
             return ours.from_torch(module)
     raise TypeError(f"from_torch expects nn.RNN, nn.LSTM, nn.RNNCell or nn.LSTMCell, got {type(module).__name__}")
-
-
-# ----------------------------------------------------------------------------------------------
-# The Elman network with its read-out, and ELMo's scalar mix
-# ----------------------------------------------------------------------------------------------
-class ElmanNetwork(nn.Module):
-    """Elman's simple recurrent network with a read-out: ``h_t = tanh(W x_t + V h_{t-1} + b)``,
-    ``y_t = U h_t`` — a *transducer* (one ``y_t`` per step). Used as an *acceptor* by reading only
-    the final state ``h_T``.
-
-    ``forward(x (B, T, I), h0=None, lengths=None) -> (y (B, T, O), h_T (1, B, H))`` (batch first).
-    """
-
-    def __init__(self, input_size: int, hidden_size: int, output_size: int, nonlinearity: str = "tanh"):
-        super().__init__()
-        self.rnn = RNN(input_size, hidden_size, nonlinearity=nonlinearity, batch_first=True)
-        self.U = nn.Linear(hidden_size, check_positive_int(output_size, "output_size"), bias=False)
-
-    def forward(self, x, h0=None, lengths=None):
-        h, h_T = self.rnn(x, h0, lengths)          # (B, T, H), (1, B, H)
-        return self.U(h), h_T                      # (B, T, O)
-
-
-class ScalarMix(nn.Module):
-    """ELMo's task-specific combination of layers (Peters et al. 2018, eq. 1)::
-
-        ELMo_k = γ · Σ_j s_j h_k^{(j)},   s = softmax(w)
-
-    ``w`` (one scalar per layer, initialised to 0 → equal weights) and ``γ`` (initialised to 1)
-    are learned with the downstream task; the biLM underneath stays frozen.
-    """
-
-    def __init__(self, num_layers: int):
-        super().__init__()
-        self.num_layers = check_positive_int(num_layers, "num_layers")
-        self.scalar_parameters = nn.Parameter(torch.zeros(num_layers))  # w
-        self.gamma = nn.Parameter(torch.ones(()))                        # γ
-
-    @property
-    def weights(self) -> torch.Tensor:
-        """The normalised layer weights s = softmax(w), ``(num_layers,)``."""
-        return torch.softmax(self.scalar_parameters, dim=0)
-
-    def forward(self, layers: Sequence[torch.Tensor] | torch.Tensor) -> torch.Tensor:
-        """``layers``: a list of ``num_layers`` tensors of one shape (or one tensor ``(L, ...)``)."""
-        if isinstance(layers, torch.Tensor):
-            if layers.dim() == 0:
-                raise ValueError("layers must be a list of tensors or a tensor (L, ...), got a 0-d tensor")
-            layers = list(layers.unbind(0))
-        if not isinstance(layers, (list, tuple)):
-            raise TypeError(f"layers must be a list of tensors or a tensor (L, ...), got {type(layers).__name__}")
-        if len(layers) != self.num_layers:
-            raise ValueError(f"ScalarMix was built for {self.num_layers} layers, got {len(layers)}")
-        for j, h in enumerate(layers):
-            check_tensor(h, f"layers[{j}]", floating=True)
-            if h.shape != layers[0].shape:
-                raise ValueError(f"every layer must have the same shape; layers[0] is {tuple(layers[0].shape)}, "
-                                 f"layers[{j}] is {tuple(h.shape)}")
-            if h.dtype != layers[0].dtype:
-                raise TypeError(f"every layer must have the same dtype; layers[{j}] has dtype {h.dtype} but "
-                                f"layers[0] has {layers[0].dtype}")
-        stacked = torch.stack(list(layers))                                # (L, ...)
-        s = self.weights.view(-1, *([1] * (stacked.dim() - 1)))            # (L, 1, ..., 1)
-        return self.gamma * (s * stacked).sum(0)
-
-
-# ----------------------------------------------------------------------------------------------
-# Backpropagation through time by hand
-# ----------------------------------------------------------------------------------------------
-def elman_bptt(x: torch.Tensor, targets: torch.Tensor, W: torch.Tensor, V: torch.Tensor, b: torch.Tensor,
-               U: torch.Tensor, h0: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-    """Forward pass and manual BPTT for a tiny Elman transducer on one sequence.
-
-    ``h_t = tanh(a_t)``, ``a_t = W x_t + V h_{t-1} + b``, ``y_t = U h_t``,
-    ``L = Σ_t CE(y_t, targets_t)`` (cross-entropy of every step, summed).
-
-    The backward pass is written with the explicit Jacobians of the unrolled graph:
-    ``∂h_t/∂h_{t-1} = J_t = diag(1 - h_t²) V``, so the gradient reaching ``h_t`` is
-
-        δh_t = U^T (softmax(y_t) - onehot(targets_t))  +  J_{t+1}^T δh_{t+1}
-
-    i.e. the gradient of a late loss on an early state is a *product* of Jacobians (which is why it
-    vanishes or explodes). Shared weights collect one term per step: ``∂L/∂V = Σ_t δa_t h_{t-1}^T``.
-
-    Shapes: ``x (T, I)``, ``targets (T,)`` int, ``W (H, I)``, ``V (H, H)``, ``b (H,)``, ``U (O, H)``,
-    ``h0 (H,)``. Returns ``loss``, the states ``h (T, H)``, ``dh (T, H)`` (∂L/∂h_t, all paths), and the
-    gradients ``dW, dV, db, dU, dh0``.
-    """
-    check_tensor(x, "x", ndim=2, floating=True)
-    if x.shape[0] == 0:
-        raise ValueError(f"x must hold at least one time step, got shape {tuple(x.shape)}")
-    check_tensor(V, "V", ndim=2, floating=True)
-    check_tensor(U, "U", ndim=2, floating=True)
-    T, I = x.shape  # noqa: E741 - I, O: input/output sizes as in the equations
-    H, O = V.shape[0], U.shape[0]  # noqa: E741
-    named = [("W", W, (H, I)), ("V", V, (H, H)), ("b", b, (H,)), ("U", U, (O, H))]
-    if h0 is not None:
-        named.append(("h0", h0, (H,)))
-    for name, t, shape in named:
-        check_tensor(t, name, floating=True)
-        if tuple(t.shape) != shape:
-            raise ValueError(f"{name} must have shape {shape}, got {tuple(t.shape)}")
-        if t.dtype != x.dtype:
-            raise TypeError(f"{name} has dtype {t.dtype} but x has {x.dtype}; give them one dtype")
-    check_tensor(targets, "targets", ndim=1)
-    if targets.shape[0] != T:
-        raise ValueError(f"targets must have one class per step (T={T}), got {targets.shape[0]}")
-    check_labels(targets, "targets", O)     # no ignore index: the hand-written gradient has none
-    h_prev = x.new_zeros(H) if h0 is None else h0
-    # forward, keeping every state
-    hs, ys = [], []
-    for t in range(T):
-        h_prev = torch.tanh(W @ x[t] + V @ h_prev + b)        # (H,)
-        hs.append(h_prev)
-        ys.append(U @ h_prev)                                 # (O,)
-    h, y = torch.stack(hs), torch.stack(ys)                   # (T, H), (T, O)
-    loss = F.cross_entropy(y, targets, reduction="sum")
-    # backward: dL/dy_t = softmax(y_t) - onehot
-    dy = torch.softmax(y, dim=-1) - F.one_hot(targets, y.shape[-1]).to(y.dtype)   # (T, O)
-    h_before = torch.cat([(x.new_zeros(H) if h0 is None else h0)[None], h[:-1]])  # h_{t-1}, (T, H)
-    dW, dV, db, dU = torch.zeros_like(W), torch.zeros_like(V), torch.zeros_like(b), dy.T @ h
-    dh = torch.zeros_like(h)
-    carry = torch.zeros(H, dtype=x.dtype, device=x.device)    # J_{t+1}^T δh_{t+1}
-    for t in reversed(range(T)):
-        dh[t] = U.T @ dy[t] + carry                           # δh_t
-        J_t = torch.diag(1 - h[t] ** 2) @ V                   # ∂h_t/∂h_{t-1}, (H, H)
-        da = (1 - h[t] ** 2) * dh[t]                          # δa_t
-        dW += torch.outer(da, x[t])
-        dV += torch.outer(da, h_before[t])
-        db += da
-        carry = J_t.T @ dh[t]
-    return {"loss": loss, "h": h, "dh": dh, "dW": dW, "dV": dV, "db": db, "dU": dU, "dh0": carry}
-
-
-# ----------------------------------------------------------------------------------------------
-# Character-level language models (notebooks 03 and 04 train the same recipe with both cells)
-# ----------------------------------------------------------------------------------------------
-class CharCorpus:
-    """A text as character ids with a contiguous train/validation split (the last ``val_fraction``).
-
-    ``itos`` is the sorted set of characters of the *whole* text, so validation has no unknown chars.
-    """
-
-    def __init__(self, text: str, val_fraction: float = 0.1):
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)):
-            raise TypeError(f"val_fraction must be a number, got {type(val_fraction).__name__}")
-        if not 0.0 < val_fraction < 1.0:
-            raise ValueError(f"val_fraction must lie in (0, 1), got {val_fraction}")
-        if len(text) < 20:
-            raise ValueError(f"text is too short for a language model ({len(text)} characters)")
-        self.itos = sorted(set(text))
-        self.stoi = {ch: i for i, ch in enumerate(self.itos)}
-        ids = self.encode(text)
-        n_train = int(len(ids) * (1 - val_fraction))
-        self.train_ids, self.val_ids = ids[:n_train], ids[n_train:]
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.itos)
-
-    def encode(self, text: str) -> torch.Tensor:
-        unknown = set(text) - set(self.stoi)
-        if unknown:
-            raise ValueError(f"characters not in the vocabulary: {sorted(unknown)[:10]}")
-        return torch.tensor([self.stoi[ch] for ch in text], dtype=torch.long)
-
-    def decode(self, ids) -> str:
-        ids = check_int_sequence(ids, "ids")
-        bad = [i for i in ids if not 0 <= i < self.vocab_size]
-        if bad:
-            raise ValueError(f"ids must lie in [0, {self.vocab_size}) (the characters of the corpus), got {bad[:5]}")
-        return "".join(self.itos[i] for i in ids)
-
-    def batch(self, split: str, batch_size: int, seq_len: int, generator: torch.Generator | None = None):
-        """Random windows for teacher forcing: inputs ``x (B, T)`` and next characters ``y (B, T)``."""
-        check_choice(split, "split", ("train", "val"))
-        check_positive_int(batch_size, "batch_size")
-        check_positive_int(seq_len, "seq_len")
-        if generator is not None and not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-        ids = {"train": self.train_ids, "val": self.val_ids}[split]
-        if seq_len + 2 > len(ids):
-            raise ValueError(f"seq_len={seq_len} is longer than the {split} split allows ({len(ids)} characters: "
-                             f"at most {len(ids) - 2})")
-        starts = torch.randint(0, len(ids) - seq_len - 1, (batch_size,), generator=generator)
-        window = torch.stack([ids[s:s + seq_len + 1] for s in starts.tolist()])   # (B, T+1)
-        return window[:, :-1], window[:, 1:]
-
-
-class CharLM(nn.Module):
-    """Embedding → recurrent layers (``nn.RNN`` or ``nn.LSTM``, batch first) → linear read-out.
-
-    The recurrent core is PyTorch's fused implementation (fast to train); :func:`from_torch` turns
-    it into this module's from-scratch twin when a notebook wants to look inside (gates, cells).
-    """
-
-    def __init__(self, vocab_size: int, hidden_size: int, *, cell: str = "rnn", num_layers: int = 1,
-                 embed_dim: int | None = None, forget_bias: float | None = None):
-        super().__init__()
-        if cell not in ("rnn", "lstm"):
-            raise ValueError(f"cell must be 'rnn' or 'lstm', got {cell!r}")
-        if forget_bias is not None and cell != "lstm":
-            raise ValueError("forget_bias only applies to cell='lstm'")
-        if forget_bias is not None:
-            _check_real(forget_bias, "forget_bias")
-        check_positive_int(num_layers, "num_layers")
-        embed_dim = hidden_size if embed_dim is None else check_positive_int(embed_dim, "embed_dim")
-        self.cell = cell
-        self.embed = nn.Embedding(check_positive_int(vocab_size, "vocab_size"), embed_dim)
-        core = nn.RNN if cell == "rnn" else nn.LSTM
-        self.rnn = core(embed_dim, check_positive_int(hidden_size, "hidden_size"), num_layers=num_layers,
-                        batch_first=True)
-        if forget_bias is not None:
-            init_forget_gate_bias(self.rnn, forget_bias)
-        self.head = nn.Linear(hidden_size, vocab_size)
-
-    def forward(self, ids: torch.Tensor, state=None):
-        """``ids (B, T)`` → ``(logits (B, T, V), final state)``."""
-        check_tensor(ids, "ids", ndim=2)
-        check_token_ids(ids, "ids", self.embed.num_embeddings)
-        if ids.shape[0] == 0 or ids.shape[1] == 0:
-            raise ValueError(f"ids must hold at least one sequence of at least one character, got shape "
-                             f"{tuple(ids.shape)}")
-        h, state = self.rnn(self.embed(ids), state)        # (B, T, H)
-        return self.head(h), state                          # (B, T, V)
-
-
-def _check_char_lm(model) -> None:
-    if not isinstance(model, CharLM):
-        raise TypeError(f"model must be a CharLM, got {type(model).__name__}")
-
-
-def char_lm_loss(model: CharLM, batch) -> torch.Tensor:
-    """Teacher forcing: the mean cross-entropy of predicting ``y_t`` from the true ``x_1..x_t``.
-
-    ``batch`` is the pair ``(x (B, T), y (B, T))`` of :meth:`CharCorpus.batch`.
-    """
-    _check_char_lm(model)
-    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
-        raise TypeError(f"batch must be a pair (x, y) of (B, T) id tensors, got {type(batch).__name__}")
-    x, y = batch
-    check_labels(y, "y", model.embed.num_embeddings)
-    check_tensor(x, "x")
-    if y.shape != x.shape:
-        raise ValueError(f"y must have the shape of x {tuple(x.shape)} (the next character of each), "
-                         f"got {tuple(y.shape)}")
-    logits, _ = model(x)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-
-
-@torch.no_grad()
-def evaluate_nll(model: CharLM, ids: torch.Tensor, seq_len: int = 256, batch_size: int = 64,
-                 max_chars: int | None = None) -> float:
-    """Mean negative log-likelihood (nats per character) on ``ids``, read as consecutive windows.
-
-    The sequence is cut into ``batch_size`` parallel streams read ``seq_len`` characters at a time
-    with the state carried over (as a language model reads a long text); ``exp`` of it is perplexity.
-    """
-    _check_char_lm(model)
-    check_tensor(ids, "ids", ndim=1)
-    check_token_ids(ids, "ids", model.embed.num_embeddings)
-    check_positive_int(seq_len, "seq_len")
-    check_positive_int(batch_size, "batch_size")
-    if max_chars is not None:
-        ids = ids[:check_positive_int(max_chars, "max_chars")]
-    device = next(model.parameters()).device
-    n = (len(ids) - 1) // batch_size
-    if n < 1:
-        raise ValueError(f"{len(ids)} characters are too few for batch_size={batch_size}")
-    x = ids[:n * batch_size].view(batch_size, n).to(device)
-    y = ids[1:n * batch_size + 1].view(batch_size, n).to(device)
-    was_training = model.training
-    model.eval()
-    state, total = None, 0.0
-    for start in range(0, n, seq_len):
-        logits, state = model(x[:, start:start + seq_len], state)
-        total += F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[:, start:start + seq_len].reshape(-1),
-                                 reduction="sum").item()
-    model.train(was_training)
-    return total / (n * batch_size)
-
-
-@torch.no_grad()
-def generate(model: CharLM, corpus: CharCorpus, prompt: str, n_chars: int, temperature: float = 1.0,
-             generator: torch.Generator | None = None) -> str:
-    """Sample ``n_chars`` characters after ``prompt``, feeding each sample back in (temperature sampling)."""
-    from coursekit.decoding.sampling import sample_next
-
-    if not isinstance(prompt, str):
-        raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
-    if not prompt:
-        raise ValueError("prompt must contain at least one character")
-    if isinstance(n_chars, bool) or not isinstance(n_chars, int) or n_chars < 0:
-        raise ValueError(f"n_chars must be a non-negative int, got {n_chars!r}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
-        raise ValueError(f"temperature must be a number ≥ 0 (0 = greedy), got {temperature!r}")
-    _check_char_lm(model)
-    if not isinstance(corpus, CharCorpus):
-        raise TypeError(f"corpus must be a CharCorpus, got {type(corpus).__name__}")
-    if corpus.vocab_size != model.embed.num_embeddings:
-        raise ValueError(f"the corpus has {corpus.vocab_size} characters but the model was built for "
-                         f"{model.embed.num_embeddings}")
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    logits, state = model(corpus.encode(prompt)[None].to(device))
-    out = []
-    for _ in range(n_chars):
-        next_id = sample_next(logits[:, -1], temperature=temperature, generator=generator)   # (1,)
-        out.append(int(next_id))
-        logits, state = model(next_id.view(1, 1), state)
-    model.train(was_training)
-    return prompt + corpus.decode(out)

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit import data, metrics, rnn, runtime, viz, widgets
+from coursekit import bptt, char_lm, data, metrics, rnn, runtime, viz, widgets
 from coursekit.decoding import apply_temperature
 from coursekit.exercises import check_elman_step, check_state_gradients, check_truncated_bptt
 
@@ -107,7 +107,7 @@ print("output", tuple(out.shape), "= (B, T, 2·H);  h_n", tuple(h_n.shape), "= (
 # %%
 # NBVAL_CHECK_OUTPUT
 torch.manual_seed(1)
-net = rnn.ElmanNetwork(input_size=4, hidden_size=5, output_size=3)       # h_t and y_t = U h_t
+net = bptt.ElmanNetwork(input_size=4, hidden_size=5, output_size=3)      # h_t and y_t = U h_t
 lengths = torch.tensor([6, 2, 4])
 x_pad = torch.randn(3, 6, 4)                                              # (B, T, I), right-padded
 y, h_T = net(x_pad, lengths=lengths)
@@ -187,13 +187,13 @@ print("∂L4/∂h1 by autograd:       ", hs[0].grad.numpy().round(4))
 assert torch.allclose(by_hand, hs[0].grad, atol=1e-12)
 
 # %% [markdown]
-# The full backward pass of a tiny Elman transducer, written by hand in `rnn.elman_bptt`, sums the
+# The full backward pass of a tiny Elman transducer, written by hand in `bptt.elman_bptt`, sums the
 # per-step contributions to the shared weights (∂L/∂V = Σ_t δa_t h_{t−1}^⊤ …). It must equal autograd
 # on every parameter:
 
 # %%
 params = {name: p.clone().requires_grad_() for name, p in dict(W=W, V=V, b=b, U=U).items()}
-manual = rnn.elman_bptt(xs, targets, params["W"], params["V"], params["b"], params["U"])
+manual = bptt.elman_bptt(xs, targets, params["W"], params["V"], params["b"], params["U"])
 manual["loss"].backward()                                          # autograd through the same forward
 rows = []
 for name, p in params.items():
@@ -221,7 +221,7 @@ print("gradient shapes:", {k: tuple(v.shape) for k, v in manual.items() if k.sta
 # %%
 torch.manual_seed(3)
 k, T_long = 5, 20
-cell = rnn.ElmanNetwork(2, 8, 1)
+cell = bptt.ElmanNetwork(2, 8, 1)
 with torch.no_grad():                                       # V orthogonal (ρ = 1): a long memory
     cell.rnn.cells[0].weight_hh.copy_(torch.linalg.qr(torch.randn(8, 8))[0])
 x_long = torch.randn(1, T_long, 2, requires_grad=True)
@@ -406,7 +406,7 @@ assert norm_before > 10 * clip and abs(norm_after - clip) < 1e-4 and cosine > 0.
 # %%
 # NBVAL_CHECK_OUTPUT
 text = data.read_text("tinyshakespeare")
-corpus = rnn.CharCorpus(text, val_fraction=0.1)
+corpus = char_lm.CharCorpus(text, val_fraction=0.1)
 print(f"{len(text):,} characters, vocabulary of {corpus.vocab_size}; "
       f"train {len(corpus.train_ids):,} / validation {len(corpus.val_ids):,}")
 sample = corpus.encode(text[:13])
@@ -414,28 +414,28 @@ print("input  (teacher forcing):", repr(corpus.decode(sample[:-1])))
 print("target (next characters):", repr(corpus.decode(sample[1:])))
 
 # %% [markdown]
-# The model is embedding → Elman RNN → linear read-out (`rnn.CharLM` with `cell="rnn"`; PyTorch's
+# The model is embedding → Elman RNN → linear read-out (`char_lm.CharLM` with `cell="rnn"`; PyTorch's
 # fused `nn.RNN` inside, for speed). We train it with Adam, clipping the gradient norm at 1 and
 # recording the norm *before* clipping, on random windows of `seq_len` characters.
 
 # %%
 runtime.seed_everything(0)
-lm = rnn.CharLM(corpus.vocab_size, S.hidden, cell="rnn").to(device)
+lm = char_lm.CharLM(corpus.vocab_size, S.hidden, cell="rnn").to(device)
 optimizer = torch.optim.Adam(lm.parameters(), lr=S.lr)
 batch_gen = torch.Generator().manual_seed(0)
 print(f"{sum(p.numel() for p in lm.parameters()):,} parameters")
 
-initial_nll = rnn.evaluate_nll(lm, corpus.val_ids, max_chars=S.val_chars)
+initial_nll = char_lm.evaluate_nll(lm, corpus.val_ids, max_chars=S.val_chars)
 losses, norms_before_clip = [], []
 for _ in range(S.steps):
     x_batch, y_batch = (t.to(device) for t in corpus.batch("train", S.batch, S.seq_len, batch_gen))
-    loss = rnn.char_lm_loss(lm, (x_batch, y_batch))
+    loss = char_lm.char_lm_loss(lm, (x_batch, y_batch))
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     norms_before_clip.append(nn.utils.clip_grad_norm_(lm.parameters(), 1.0).item())
     optimizer.step()
     losses.append(loss.item())
-rnn_val_nll = rnn.evaluate_nll(lm, corpus.val_ids, max_chars=S.val_chars)
+rnn_val_nll = char_lm.evaluate_nll(lm, corpus.val_ids, max_chars=S.val_chars)
 rnn_val_ppl = metrics.perplexity(rnn_val_nll)
 print(f"validation perplexity: {metrics.perplexity(initial_nll):.1f} before training → {rnn_val_ppl:.2f} "
       f"after {S.steps} steps ({rnn_val_nll:.3f} nats/char, {rnn_val_nll / math.log(2):.3f} bits/char)")
@@ -500,7 +500,7 @@ for tau in (0.5, 1.0, 2.0):
 def show_sample(temperature=1.0):
     gen = torch.Generator().manual_seed(0)
     print(f"--- temperature {temperature} ---")
-    print(rnn.generate(lm, corpus, "ROMEO:\n", S.sample_chars, temperature=temperature, generator=gen))
+    print(char_lm.generate(lm, corpus, "ROMEO:\n", S.sample_chars, temperature=temperature, generator=gen))
 
 
 widgets.explorer(show_sample, [{"temperature": 0.5}, {"temperature": 1.0}, {"temperature": 1.5}],

@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from matplotlib.patches import Rectangle
 from torch import nn
 
-from coursekit import data, metrics, rnn, runtime, viz
+from coursekit import char_lm, data, elmo, metrics, rnn, runtime, viz
 from coursekit.exercises import check_forget_gate_bias, check_lstm_step, check_scalar_mix
 
 S = runtime.sizes(
@@ -284,24 +284,24 @@ assert mean_acc["LSTM (b_f = 1)"] >= mean_acc["Elman RNN"] - 0.05
 # %%
 # NBVAL_CHECK_OUTPUT
 text = data.read_text("tinyshakespeare")
-corpus = rnn.CharCorpus(text, val_fraction=0.1)
+corpus = char_lm.CharCorpus(text, val_fraction=0.1)
 print(f"vocabulary {corpus.vocab_size}, train {len(corpus.train_ids):,}, validation {len(corpus.val_ids):,} characters")
 
 # %%
 runtime.seed_everything(0)
-lm = rnn.CharLM(corpus.vocab_size, S.hidden, cell="lstm").to(device)
+lm = char_lm.CharLM(corpus.vocab_size, S.hidden, cell="lstm").to(device)
 optimizer = torch.optim.Adam(lm.parameters(), lr=S.lr)
 batch_gen = torch.Generator().manual_seed(0)
 losses = []
 for _ in range(S.steps):
     x_batch, y_batch = (t.to(device) for t in corpus.batch("train", S.batch, S.seq_len, batch_gen))
-    loss = rnn.char_lm_loss(lm, (x_batch, y_batch))
+    loss = char_lm.char_lm_loss(lm, (x_batch, y_batch))
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     nn.utils.clip_grad_norm_(lm.parameters(), 1.0)
     optimizer.step()
     losses.append(loss.item())
-lstm_val_nll = rnn.evaluate_nll(lm, corpus.val_ids, max_chars=S.val_chars)
+lstm_val_nll = char_lm.evaluate_nll(lm, corpus.val_ids, max_chars=S.val_chars)
 lstm_val_ppl = metrics.perplexity(lstm_val_nll)
 print(f"LSTM validation perplexity {lstm_val_ppl:.2f} ({lstm_val_nll:.3f} nats/char) after {S.steps} steps")
 smooth = np.convolve(losses, np.ones(20) / 20, mode="valid")
@@ -310,7 +310,7 @@ viz.plot_curves({"LSTM train loss (running mean of 20)": (np.arange(len(smooth))
                 ylabel="cross-entropy (nats/char)")
 plt.show()
 assert lstm_val_ppl < 20
-print(rnn.generate(lm, corpus, "ROMEO:\n", 200, temperature=0.8, generator=torch.Generator().manual_seed(0)))
+print(char_lm.generate(lm, corpus, "ROMEO:\n", 200, temperature=0.8, generator=torch.Generator().manual_seed(0)))
 
 # %% [markdown]
 # ## 5. Looking inside: gates over a sentence
@@ -394,7 +394,7 @@ probe = corpus.decode(corpus.val_ids[:S.probe_chars])
 props = text_properties(probe)
 _, c_trained, _ = run_cells(probe)
 torch.manual_seed(0)
-untrained = rnn.CharLM(corpus.vocab_size, S.hidden, cell="lstm")            # same shape, random weights
+untrained = char_lm.CharLM(corpus.vocab_size, S.hidden, cell="lstm")        # same shape, random weights
 _, c_untrained, _ = run_cells(probe, twin=rnn.from_torch(untrained.rnn), emb=untrained.embed)
 rows, best = [], {}
 for name, feature in props.items():
@@ -560,7 +560,7 @@ split = n_probe // 2                                       # first half trains t
 
 def train_scalar_mix(layers_all, labels, seed=0):
     torch.manual_seed(seed)
-    mix, classifier = rnn.ScalarMix(len(layers_all)), nn.Linear(layers_all.shape[-1], 2)
+    mix, classifier = elmo.ScalarMix(len(layers_all)), nn.Linear(layers_all.shape[-1], 2)
     opt = torch.optim.Adam([*mix.parameters(), *classifier.parameters()], lr=3e-2)
     for _ in range(S.elmo_steps):
         loss = F.cross_entropy(classifier(mix(layers_all[:, :split])), labels[:split])

@@ -12,7 +12,7 @@ import torch
 from bad_input_helpers import Bad, check_bad_call, ids, register
 from torch import nn
 
-from coursekit import rnn, seq2seq, transformer
+from coursekit import bptt, char_lm, elmo, rnn, seq2seq, transformer
 from coursekit.attention import core, scores
 from coursekit.decoding import sampling, search
 from coursekit.translation import TranslationBatch
@@ -1096,25 +1096,25 @@ SEQ2SEQ = [
 
 
 # ==============================================================================================
-# coursekit.rnn
+# coursekit.rnn, coursekit.bptt, coursekit.elmo, coursekit.char_lm
 # ==============================================================================================
 
-def bptt(H=3, I=2, O=4, **kw):  # noqa: E741 - I, O as in the equations
+def manual_bptt(H=3, I=2, O=4, **kw):  # noqa: E741 - I, O as in the equations
     """A valid call of elman_bptt (T = 5 steps) with the arguments in ``kw`` replaced."""
     args = dict(x=randn(5, I), targets=torch.tensor([0, 1, 2, 3, 0]), W=randn(H, I), V=randn(H, H), b=randn(H),
                 U=randn(O, H))
-    return rnn.elman_bptt(**(args | kw))
+    return bptt.elman_bptt(**(args | kw))
 
 
 TEXT = "to be or not to be, that is the question; " * 3
 
 
 def corpus():
-    return rnn.CharCorpus(TEXT)
+    return char_lm.CharCorpus(TEXT)
 
 
-def char_lm():
-    return rnn.CharLM(corpus().vocab_size, 8)
+def tiny_char_lm():
+    return char_lm.CharLM(corpus().vocab_size, 8)
 
 
 RNN = [
@@ -1233,118 +1233,124 @@ RNN = [
     Bad("not an nn.LSTM", rnn.LSTM.from_torch, lambda: rnn.LSTM.from_torch(nn.GRU(2, 3)), TypeError,
         r"expected an nn.LSTM, got GRU"),
 
-    Bad("zero outputs", rnn.ElmanNetwork, lambda: rnn.ElmanNetwork(2, 4, 0), ValueError,
+    Bad("zero outputs", bptt.ElmanNetwork, lambda: bptt.ElmanNetwork(2, 4, 0), ValueError,
         r"output_size must be positive, got 0"),
-    Bad("zero hidden size", rnn.ElmanNetwork, lambda: rnn.ElmanNetwork(2, 0, 3), ValueError,
+    Bad("zero hidden size", bptt.ElmanNetwork, lambda: bptt.ElmanNetwork(2, 0, 3), ValueError,
         r"hidden_size must be positive, got 0"),
-    Bad("2-D x", rnn.ElmanNetwork.forward, lambda: rnn.ElmanNetwork(2, 4, 3)(randn(5, 2)), ValueError,
+    Bad("2-D x", bptt.ElmanNetwork.forward, lambda: bptt.ElmanNetwork(2, 4, 3)(randn(5, 2)), ValueError,
         r"input must have 3 dimensions, got shape \(5, 2\)"),
-    Bad("length above T", rnn.ElmanNetwork.forward,
-        lambda: rnn.ElmanNetwork(2, 4, 3)(randn(2, 5, 2), lengths=torch.tensor([6, 2])), ValueError,
+    Bad("length above T", bptt.ElmanNetwork.forward,
+        lambda: bptt.ElmanNetwork(2, 4, 3)(randn(2, 5, 2), lengths=torch.tensor([6, 2])), ValueError,
         r"at most the sequence length T=5"),
 
-    Bad("zero layers", rnn.ScalarMix, lambda: rnn.ScalarMix(0), ValueError, r"num_layers must be positive, got 0"),
-    Bad("wrong number of layers", rnn.ScalarMix.forward, lambda: rnn.ScalarMix(3)([randn(2, 4)] * 2), ValueError,
+    Bad("zero layers", elmo.ScalarMix, lambda: elmo.ScalarMix(0), ValueError, r"num_layers must be positive, got 0"),
+    Bad("wrong number of layers", elmo.ScalarMix.forward, lambda: elmo.ScalarMix(3)([randn(2, 4)] * 2), ValueError,
         r"built for 3 layers, got 2"),
-    Bad("layers of different shapes", rnn.ScalarMix.forward,
-        lambda: rnn.ScalarMix(2)([randn(2, 4), randn(2, 5)]), ValueError,
+    Bad("layers of different shapes", elmo.ScalarMix.forward,
+        lambda: elmo.ScalarMix(2)([randn(2, 4), randn(2, 5)]), ValueError,
         r"layers\[0\] is \(2, 4\), layers\[1\] is \(2, 5\)"),
-    Bad("list of lists", rnn.ScalarMix.forward, lambda: rnn.ScalarMix(2)([[0.0], [1.0]]), TypeError,
+    Bad("list of lists", elmo.ScalarMix.forward, lambda: elmo.ScalarMix(2)([[0.0], [1.0]]), TypeError,
         r"layers\[0\] must be a torch.Tensor, got list"),
-    Bad("integer layers", rnn.ScalarMix.forward, lambda: rnn.ScalarMix(2)(torch.ones(2, 3, dtype=i64)), TypeError,
+    Bad("integer layers", elmo.ScalarMix.forward, lambda: elmo.ScalarMix(2)(torch.ones(2, 3, dtype=i64)), TypeError,
         r"layers\[0\] must be a floating-point tensor, got torch.int64"),
-    Bad("0-d tensor", rnn.ScalarMix.forward, lambda: rnn.ScalarMix(1)(torch.tensor(1.0)), ValueError,
+    Bad("0-d tensor", elmo.ScalarMix.forward, lambda: elmo.ScalarMix(1)(torch.tensor(1.0)), ValueError,
         r"layers must be a list of tensors or a tensor \(L, \.\.\.\), got a 0-d tensor"),
-    Bad("layers of different dtypes", rnn.ScalarMix.forward,
-        lambda: rnn.ScalarMix(2)([randn(2, 4), randn(2, 4, dtype=f64)]), TypeError,
+    Bad("layers of different dtypes", elmo.ScalarMix.forward,
+        lambda: elmo.ScalarMix(2)([randn(2, 4), randn(2, 4, dtype=f64)]), TypeError,
         r"layers\[1\] has dtype torch.float64 but layers\[0\] has torch.float32"),
-    Bad("a string", rnn.ScalarMix.forward, lambda: rnn.ScalarMix(2)("ab"), TypeError,
+    Bad("a string", elmo.ScalarMix.forward, lambda: elmo.ScalarMix(2)("ab"), TypeError,
         r"layers must be a list of tensors or a tensor \(L, \.\.\.\), got str"),
 
-    Bad("float targets", rnn.elman_bptt, lambda: bptt(targets=torch.tensor([0.0, 1.0, 2.0, 3.0, 0.0])), TypeError,
-        r"targets must be an integer \(int64 or int32\) tensor of class ids, got torch.float32"),
-    Bad("target >= number of outputs", rnn.elman_bptt, lambda: bptt(targets=torch.tensor([0, 1, 2, 4, 0])),
+    Bad("float targets", bptt.elman_bptt, lambda: manual_bptt(targets=torch.tensor([0.0, 1.0, 2.0, 3.0, 0.0])),
+        TypeError, r"targets must be an integer \(int64 or int32\) tensor of class ids, got torch.float32"),
+    Bad("target >= number of outputs", bptt.elman_bptt, lambda: manual_bptt(targets=torch.tensor([0, 1, 2, 4, 0])),
         ValueError, r"targets must hold class ids in \[0, 4\), got values in \[0, 4\]"),
-    Bad("negative target", rnn.elman_bptt, lambda: bptt(targets=torch.tensor([0, 1, -1, 3, 0])), ValueError,
+    Bad("negative target", bptt.elman_bptt, lambda: manual_bptt(targets=torch.tensor([0, 1, -1, 3, 0])), ValueError,
         r"targets must hold class ids in \[0, 4\), got values in \[-1, 3\]"),
-    Bad("ignore index -100 (not supported by the hand-written gradient)", rnn.elman_bptt,
-        lambda: bptt(targets=torch.tensor([0, 1, -100, 3, 0])), ValueError,
+    Bad("ignore index -100 (not supported by the hand-written gradient)", bptt.elman_bptt,
+        lambda: manual_bptt(targets=torch.tensor([0, 1, -100, 3, 0])), ValueError,
         r"targets must hold class ids in \[0, 4\), got values in \[-100, 3\]"),
-    Bad("one target too few", rnn.elman_bptt, lambda: bptt(targets=torch.tensor([0, 1, 2, 3])), ValueError,
+    Bad("one target too few", bptt.elman_bptt, lambda: manual_bptt(targets=torch.tensor([0, 1, 2, 3])), ValueError,
         r"targets must have one class per step \(T=5\), got 4"),
-    Bad("W of another shape", rnn.elman_bptt, lambda: bptt(W=randn(3, 5)), ValueError,
+    Bad("W of another shape", bptt.elman_bptt, lambda: manual_bptt(W=randn(3, 5)), ValueError,
         r"W must have shape \(3, 2\), got \(3, 5\)"),
-    Bad("list V", rnn.elman_bptt, lambda: bptt(V=[[0.0] * 3] * 3), TypeError, r"V must be a torch.Tensor, got list"),
-    Bad("list U", rnn.elman_bptt, lambda: bptt(U=[[0.0] * 3] * 4), TypeError, r"U must be a torch.Tensor, got list"),
-    Bad("h0 of another width", rnn.elman_bptt, lambda: bptt(h0=randn(4)), ValueError,
+    Bad("list V", bptt.elman_bptt, lambda: manual_bptt(V=[[0.0] * 3] * 3), TypeError,
+        r"V must be a torch.Tensor, got list"),
+    Bad("list U", bptt.elman_bptt, lambda: manual_bptt(U=[[0.0] * 3] * 4), TypeError,
+        r"U must be a torch.Tensor, got list"),
+    Bad("h0 of another width", bptt.elman_bptt, lambda: manual_bptt(h0=randn(4)), ValueError,
         r"h0 must have shape \(3,\), got \(4,\)"),
-    Bad("float64 x with float32 weights", rnn.elman_bptt, lambda: bptt(x=randn(5, 2, dtype=f64)), TypeError,
+    Bad("float64 x with float32 weights", bptt.elman_bptt, lambda: manual_bptt(x=randn(5, 2, dtype=f64)), TypeError,
         r"W has dtype torch.float32 but x has torch.float64"),
-    Bad("zero time steps", rnn.elman_bptt, lambda: bptt(x=randn(0, 2), targets=torch.tensor([], dtype=i64)),
+    Bad("zero time steps", bptt.elman_bptt, lambda: manual_bptt(x=randn(0, 2), targets=torch.tensor([], dtype=i64)),
         ValueError, r"x must hold at least one time step, got shape \(0, 2\)"),
-    Bad("list x", rnn.elman_bptt, lambda: bptt(x=[[0.0, 0.0]]), TypeError, r"x must be a torch.Tensor, got list"),
+    Bad("list x", bptt.elman_bptt, lambda: manual_bptt(x=[[0.0, 0.0]]), TypeError,
+        r"x must be a torch.Tensor, got list"),
 
-    Bad("not a str", rnn.CharCorpus, lambda: rnn.CharCorpus(["a"] * 30), TypeError, r"text must be a str, got list"),
-    Bad("val_fraction 1", rnn.CharCorpus, lambda: rnn.CharCorpus(TEXT, val_fraction=1.0), ValueError,
+    Bad("not a str", char_lm.CharCorpus, lambda: char_lm.CharCorpus(["a"] * 30), TypeError,
+        r"text must be a str, got list"),
+    Bad("val_fraction 1", char_lm.CharCorpus, lambda: char_lm.CharCorpus(TEXT, val_fraction=1.0), ValueError,
         r"val_fraction must lie in \(0, 1\), got 1.0"),
-    Bad("val_fraction as a string", rnn.CharCorpus, lambda: rnn.CharCorpus(TEXT, val_fraction="0.1"), TypeError,
+    Bad("val_fraction as a string", char_lm.CharCorpus, lambda: char_lm.CharCorpus(TEXT, val_fraction="0.1"), TypeError,
         r"val_fraction must be a number, got str"),
-    Bad("unknown character", rnn.CharCorpus.encode, lambda: corpus().encode("to bé"), ValueError,
+    Bad("unknown character", char_lm.CharCorpus.encode, lambda: corpus().encode("to bé"), ValueError,
         r"characters not in the vocabulary: \['é'\]"),
-    Bad("negative id (would read from the end)", rnn.CharCorpus.decode, lambda: corpus().decode([1, -1]), ValueError,
-        r"ids must lie in \[0, \d+\).*got \[-1\]"),
-    Bad("float ids", rnn.CharCorpus.decode, lambda: corpus().decode([1.0, 2.0]), TypeError,
+    Bad("negative id (would read from the end)", char_lm.CharCorpus.decode, lambda: corpus().decode([1, -1]),
+        ValueError, r"ids must lie in \[0, \d+\).*got \[-1\]"),
+    Bad("float ids", char_lm.CharCorpus.decode, lambda: corpus().decode([1.0, 2.0]), TypeError,
         r"ids must hold ints, got \[1.0, 2.0\]"),
-    Bad("unknown split", rnn.CharCorpus.batch, lambda: corpus().batch("test", 2, 4), ValueError,
+    Bad("unknown split", char_lm.CharCorpus.batch, lambda: corpus().batch("test", 2, 4), ValueError,
         r"split must be one of \['train', 'val'\], got 'test'"),
-    Bad("zero batch", rnn.CharCorpus.batch, lambda: corpus().batch("train", 0, 4), ValueError,
+    Bad("zero batch", char_lm.CharCorpus.batch, lambda: corpus().batch("train", 0, 4), ValueError,
         r"batch_size must be positive, got 0"),
-    Bad("window as long as the split", rnn.CharCorpus.batch,
+    Bad("window as long as the split", char_lm.CharCorpus.batch,
         lambda: corpus().batch("val", 2, len(corpus().val_ids) - 1), ValueError,
         r"seq_len=\d+ is longer than the val split allows"),
-    Bad("zero embedding width", rnn.CharLM, lambda: rnn.CharLM(10, 8, embed_dim=0), ValueError,
+    Bad("zero embedding width", char_lm.CharLM, lambda: char_lm.CharLM(10, 8, embed_dim=0), ValueError,
         r"embed_dim must be positive, got 0"),
-    Bad("zero layers", rnn.CharLM, lambda: rnn.CharLM(10, 8, num_layers=0), ValueError,
+    Bad("zero layers", char_lm.CharLM, lambda: char_lm.CharLM(10, 8, num_layers=0), ValueError,
         r"num_layers must be positive, got 0"),
-    Bad("unknown cell", rnn.CharLM, lambda: rnn.CharLM(10, 8, cell="gru"), ValueError,
+    Bad("unknown cell", char_lm.CharLM, lambda: char_lm.CharLM(10, 8, cell="gru"), ValueError,
         r"cell must be 'rnn' or 'lstm', got 'gru'"),
-    Bad("id >= vocabulary", rnn.CharLM.forward, lambda: rnn.CharLM(10, 8)(torch.tensor([[1, 10]])), ValueError,
+    Bad("id >= vocabulary", char_lm.CharLM.forward, lambda: char_lm.CharLM(10, 8)(torch.tensor([[1, 10]])), ValueError,
         r"ids must hold ids in \[0, 10\), got values in \[1, 10\]"),
-    Bad("float ids", rnn.CharLM.forward, lambda: rnn.CharLM(10, 8)(torch.ones(1, 3)), TypeError,
+    Bad("float ids", char_lm.CharLM.forward, lambda: char_lm.CharLM(10, 8)(torch.ones(1, 3)), TypeError,
         r"ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
-    Bad("empty batch", rnn.CharLM.forward, lambda: rnn.CharLM(10, 8)(torch.ones(0, 3, dtype=i64)), ValueError,
+    Bad("empty batch", char_lm.CharLM.forward, lambda: char_lm.CharLM(10, 8)(torch.ones(0, 3, dtype=i64)), ValueError,
         r"ids must hold at least one sequence.*\(0, 3\)"),
-    Bad("target >= vocabulary", rnn.char_lm_loss,
-        lambda: rnn.char_lm_loss(rnn.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.full((2, 3), 10))),
+    Bad("target >= vocabulary", char_lm.char_lm_loss,
+        lambda: char_lm.char_lm_loss(char_lm.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.full((2, 3), 10))),
         ValueError, r"y must hold class ids in \[0, 10\), got values in \[10, 10\]"),
-    Bad("float targets", rnn.char_lm_loss,
-        lambda: rnn.char_lm_loss(rnn.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.ones(2, 3))), TypeError,
+    Bad("float targets", char_lm.char_lm_loss,
+        lambda: char_lm.char_lm_loss(char_lm.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.ones(2, 3))), TypeError,
         r"y must be an integer \(int64 or int32\) tensor of class ids, got torch.float32"),
-    Bad("negative target", rnn.char_lm_loss,
-        lambda: rnn.char_lm_loss(rnn.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.full((2, 3), -100))),
+    Bad("negative target", char_lm.char_lm_loss,
+        lambda: char_lm.char_lm_loss(char_lm.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.full((2, 3), -100))),
         ValueError, r"y must hold class ids in \[0, 10\), got values in \[-100, -100\]"),
-    Bad("targets of another shape", rnn.char_lm_loss,
-        lambda: rnn.char_lm_loss(rnn.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.ones(2, 4, dtype=i64))),
+    Bad("targets of another shape", char_lm.char_lm_loss,
+        lambda: char_lm.char_lm_loss(char_lm.CharLM(10, 8), (torch.ones(2, 3, dtype=i64), torch.ones(2, 4, dtype=i64))),
         ValueError, r"y must have the shape of x \(2, 3\).*got \(2, 4\)"),
-    Bad("batch not a pair", rnn.char_lm_loss, lambda: rnn.char_lm_loss(rnn.CharLM(10, 8), torch.ones(2, 3)),
+    Bad("batch not a pair", char_lm.char_lm_loss, lambda: char_lm.char_lm_loss(char_lm.CharLM(10, 8), torch.ones(2, 3)),
         TypeError, r"batch must be a pair \(x, y\).*got Tensor"),
-    Bad("id >= vocabulary", rnn.evaluate_nll, lambda: rnn.evaluate_nll(rnn.CharLM(10, 8), torch.arange(12)),
+    Bad("id >= vocabulary", char_lm.evaluate_nll, lambda: char_lm.evaluate_nll(char_lm.CharLM(10, 8), torch.arange(12)),
         ValueError, r"ids must hold ids in \[0, 10\), got values in \[0, 11\]"),
-    Bad("zero seq_len", rnn.evaluate_nll,
-        lambda: rnn.evaluate_nll(rnn.CharLM(10, 8), torch.arange(10).repeat(20), seq_len=0), ValueError,
+    Bad("zero seq_len", char_lm.evaluate_nll,
+        lambda: char_lm.evaluate_nll(char_lm.CharLM(10, 8), torch.arange(10).repeat(20), seq_len=0), ValueError,
         r"seq_len must be positive, got 0"),
-    Bad("too few characters", rnn.evaluate_nll,
-        lambda: rnn.evaluate_nll(rnn.CharLM(10, 8), torch.arange(10), batch_size=64), ValueError,
+    Bad("too few characters", char_lm.evaluate_nll,
+        lambda: char_lm.evaluate_nll(char_lm.CharLM(10, 8), torch.arange(10), batch_size=64), ValueError,
         r"10 characters are too few for batch_size=64"),
-    Bad("not a CharLM", rnn.evaluate_nll, lambda: rnn.evaluate_nll(nn.Linear(2, 2), torch.arange(10)), TypeError,
-        r"model must be a CharLM, got Linear"),
-    Bad("empty prompt", rnn.generate, lambda: rnn.generate(char_lm(), corpus(), "", 5), ValueError,
+    Bad("not a CharLM", char_lm.evaluate_nll, lambda: char_lm.evaluate_nll(nn.Linear(2, 2), torch.arange(10)),
+        TypeError, r"model must be a CharLM, got Linear"),
+    Bad("empty prompt", char_lm.generate, lambda: char_lm.generate(tiny_char_lm(), corpus(), "", 5), ValueError,
         r"prompt must contain at least one character"),
-    Bad("negative length", rnn.generate, lambda: rnn.generate(char_lm(), corpus(), "to", -1), ValueError,
+    Bad("negative length", char_lm.generate, lambda: char_lm.generate(tiny_char_lm(), corpus(), "to", -1), ValueError,
         r"n_chars must be a non-negative int, got -1"),
-    Bad("negative temperature", rnn.generate, lambda: rnn.generate(char_lm(), corpus(), "to", 3, temperature=-1.0),
+    Bad("negative temperature", char_lm.generate,
+        lambda: char_lm.generate(tiny_char_lm(), corpus(), "to", 3, temperature=-1.0),
         ValueError, r"temperature must be a number ≥ 0 \(0 = greedy\), got -1.0"),
-    Bad("a model for another corpus", rnn.generate, lambda: rnn.generate(rnn.CharLM(50, 8), corpus(), "to", 3),
+    Bad("a model for another corpus", char_lm.generate,
+        lambda: char_lm.generate(char_lm.CharLM(50, 8), corpus(), "to", 3),
         ValueError, r"the corpus has \d+ characters but the model was built for 50"),
 
     Bad("a GRU", rnn.from_torch, lambda: rnn.from_torch(nn.GRU(2, 3)), TypeError,

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub, wrong_solution_table
 
-from coursekit import exercises, rnn
+from coursekit import bptt, elmo, exercises, rnn
 from coursekit.exercises.checks import rnn as checks
 
 
@@ -256,7 +256,7 @@ def _grads_by_autograd(h, V, d, *, how="grad"):
 
 
 def _mix_by_module(layers, w, gamma):
-    mix = rnn.ScalarMix(len(w))
+    mix = elmo.ScalarMix(len(w))
     with torch.no_grad():
         mix.scalar_parameters.copy_(w)
         mix.gamma.copy_(gamma)
@@ -277,7 +277,7 @@ def _mix_by_module(layers, w, gamma):
      "torch.Tensor.backward", True),
     (checks.check_state_gradients, lambda h, V, d: _grads_by_autograd(h, V, d, how="jacobian"),
      "torch.autograd.functional.jacobian", True),
-    (checks.check_state_gradients, lambda h, V, d: rnn.elman_bptt(h, h, V, V, d, V), "coursekit.rnn.elman_bptt",
+    (checks.check_state_gradients, lambda h, V, d: bptt.elman_bptt(h, h, V, V, d, V), "coursekit.bptt.elman_bptt",
      False),
     (checks.check_state_gradients, lambda h, V, d: torch.func.vjp(torch.tanh, h), "torch.func.vjp", False),
     (checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(rnn.LSTMCell, x, (h, c), *w),
@@ -293,7 +293,7 @@ def _mix_by_module(layers, w, gamma):
      "coursekit.rnn.LSTM", False),
     (checks.check_forget_gate_bias, lambda lstm, value: rnn.init_forget_gate_bias(lstm, value),
      "coursekit.rnn.init_forget_gate_bias", True),
-    (checks.check_scalar_mix, _mix_by_module, "coursekit.rnn.ScalarMix", True),
+    (checks.check_scalar_mix, _mix_by_module, "coursekit.elmo.ScalarMix", True),
 ])
 def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)

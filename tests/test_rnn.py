@@ -1,5 +1,6 @@
 """Parity of coursekit.rnn with nn.RNN / nn.LSTM / nn.RNNCell / nn.LSTMCell (outputs and gradients),
-manual BPTT against autograd, the scalar mix, and clear errors on bad input."""
+manual BPTT against autograd (coursekit.bptt), the scalar mix (coursekit.elmo), the character LM
+(coursekit.char_lm), and clear errors on bad input."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from coursekit import rnn
+from coursekit import bptt, char_lm, elmo, rnn
 
 ATOL = 1e-5
 
@@ -239,7 +240,7 @@ def test_no_bias_copies():
 
 def test_elman_network_is_rnn_plus_readout():
     torch.manual_seed(7)
-    net = rnn.ElmanNetwork(3, 5, 2)
+    net = bptt.ElmanNetwork(3, 5, 2)
     x = torch.randn(4, 6, 3)
     y, h_T = net(x)
     h, _ = net.rnn(x)
@@ -259,7 +260,7 @@ def test_manual_bptt_equals_autograd(seed):
     targets = torch.randint(0, O, (T,), generator=g)
     W, V, b, U, h0 = (torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_()
                       for s in ((H, I), (H, H), (H,), (O, H), (H,)))
-    manual = rnn.elman_bptt(x, targets, W, V, b, U, h0)
+    manual = bptt.elman_bptt(x, targets, W, V, b, U, h0)
     # autograd on the same forward
     h, hs = h0, []
     for t in range(T):
@@ -281,18 +282,18 @@ def test_manual_bptt_equals_autograd(seed):
 
 def test_manual_bptt_bad_shapes():
     with pytest.raises(ValueError, match="V must have shape"):
-        rnn.elman_bptt(torch.randn(3, 2), torch.zeros(3, dtype=torch.long), torch.randn(4, 2),
-                       torch.randn(4, 3), torch.randn(4), torch.randn(2, 4))
+        bptt.elman_bptt(torch.randn(3, 2), torch.zeros(3, dtype=torch.long), torch.randn(4, 2),
+                        torch.randn(4, 3), torch.randn(4), torch.randn(2, 4))
     with pytest.raises(ValueError, match="targets"):
-        rnn.elman_bptt(torch.randn(3, 2), torch.zeros(2, dtype=torch.long), torch.randn(4, 2),
-                       torch.randn(4, 4), torch.randn(4), torch.randn(2, 4))
+        bptt.elman_bptt(torch.randn(3, 2), torch.zeros(2, dtype=torch.long), torch.randn(4, 2),
+                        torch.randn(4, 4), torch.randn(4), torch.randn(2, 4))
 
 
 # --------------------------------------------------------------------------------------------
 # scalar mix
 # --------------------------------------------------------------------------------------------
 def test_scalar_mix():
-    mix = rnn.ScalarMix(3)
+    mix = elmo.ScalarMix(3)
     layers = [torch.full((2, 4), float(j)) for j in range(3)]
     torch.testing.assert_close(mix(layers), torch.full((2, 4), 1.0))     # equal weights at init
     with torch.no_grad():
@@ -380,7 +381,7 @@ TEXT = "to be, or not to be, that is the question:\nwhether 'tis nobler in the m
 
 
 def test_char_corpus_split_and_batches():
-    corpus = rnn.CharCorpus(TEXT, val_fraction=0.1)
+    corpus = char_lm.CharCorpus(TEXT, val_fraction=0.1)
     assert corpus.decode(corpus.encode("to be")) == "to be"
     assert len(corpus.train_ids) + len(corpus.val_ids) == len(TEXT)
     assert corpus.decode(torch.cat([corpus.train_ids, corpus.val_ids])) == TEXT     # contiguous split
@@ -392,33 +393,33 @@ def test_char_corpus_split_and_batches():
     with pytest.raises(ValueError, match="longer than the val split"):
         corpus.batch("val", 2, 10_000)
     with pytest.raises(TypeError, match="text must be a str"):
-        rnn.CharCorpus(["a"])
+        char_lm.CharCorpus(["a"])
 
 
 @pytest.mark.parametrize("cell", ["rnn", "lstm"])
 def test_char_lm_learns_and_evaluates(cell):
     torch.manual_seed(0)
-    corpus = rnn.CharCorpus(TEXT)
-    lm = rnn.CharLM(corpus.vocab_size, 32, cell=cell)
-    before = rnn.evaluate_nll(lm, corpus.val_ids, seq_len=16, batch_size=4)
+    corpus = char_lm.CharCorpus(TEXT)
+    lm = char_lm.CharLM(corpus.vocab_size, 32, cell=cell)
+    before = char_lm.evaluate_nll(lm, corpus.val_ids, seq_len=16, batch_size=4)
     assert abs(before - torch.log(torch.tensor(float(corpus.vocab_size))).item()) < 0.5   # ≈ uniform at init
     opt = torch.optim.Adam(lm.parameters(), lr=1e-2)
     g = torch.Generator().manual_seed(0)
     for _ in range(60):
-        loss = rnn.char_lm_loss(lm, corpus.batch("train", 16, 32, g))
+        loss = char_lm.char_lm_loss(lm, corpus.batch("train", 16, 32, g))
         opt.zero_grad()
         loss.backward()
         opt.step()
-    after = rnn.evaluate_nll(lm, corpus.val_ids, seq_len=16, batch_size=4)
+    after = char_lm.evaluate_nll(lm, corpus.val_ids, seq_len=16, batch_size=4)
     assert after < 0.6 * before
     # evaluate_nll with state carried equals one long pass when there is a single stream
     ids = corpus.val_ids[:41]
     logits, _ = lm(ids[None, :-1])
     one_pass = F.cross_entropy(logits[0], ids[1:]).item()
-    assert abs(rnn.evaluate_nll(lm, ids, seq_len=7, batch_size=1) - one_pass) < 1e-5
-    out = rnn.generate(lm, corpus, "to ", 20, temperature=0.5, generator=torch.Generator().manual_seed(0))
+    assert abs(char_lm.evaluate_nll(lm, ids, seq_len=7, batch_size=1) - one_pass) < 1e-5
+    out = char_lm.generate(lm, corpus, "to ", 20, temperature=0.5, generator=torch.Generator().manual_seed(0))
     assert out.startswith("to ") and len(out) == 23
-    again = rnn.generate(lm, corpus, "to ", 20, temperature=0.5, generator=torch.Generator().manual_seed(0))
+    again = char_lm.generate(lm, corpus, "to ", 20, temperature=0.5, generator=torch.Generator().manual_seed(0))
     assert out == again
     twin = rnn.from_torch(lm.rnn)                               # the fused core has a from-scratch twin
     h, _ = twin(lm.embed(ids[None]))
@@ -427,12 +428,12 @@ def test_char_lm_learns_and_evaluates(cell):
 
 def test_char_lm_bad_arguments():
     with pytest.raises(ValueError, match="cell must be"):
-        rnn.CharLM(10, 8, cell="gru")
+        char_lm.CharLM(10, 8, cell="gru")
     with pytest.raises(ValueError, match="forget_bias only applies"):
-        rnn.CharLM(10, 8, cell="rnn", forget_bias=1.0)
-    lm = rnn.CharLM(10, 8, cell="lstm", forget_bias=1.0)
+        char_lm.CharLM(10, 8, cell="rnn", forget_bias=1.0)
+    lm = char_lm.CharLM(10, 8, cell="lstm", forget_bias=1.0)
     torch.testing.assert_close(lm.rnn.bias_ih_l0[8:16] + lm.rnn.bias_hh_l0[8:16], torch.ones(8))
     with pytest.raises(ValueError, match="ids must have 2 dimensions"):
         lm(torch.zeros(5, dtype=torch.long))
     with pytest.raises(ValueError, match="prompt"):
-        rnn.generate(lm, rnn.CharCorpus(TEXT), "", 5)
+        char_lm.generate(lm, char_lm.CharCorpus(TEXT), "", 5)

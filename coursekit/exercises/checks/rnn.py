@@ -3,8 +3,9 @@
 Each check runs the student's function on several seeded inputs whose sizes vary from case to case (batch
 size 1, a first step with zero state, all-zero rows, saturated states, rows on very different scales), checks
 the type, dtype and shape of what comes back, compares it with a reference computed on the check's own copy
-of the inputs (:mod:`coursekit.rnn` or a few lines of PyTorch) and, on a mismatch, names the typical mistake
-the wrong value matches (gate order, a forgotten forget gate, a missing detach, a missing softmax …).
+of the inputs (:mod:`coursekit.rnn`, :mod:`coursekit.bptt`, :mod:`coursekit.elmo` or a few lines of PyTorch)
+and, on a mismatch, names the typical mistake the wrong value matches (gate order, a forgotten forget gate,
+a missing detach, a missing softmax …).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit import rnn
+from coursekit import bptt, elmo
 from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
 
 __all__ = [
@@ -168,7 +169,7 @@ def _state_gradient_cases():
 
 @exercise_check("gradients through time as Jacobian products", reimplements=(
     # the exercise is backpropagation by hand: autograd (and the library's manual BPTT) would do it for you
-    "coursekit.rnn.elman_bptt", "torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward",
+    "coursekit.bptt.elman_bptt", "torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward",
     "torch.autograd.functional.jacobian", "torch.autograd.functional.vjp", "torch.func.vjp", "torch.func.jacrev"))
 def check_state_gradients(student_fn):
     """``student_fn(h (T, H), V (H, H), dL_dhT (H,)) -> (T, H)``: row t is ∂L/∂h_t for a loss that
@@ -263,7 +264,7 @@ def _bptt_cases():
              (2, 5, 8, 3, 6, 2, "k > T: a single chunk")]
     for seed, (B, T, k, I, H, O, what) in enumerate(specs):  # noqa: E741 - I: the input size
         torch.manual_seed(20 + seed)
-        model = rnn.ElmanNetwork(I, H, O)
+        model = bptt.ElmanNetwork(I, H, O)
         g = _gen(30 + seed)
         x, targets = torch.randn(B, T, I, generator=g), torch.randn(B, T, O, generator=g)
         case = f"B={B}, T={T}, k={k}, an ElmanNetwork({I}, {H}, {O})" + (f" ({what})" if what else "")
@@ -319,7 +320,7 @@ def check_truncated_bptt(student_fn):
     """``student_fn(model, x (B, T, I), targets (B, T, O), k) -> list of chunk losses``: split the
     sequence into chunks of ``k`` steps; for each chunk run ``y, h = model(chunk, h)``, compute
     ``F.mse_loss(y, targets_chunk)``, call ``backward()`` (gradients accumulate) and carry ``h`` to the
-    next chunk *detached*. ``model`` is a :class:`coursekit.rnn.ElmanNetwork`."""
+    next chunk *detached*. ``model`` is a :class:`coursekit.bptt.ElmanNetwork`."""
     for case, model, x, targets, k in _bptt_cases():
         T, n = x.shape[1], -(-x.shape[1] // k)
         ref = _fresh_copy(model)
@@ -541,14 +542,14 @@ def _mix_cases():
         yield case, layers, w, torch.tensor(gamma)
 
 
-@exercise_check("ELMo scalar mix", reimplements=("coursekit.rnn.ScalarMix",))
+@exercise_check("ELMo scalar mix", reimplements=("coursekit.elmo.ScalarMix",))
 def check_scalar_mix(student_fn):
     """``student_fn(layers (L, B, T, D), w (L,), gamma (scalar tensor)) -> (B, T, D)``:
     ``γ Σ_j softmax(w)_j layers[j]`` (Peters et al. 2018, eq. 1)."""
     for case, *args in _mix_cases():
         layers, w, gamma = _clones(*args)
         L, B = layers.shape[:2]
-        mix = rnn.ScalarMix(L)
+        mix = elmo.ScalarMix(L)
         with torch.no_grad():
             mix.scalar_parameters.copy_(w)
             mix.gamma.copy_(gamma)

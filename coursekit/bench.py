@@ -229,17 +229,23 @@ class TorchGPT(nn.Module):
         return self.ln_f(h) @ self.wte.weight.T                               # tied output layer
 
 
-def bench_gpt(s: Sizes, gflops: float) -> dict:
-    """The course GPT vs a torch decoder-only stack of the same size, plus the GPT's model-FLOPs utilisation."""
+def _gpt_and_batch(s: Sizes):
+    """The course GPT at sizes ``s`` (initialised after ``torch.manual_seed(0)``) and one fixed batch
+    ``(x, y)`` of random token ids, ``y`` being ``x`` shifted by one position."""
     from coursekit.gpt import GPT, GPTConfig
 
     torch.manual_seed(0)
     cfg = GPTConfig(vocab_size=s.vocab, block_size=s.seq_len, n_layer=s.n_layers, n_head=s.n_heads,
                     n_embd=s.d_model, dropout=0.0, bias=False)
-    ours, ref = GPT(cfg), TorchGPT(s.vocab, s.seq_len, s.d_model, s.n_heads, s.n_layers)
-    g = torch.Generator().manual_seed(0)
-    idx = torch.randint(0, s.vocab, (s.batch, s.seq_len + 1), generator=g)
-    x, y = idx[:, :-1], idx[:, 1:]
+    model = GPT(cfg)
+    idx = torch.randint(0, s.vocab, (s.batch, s.seq_len + 1), generator=torch.Generator().manual_seed(0))
+    return model, (idx[:, :-1], idx[:, 1:])
+
+
+def bench_gpt(s: Sizes, gflops: float) -> dict:
+    """The course GPT vs a torch decoder-only stack of the same size, plus the GPT's model-FLOPs utilisation."""
+    ours, (x, y) = _gpt_and_batch(s)
+    ref = TorchGPT(s.vocab, s.seq_len, s.d_model, s.n_heads, s.n_layers)
     step_ours = _update(ours, torch.optim.AdamW(ours.parameters()), lambda: ours(x, y)[1])
     step_ref = _update(ref, torch.optim.AdamW(ref.parameters()),
                        lambda: F.cross_entropy(ref(x).flatten(0, 1), y.flatten()))
@@ -253,17 +259,10 @@ def bench_gpt(s: Sizes, gflops: float) -> dict:
 def bench_compile(s: Sizes) -> dict:
     """The GPT's training update under ``torch.compile`` (TorchInductor) vs the same model eager, same
     weights and batch: ``ratio`` = compiled ÷ eager, ``compile_seconds`` = the first compiled update."""
-    from coursekit.gpt import GPT, GPTConfig
-
     _check_sizes(s)
-    torch.manual_seed(0)
-    cfg = GPTConfig(vocab_size=s.vocab, block_size=s.seq_len, n_layer=s.n_layers, n_head=s.n_heads,
-                    n_embd=s.d_model, dropout=0.0, bias=False)
-    eager = GPT(cfg)
+    eager, (x, y) = _gpt_and_batch(s)
     model = copy.deepcopy(eager)
     compiled = torch.compile(model)
-    idx = torch.randint(0, s.vocab, (s.batch, s.seq_len + 1), generator=torch.Generator().manual_seed(0))
-    x, y = idx[:, :-1], idx[:, 1:]
     step_compiled = _update(model, torch.optim.AdamW(model.parameters()), lambda: compiled(x, y)[1])
     step_eager = _update(eager, torch.optim.AdamW(eager.parameters()), lambda: eager(x, y)[1])
     start = time.perf_counter()

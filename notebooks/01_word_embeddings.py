@@ -37,6 +37,8 @@ from torch import nn
 
 from coursekit import data, runtime, text, viz, widgets
 from coursekit import embeddings as E
+from coursekit import sgns as SG
+from coursekit import word_vectors as WV
 from coursekit.data import model_dir
 from coursekit.exercises import check_analogy, check_ppmi, check_sgns_loss
 
@@ -179,7 +181,7 @@ assert (ppmi_by_hand >= 0).all() and torch.allclose(ppmi_by_hand, ppmi_by_hand.T
 t0 = time.perf_counter()
 C = E.cooccurrence_matrix(ids, len(vocab), window=S.window, weighting="harmonic")
 M = E.ppmi(C, alpha=0.75)
-svd_wv = E.WordVectors(vocab.itos, E.svd_vectors(M, S.dim, power=0.5))
+svd_wv = WV.WordVectors(vocab.itos, E.svd_vectors(M, S.dim, power=0.5))
 svd_seconds = time.perf_counter() - t0
 print(f"co-occurrence {C.shape}, {C.nnz / np.prod(C.shape):.2%} non-zero; PPMI keeps {M.nnz:,} positive cells; "
       f"SVD to {S.dim} dims in {svd_seconds:.1f} s")
@@ -196,7 +198,7 @@ print("SVD neighbours of 'war':", [w for w, _ in svd_wv.nearest("war", 8)])
 # $$\mathcal{L} = -\log \sigma(u_o \cdot v_c) - \sum_{k=1}^{K} \log \sigma(-u_{w_k} \cdot v_c).$$
 #
 # It is a logistic regression "real pair or noise?", far cheaper than a softmax over the whole
-# vocabulary. We compute it once by hand and compare with `coursekit.embeddings.sgns_loss`.
+# vocabulary. We compute it once by hand and compare with `coursekit.sgns.sgns_loss`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -206,7 +208,7 @@ u_neg = torch.tensor([[[1.0, 1.0], [-1.0, 3.0]]])           # K = 2 noise words 
 sig = torch.sigmoid
 by_hand = -torch.log(sig(torch.tensor(2.0))) - torch.log(sig(torch.tensor(-1.0))) - torch.log(sig(torch.tensor(1.0)))
 print(f"scores: positive 2.0, noise 1.0 and -1.0 -> loss {by_hand.item():.4f}")
-assert torch.allclose(E.sgns_loss(v_c, u_o, u_neg), by_hand.reshape(1))
+assert torch.allclose(SG.sgns_loss(v_c, u_o, u_neg), by_hand.reshape(1))
 
 # %% [markdown]
 # Two tricks from the paper shape *which* pairs we train on:
@@ -218,8 +220,8 @@ assert torch.allclose(E.sgns_loss(v_c, u_o, u_neg), by_hand.reshape(1))
 #   (noise would be mostly *the*, *of*, …) and the uniform one.
 
 # %%
-keep = E.keep_probabilities(counts, sample=S.sample)
-noise = E.noise_distribution(counts)
+keep = SG.keep_probabilities(counts, sample=S.sample)
+noise = SG.noise_distribution(counts)
 unigram = counts / counts.sum()
 rows = []
 for w in ["the", "of", "war", "music", "queen", "elephant"]:
@@ -240,9 +242,9 @@ assert keep[the] < 0.2 and noise[the] < unigram[the]       # frequent words: dro
 # `index_add_`, which the tests show equals `loss.sum().backward()` + `torch.optim.SGD`.
 
 # %%
-model, history = E.train_sgns(ids, counts, dim=S.dim, window=S.window, negative=5, epochs=S.epochs, lr=S.lr,
-                              sample=S.sample, batch_size=1024, seed=0, device=device)
-sgns_wv = E.WordVectors(vocab.itos, model.vectors())
+model, history = SG.train_sgns(ids, counts, dim=S.dim, window=S.window, negative=5, epochs=S.epochs, lr=S.lr,
+                               sample=S.sample, batch_size=1024, seed=0, device=device)
+sgns_wv = WV.WordVectors(vocab.itos, model.vectors())
 print(f"{history.pairs_seen[-1]:,} pairs in {history.seconds:.1f} s ({history.pairs_per_second:,.0f} pairs/s)")
 viz.plot_curves({"SGNS loss": (history.pairs_seen, history.loss)}, xlabel="pairs seen",
                 ylabel="loss per pair", title="skip-gram with negative sampling")
@@ -257,8 +259,8 @@ assert history.loss[-1] < history.loss[0] - 0.5             # it learned to tell
 
 # %%
 t0 = time.perf_counter()
-gensim_wv = E.train_gensim_word2vec(sentences, dim=S.dim, window=S.window, negative=5, epochs=S.epochs,
-                                    min_count=S.min_count, sample=S.sample, lr=S.lr, seed=0, workers=1)
+gensim_wv = WV.train_gensim_word2vec(sentences, dim=S.dim, window=S.window, negative=5, epochs=S.epochs,
+                                     min_count=S.min_count, sample=S.sample, lr=S.lr, seed=0, workers=1)
 gensim_seconds = time.perf_counter() - t0
 print(f"gensim: {len(gensim_wv):,} words in {gensim_seconds:.1f} s")
 assert set(gensim_wv.itos) == set(vocab.itos)               # the same vocabulary: a fair comparison
@@ -282,7 +284,7 @@ questions = list(zip(analogies["a"], analogies["b"], analogies["c"], analogies["
 results = {}
 for name, wv, seconds in [("PPMI + SVD", svd_wv, svd_seconds), ("our SGNS", sgns_wv, history.seconds),
                           ("gensim Word2Vec (baseline)", gensim_wv, gensim_seconds)]:
-    sim, ana = E.evaluate_similarity(wv, sim_pairs), E.evaluate_analogies(wv, questions)
+    sim, ana = WV.evaluate_similarity(wv, sim_pairs), WV.evaluate_analogies(wv, questions)
     results[name] = {"vectors": name, "WordSim-353 ρ": sim["spearman"], "pairs covered": f"{sim['n']}/{sim['total']}",
                      "analogy acc.": ana["accuracy"], "questions covered": f"{ana['n']}/{ana['total']}",
                      "train s": seconds}
@@ -322,10 +324,10 @@ slices = [(f"WikiText {f:.0%}", sentences[: int(f * len(sentences))]) for f in S
 slices.append(("WikiText + all the above", sentences + [t for extra in more_text.values() for t in extra]))
 curve = []
 for name, token_lists in slices:
-    wv = E.train_gensim_word2vec(token_lists, dim=S.dim, window=S.window, negative=5, epochs=S.epochs,
-                                 min_count=S.min_count, sample=S.sample, lr=S.lr, seed=0, workers=1)
-    ana = E.evaluate_analogies(wv, questions)
-    sim = E.evaluate_similarity(wv, sim_pairs)
+    wv = WV.train_gensim_word2vec(token_lists, dim=S.dim, window=S.window, negative=5, epochs=S.epochs,
+                                  min_count=S.min_count, sample=S.sample, lr=S.lr, seed=0, workers=1)
+    ana = WV.evaluate_analogies(wv, questions)
+    sim = WV.evaluate_similarity(wv, sim_pairs)
     curve.append({"corpus": name, "tokens": sum(map(len, token_lists)), "vocabulary": len(wv),
                   "questions covered": ana["n"] / ana["total"], "analogy acc. (covered)": ana["accuracy"],
                   "analogy acc. (all questions)": ana["accuracy"] * ana["n"] / ana["total"],
@@ -490,7 +492,7 @@ if S.save:
     size_mb = sum(p.stat().st_size for p in VECTORS_PATH.parent.glob(VECTORS_PATH.name + ".*")) / 1e6
     print(f"saved {len(sgns_wv):,} × {sgns_wv.dim} vectors to data/{VECTORS_PATH.parent.name}/{VECTORS_PATH.name}.* "
           f"({size_mb:.1f} MB)")
-    back = E.WordVectors.load(VECTORS_PATH)
+    back = WV.WordVectors.load(VECTORS_PATH)
     assert back.itos == sgns_wv.itos and np.allclose(back.vectors, sgns_wv.vectors, atol=1e-2)
 else:
     print(f"{S.profile} profile: not overwriting the stored vectors at {VECTORS_PATH}")

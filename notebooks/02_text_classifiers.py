@@ -33,6 +33,8 @@ import torch.nn.functional as F
 from coursekit import classifiers as CL
 from coursekit import data, runtime, text, viz
 from coursekit import embeddings as E
+from coursekit import sgns as SG
+from coursekit import word_vectors as WV
 from coursekit.data import model_dir
 from coursekit.exercises import check_bow_logits, check_dan_forward, check_max_over_time
 from coursekit.train import count_parameters, fit
@@ -216,7 +218,7 @@ print("padding changes no model's output")
 
 # %%
 try:
-    pretrained = E.WordVectors.load(VECTORS_PATH)
+    pretrained = WV.WordVectors.load(VECTORS_PATH)
     print(f"loaded {len(pretrained):,} × {pretrained.dim} SGNS vectors from notebook 01")
 except FileNotFoundError as err:
     print(f"{err}\n→ training a quick stand-in: 1 epoch of SGNS on WikiText-2 (lower quality than notebook 01's)")
@@ -224,9 +226,9 @@ except FileNotFoundError as err:
     wiki_sents = [[t.lower() for t in line.split() if t != "<unk>"] for line in wiki["validation"]["text"]]
     wiki_sents = [s for s in wiki_sents if len(s) > 2]
     wiki_vocab, wiki_counts = E.build_vocab(wiki_sents, min_count=5)
-    sgns, _ = E.train_sgns(E.encode_sentences(wiki_sents, wiki_vocab), wiki_counts, dim=S.embed_dim, epochs=1,
-                           lr=0.1, sample=1e-4)
-    pretrained = E.WordVectors(wiki_vocab.itos, sgns.vectors())
+    sgns, _ = SG.train_sgns(E.encode_sentences(wiki_sents, wiki_vocab), wiki_counts, dim=S.embed_dim, epochs=1,
+                            lr=0.1, sample=1e-4)
+    pretrained = WV.WordVectors(wiki_vocab.itos, sgns.vectors())
 _, cov = build("cbow", pretrained)
 token_cov = np.mean([t in pretrained for s in train_sentences for t in s])
 print(f"{cov:.1%} of the SST-2 vocabulary types and {token_cov:.1%} of the training tokens have a pretrained vector")

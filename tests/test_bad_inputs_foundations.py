@@ -33,14 +33,16 @@ from coursekit import (
     metrics,
     resumable,
     runtime,
+    sgns,
     text,
     train,
     viz,
     widgets,
+    word_vectors,
 )
 
 EXEMPT = {
-    "coursekit.embeddings.SGNSHistory": "a plain result container filled by train_sgns",
+    "coursekit.sgns.SGNSHistory": "a plain result container filled by train_sgns",
     "coursekit.train.hardware": "takes no arguments: it describes the machine",
     "coursekit.runtime.oversubscribed": "takes no arguments: it reads the load average",
     "coursekit.runtime.use_one_thread_if_busy": "takes no arguments: it reads the load average and OMP_NUM_THREADS",
@@ -559,57 +561,10 @@ CLASSIFIERS = [
 
 TINY = [["the", "cat", "sat", "on", "the", "mat"], ["the", "dog", "sat"]]
 TINY_IDS = [[0, 1, 2, 3, 0, 4], [0, 5, 2]]
-COUNTS = np.array([3, 1, 2, 1, 1, 1])
 
 
 def tiny_vocab():
     return text.Vocab(["the", "cat", "sat", "on", "mat", "dog"])
-
-
-def sgns_step(center=(0, 1, 2), targets=None, lr=0.1, model=None):
-    model = model if model is not None else embeddings.SkipGramNS(10, 4)
-    center = torch.tensor(center) if isinstance(center, tuple) else center
-    targets = targets if targets is not None else torch.randint(0, 10, (len(center), 3))
-    return embeddings.sgns_sgd_step(model, center, targets, lr)
-
-
-def sgns(**kw):
-    kw = {"dim": 4, "window": 2, "epochs": 1, "sample": 0.0} | kw
-    sentences = kw.pop("sentences", TINY_IDS)
-    counts = kw.pop("counts", COUNTS)
-    return embeddings.train_sgns(sentences, counts, **kw)
-
-
-def toy_vectors():
-    itos = ["man", "woman", "king", "queen", "apple"]
-    vecs = np.array([[1, 0, 0], [1, 1, 0], [1, 0, 1], [1, 1, 1], [0, 0, -1]], dtype=np.float32)
-    return embeddings.WordVectors(itos, vecs)
-
-
-def saved_vectors(damage=None):
-    """Save the toy vectors in a fresh folder, damage them, and load them back."""
-    folder = tmp()
-    toy_vectors().save(folder / "v")
-    if damage is not None:
-        damage(folder / "v")
-    return embeddings.WordVectors.load(folder / "v")
-
-
-def cut(path: Path, n: int = 5) -> None:
-    path.write_bytes(path.read_bytes()[:-n])
-
-
-def vectors_under_another_name(stem: Path) -> None:
-    st = stem.with_suffix(".safetensors")
-    save_file({"weights": torch.zeros(5, 3)}, str(st))
-    train.stamp_content_hash(st)
-
-
-def vocabulary_not_json(stem: Path) -> None:
-    st = stem.with_suffix(".safetensors")
-    save_file({"vectors": torch.zeros(5, 3)}, str(st))      # no vocabulary hash to catch the damage first
-    train.stamp_content_hash(st)
-    stem.with_suffix(".vocab.json").write_text('["man", ')
 
 
 EMBEDDINGS = [
@@ -685,215 +640,279 @@ EMBEDDINGS = [
         r"dim must be positive, got 0"),
     Bad("NaN power", embeddings.svd_vectors, lambda: embeddings.svd_vectors(np.eye(4), 2, power=NAN), ValueError,
         r"power must be (an int )?≥ 0 and finite, got nan"),
+]
 
-    Bad("negative count", embeddings.keep_probabilities, lambda: embeddings.keep_probabilities([-1, 2]), ValueError,
+
+# ==============================================================================================
+# coursekit.sgns
+# ==============================================================================================
+
+COUNTS = np.array([3, 1, 2, 1, 1, 1])
+
+
+def sgns_step(center=(0, 1, 2), targets=None, lr=0.1, model=None):
+    model = model if model is not None else sgns.SkipGramNS(10, 4)
+    center = torch.tensor(center) if isinstance(center, tuple) else center
+    targets = targets if targets is not None else torch.randint(0, 10, (len(center), 3))
+    return sgns.sgns_sgd_step(model, center, targets, lr)
+
+
+def tiny_sgns(**kw):
+    kw = {"dim": 4, "window": 2, "epochs": 1, "sample": 0.0} | kw
+    sentences = kw.pop("sentences", TINY_IDS)
+    counts = kw.pop("counts", COUNTS)
+    return sgns.train_sgns(sentences, counts, **kw)
+
+
+SGNS = [
+    Bad("negative count", sgns.keep_probabilities, lambda: sgns.keep_probabilities([-1, 2]), ValueError,
         r"counts must hold non-negative word counts, got min -1"),
-    Bad("NaN count", embeddings.keep_probabilities, lambda: embeddings.keep_probabilities([NAN, 2.0]), ValueError,
+    Bad("NaN count", sgns.keep_probabilities, lambda: sgns.keep_probabilities([NAN, 2.0]), ValueError,
         r"counts must be finite, got 1 NaN"),
-    Bad("2-D counts", embeddings.keep_probabilities, lambda: embeddings.keep_probabilities(np.ones((2, 2))),
+    Bad("2-D counts", sgns.keep_probabilities, lambda: sgns.keep_probabilities(np.ones((2, 2))),
         ValueError, r"counts must be a 1-D array of word counts, got shape \(2, 2\)"),
-    Bad("all zero", embeddings.keep_probabilities, lambda: embeddings.keep_probabilities([0, 0]), ValueError,
+    Bad("all zero", sgns.keep_probabilities, lambda: sgns.keep_probabilities([0, 0]), ValueError,
         r"counts must have a positive sum"),
-    Bad("strings", embeddings.keep_probabilities, lambda: embeddings.keep_probabilities(["a", "b"]), TypeError,
+    Bad("strings", sgns.keep_probabilities, lambda: sgns.keep_probabilities(["a", "b"]), TypeError,
         r"counts must hold numbers, got <U1"),
-    Bad("NaN sample (every word dropped)", embeddings.keep_probabilities,
-        lambda: embeddings.keep_probabilities([3, 2], sample=NAN), ValueError,
+    Bad("NaN sample (every word dropped)", sgns.keep_probabilities,
+        lambda: sgns.keep_probabilities([3, 2], sample=NAN), ValueError,
         r"sample must be (an int )?≥ 0 and finite, got nan"),
-    Bad("negative sample", embeddings.keep_probabilities, lambda: embeddings.keep_probabilities([3, 2], sample=-1e-3),
+    Bad("negative sample", sgns.keep_probabilities, lambda: sgns.keep_probabilities([3, 2], sample=-1e-3),
         ValueError, r"sample must be (an int )?≥ 0 and finite, got -0.001"),
 
-    Bad("all zero", embeddings.noise_distribution, lambda: embeddings.noise_distribution([0, 0]), ValueError,
+    Bad("all zero", sgns.noise_distribution, lambda: sgns.noise_distribution([0, 0]), ValueError,
         r"counts must have a positive sum"),
-    Bad("NaN count", embeddings.noise_distribution, lambda: embeddings.noise_distribution([1.0, NAN]), ValueError,
+    Bad("NaN count", sgns.noise_distribution, lambda: sgns.noise_distribution([1.0, NAN]), ValueError,
         r"counts must be finite, got 1 NaN"),
-    Bad("negative power", embeddings.noise_distribution, lambda: embeddings.noise_distribution([1, 2], power=-1),
+    Bad("negative power", sgns.noise_distribution, lambda: sgns.noise_distribution([1, 2], power=-1),
         ValueError, r"power must be (an int )?≥ 0 and finite, got -1"),
-    Bad("2-D counts", embeddings.noise_distribution, lambda: embeddings.noise_distribution(np.ones((2, 2))),
+    Bad("2-D counts", sgns.noise_distribution, lambda: sgns.noise_distribution(np.ones((2, 2))),
         ValueError, r"counts must be a 1-D array of word counts, got shape \(2, 2\)"),
 
-    Bad("float ids (were truncated)", embeddings.skipgram_pairs,
-        lambda: embeddings.skipgram_pairs([[0, 1.9, 2]], 4), TypeError,
+    Bad("float ids (were truncated)", sgns.skipgram_pairs,
+        lambda: sgns.skipgram_pairs([[0, 1.9, 2]], 4), TypeError,
         r"id_sentences\[0\] must hold integer word ids, got float64"),
-    Bad("id past the vocabulary", embeddings.skipgram_pairs, lambda: embeddings.skipgram_pairs([[0, 4]], 4),
+    Bad("id past the vocabulary", sgns.skipgram_pairs, lambda: sgns.skipgram_pairs([[0, 4]], 4),
         ValueError, r"word ids must lie in \[0, 4\), got values in \[0, 4\]"),
-    Bad("keep_prob of another length", embeddings.skipgram_pairs,
-        lambda: embeddings.skipgram_pairs([[0, 1]], 4, keep_prob=np.ones(3)), ValueError,
+    Bad("keep_prob of another length", sgns.skipgram_pairs,
+        lambda: sgns.skipgram_pairs([[0, 1]], 4, keep_prob=np.ones(3)), ValueError,
         r"keep_prob must have shape \(4,\), got \(3,\)"),
-    Bad("keep_prob above 1", embeddings.skipgram_pairs,
-        lambda: embeddings.skipgram_pairs([[0, 1]], 4, keep_prob=np.full(4, 1.5)), ValueError,
+    Bad("keep_prob above 1", sgns.skipgram_pairs,
+        lambda: sgns.skipgram_pairs([[0, 1]], 4, keep_prob=np.full(4, 1.5)), ValueError,
         r"keep_prob must hold probabilities in \[0, 1\]"),
-    Bad("NaN keep_prob", embeddings.skipgram_pairs,
-        lambda: embeddings.skipgram_pairs([[0, 1]], 4, keep_prob=np.array([1, NAN, 1, 1])), ValueError,
+    Bad("NaN keep_prob", sgns.skipgram_pairs,
+        lambda: sgns.skipgram_pairs([[0, 1]], 4, keep_prob=np.array([1, NAN, 1, 1])), ValueError,
         r"keep_prob must hold probabilities in \[0, 1\]"),
-    Bad("an int for rng", embeddings.skipgram_pairs, lambda: embeddings.skipgram_pairs([[0, 1]], 4, rng=0), TypeError,
+    Bad("an int for rng", sgns.skipgram_pairs, lambda: sgns.skipgram_pairs([[0, 1]], 4, rng=0), TypeError,
         r"rng must be a numpy.random.Generator \(np.random.default_rng\(seed\)\), got int"),
-    Bad("window 0", embeddings.skipgram_pairs, lambda: embeddings.skipgram_pairs([[0, 1]], 4, window=0), ValueError,
+    Bad("window 0", sgns.skipgram_pairs, lambda: sgns.skipgram_pairs([[0, 1]], 4, window=0), ValueError,
         r"window must be positive, got 0"),
-    Bad("float vocab_size", embeddings.skipgram_pairs, lambda: embeddings.skipgram_pairs([[0, 1]], 4.0), TypeError,
+    Bad("float vocab_size", sgns.skipgram_pairs, lambda: sgns.skipgram_pairs([[0, 1]], 4.0), TypeError,
         r"vocab_size must be an int, got float"),
 
-    Bad("integer vectors", embeddings.sgns_loss,
-        lambda: embeddings.sgns_loss(torch.ones(2, 3, dtype=i64), torch.randn(2, 3), torch.randn(2, 4, 3)), TypeError,
+    Bad("integer vectors", sgns.sgns_loss,
+        lambda: sgns.sgns_loss(torch.ones(2, 3, dtype=i64), torch.randn(2, 3), torch.randn(2, 4, 3)), TypeError,
         r"v_c must be a floating-point tensor, got torch.int64"),
-    Bad("u_neg of another width", embeddings.sgns_loss,
-        lambda: embeddings.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 5, 2)), ValueError,
+    Bad("u_neg of another width", sgns.sgns_loss,
+        lambda: sgns.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 5, 2)), ValueError,
         r"expected v_c \(B, d\), u_o \(B, d\), u_neg \(B, K, d\); got \(4, 3\), \(4, 3\), \(4, 5, 2\)"),
-    Bad("2-D u_neg", embeddings.sgns_loss,
-        lambda: embeddings.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 3)), ValueError,
+    Bad("2-D u_neg", sgns.sgns_loss,
+        lambda: sgns.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 3)), ValueError,
         r"u_neg must have 3 dimensions"),
-    Bad("NaN vector (NaN out)", embeddings.sgns_loss,
-        lambda: embeddings.sgns_loss(torch.tensor([[NAN, 0.0]]), torch.ones(1, 2), torch.ones(1, 3, 2)), ValueError,
+    Bad("NaN vector (NaN out)", sgns.sgns_loss,
+        lambda: sgns.sgns_loss(torch.tensor([[NAN, 0.0]]), torch.ones(1, 2), torch.ones(1, 3, 2)), ValueError,
         r"v_c must be finite, got 1 NaN"),
-    Bad("list", embeddings.sgns_loss, lambda: embeddings.sgns_loss([[0.0]], torch.ones(1, 1), torch.ones(1, 1, 1)),
+    Bad("list", sgns.sgns_loss, lambda: sgns.sgns_loss([[0.0]], torch.ones(1, 1), torch.ones(1, 1, 1)),
         TypeError, r"v_c must be a torch.Tensor, got list"),
 
-    Bad("vocab_size 0", embeddings.SkipGramNS, lambda: embeddings.SkipGramNS(0, 4), ValueError,
+    Bad("vocab_size 0", sgns.SkipGramNS, lambda: sgns.SkipGramNS(0, 4), ValueError,
         r"vocab_size must be positive, got 0"),
-    Bad("float dim", embeddings.SkipGramNS, lambda: embeddings.SkipGramNS(10, 4.0), TypeError,
+    Bad("float dim", sgns.SkipGramNS, lambda: sgns.SkipGramNS(10, 4.0), TypeError,
         r"dim must be an int, got float"),
-    Bad("id past the vocabulary", embeddings.SkipGramNS.forward,
-        lambda: embeddings.SkipGramNS(10, 4)(torch.tensor([10]), torch.tensor([0]), torch.tensor([[0]])), ValueError,
+    Bad("id past the vocabulary", sgns.SkipGramNS.forward,
+        lambda: sgns.SkipGramNS(10, 4)(torch.tensor([10]), torch.tensor([0]), torch.tensor([[0]])), ValueError,
         r"center must hold ids in \[0, 10\), got values in \[10, 10\]"),
-    Bad("float ids", embeddings.SkipGramNS.forward,
-        lambda: embeddings.SkipGramNS(10, 4)(torch.tensor([1.0]), torch.tensor([0]), torch.tensor([[0]])), TypeError,
+    Bad("float ids", sgns.SkipGramNS.forward,
+        lambda: sgns.SkipGramNS(10, 4)(torch.tensor([1.0]), torch.tensor([0]), torch.tensor([[0]])), TypeError,
         r"center must be an integer .*torch.float32"),
-    Bad("1-D negatives", embeddings.SkipGramNS.forward,
-        lambda: embeddings.SkipGramNS(10, 4)(torch.tensor([1, 2]), torch.tensor([0, 3]), torch.tensor([5, 6])),
+    Bad("1-D negatives", sgns.SkipGramNS.forward,
+        lambda: sgns.SkipGramNS(10, 4)(torch.tensor([1, 2]), torch.tensor([0, 3]), torch.tensor([5, 6])),
         ValueError, r"expected center \(B,\), context \(B,\), negatives \(B, K\); got \(2,\), \(2,\), \(2,\)"),
 
-    Bad("center id out of range", embeddings.sgns_sgd_step, lambda: sgns_step(center=(0, 12, 2)), ValueError,
+    Bad("center id out of range", sgns.sgns_sgd_step, lambda: sgns_step(center=(0, 12, 2)), ValueError,
         r"center must hold ids in \[0, 10\), got values in \[0, 12\]"),
-    Bad("target id out of range", embeddings.sgns_sgd_step,
+    Bad("target id out of range", sgns.sgns_sgd_step,
         lambda: sgns_step(targets=torch.tensor([[1, 2, 3], [4, 5, 6], [7, 8, 10]])), ValueError,
         r"targets must hold ids in \[0, 10\), got values in \[1, 10\]"),
-    Bad("negative center id", embeddings.sgns_sgd_step, lambda: sgns_step(center=(0, -1, 2)), ValueError,
+    Bad("negative center id", sgns.sgns_sgd_step, lambda: sgns_step(center=(0, -1, 2)), ValueError,
         r"center must hold ids in \[0, 10\), got values in \[-1, 2\]"),
-    Bad("float targets", embeddings.sgns_sgd_step, lambda: sgns_step(targets=torch.zeros(3, 3)), TypeError,
+    Bad("float targets", sgns.sgns_sgd_step, lambda: sgns_step(targets=torch.zeros(3, 3)), TypeError,
         r"targets must be an integer .*torch.float32"),
-    Bad("1-D targets", embeddings.sgns_sgd_step, lambda: sgns_step(targets=torch.tensor([1, 2, 3])), ValueError,
+    Bad("1-D targets", sgns.sgns_sgd_step, lambda: sgns_step(targets=torch.tensor([1, 2, 3])), ValueError,
         r"targets must have 2 dimensions, got shape \(3,\)"),
-    Bad("targets for another batch size", embeddings.sgns_sgd_step,
+    Bad("targets for another batch size", sgns.sgns_sgd_step,
         lambda: sgns_step(targets=torch.zeros(2, 3, dtype=i64)), ValueError,
         r"targets must have size 3 in dim 0 \(one row per center\), got shape \(2, 3\)"),
-    Bad("2-D center", embeddings.sgns_sgd_step, lambda: sgns_step(center=torch.zeros(3, 1, dtype=i64)), ValueError,
+    Bad("2-D center", sgns.sgns_sgd_step, lambda: sgns_step(center=torch.zeros(3, 1, dtype=i64)), ValueError,
         r"center must have 1 dimensions, got shape \(3, 1\)"),
-    Bad("NaN lr", embeddings.sgns_sgd_step, lambda: sgns_step(lr=NAN), ValueError,
+    Bad("NaN lr", sgns.sgns_sgd_step, lambda: sgns_step(lr=NAN), ValueError,
         r"lr must be positive and finite, got nan"),
-    Bad("negative lr (gradient ascent)", embeddings.sgns_sgd_step, lambda: sgns_step(lr=-0.1), ValueError,
+    Bad("negative lr (gradient ascent)", sgns.sgns_sgd_step, lambda: sgns_step(lr=-0.1), ValueError,
         r"lr must be positive and finite, got -0.1"),
-    Bad("another model", embeddings.sgns_sgd_step, lambda: sgns_step(model=nn.Linear(2, 2)), TypeError,
+    Bad("another model", sgns.sgns_sgd_step, lambda: sgns_step(model=nn.Linear(2, 2)), TypeError,
         r"model must be a SkipGramNS, got Linear"),
 
-    Bad("no pair in the corpus", embeddings.train_sgns, lambda: sgns(sentences=[[0], [1]]), ValueError,
+    Bad("no pair in the corpus", sgns.train_sgns, lambda: tiny_sgns(sentences=[[0], [1]]), ValueError,
         r"no \(center, context\) pairs"),
-    Bad("id past len(counts)", embeddings.train_sgns, lambda: sgns(counts=COUNTS[:3]), ValueError,
+    Bad("id past len(counts)", sgns.train_sgns, lambda: tiny_sgns(counts=COUNTS[:3]), ValueError,
         r"word ids must lie in \[0, 3\), got values in \[0, 5\]"),
-    Bad("float ids", embeddings.train_sgns, lambda: sgns(sentences=[[0.0, 1.0, 2.0]]), TypeError,
+    Bad("float ids", sgns.train_sgns, lambda: tiny_sgns(sentences=[[0.0, 1.0, 2.0]]), TypeError,
         r"id_sentences\[0\] must hold integer word ids, got float64"),
-    Bad("2-D counts", embeddings.train_sgns, lambda: sgns(counts=np.ones((6, 2))), ValueError,
+    Bad("2-D counts", sgns.train_sgns, lambda: tiny_sgns(counts=np.ones((6, 2))), ValueError,
         r"counts must be a 1-D array of word counts, got shape \(6, 2\)"),
-    Bad("lr as a bool", embeddings.train_sgns, lambda: sgns(lr=True), TypeError, r"lr must be a number, got bool"),
-    Bad("NaN lr", embeddings.train_sgns, lambda: sgns(lr=NAN), ValueError, r"lr must be positive and finite, got nan"),
-    Bad("min_lr above 1", embeddings.train_sgns, lambda: sgns(min_lr=2.0), ValueError,
+    Bad("lr as a bool", sgns.train_sgns, lambda: tiny_sgns(lr=True), TypeError, r"lr must be a number, got bool"),
+    Bad("NaN lr", sgns.train_sgns, lambda: tiny_sgns(lr=NAN), ValueError, r"lr must be positive and finite, got nan"),
+    Bad("min_lr above 1", sgns.train_sgns, lambda: tiny_sgns(min_lr=2.0), ValueError,
         r"min_lr must lie in \[0, 1\], got 2.0"),
-    Bad("log_every 0", embeddings.train_sgns, lambda: sgns(log_every=0), ValueError,
+    Bad("log_every 0", sgns.train_sgns, lambda: tiny_sgns(log_every=0), ValueError,
         r"log_every must be positive, got 0"),
-    Bad("dim 0", embeddings.train_sgns, lambda: sgns(dim=0), ValueError, r"dim must be positive, got 0"),
-    Bad("negative sample", embeddings.train_sgns, lambda: sgns(sample=-1.0), ValueError,
+    Bad("dim 0", sgns.train_sgns, lambda: tiny_sgns(dim=0), ValueError, r"dim must be positive, got 0"),
+    Bad("negative sample", sgns.train_sgns, lambda: tiny_sgns(sample=-1.0), ValueError,
         r"sample must be (an int )?≥ 0 and finite, got -1.0"),
-    Bad("cpu_threads 0", embeddings.train_sgns, lambda: sgns(cpu_threads=0), ValueError,
+    Bad("cpu_threads 0", sgns.train_sgns, lambda: tiny_sgns(cpu_threads=0), ValueError,
         r"cpu_threads must be positive, got 0"),
+]
 
-    Bad("shape mismatch", embeddings.WordVectors, lambda: embeddings.WordVectors(["a"], np.ones((2, 3))), ValueError,
-        r"vectors must have shape \(len\(itos\)=1, d\), got \(2, 3\)"),
-    Bad("duplicate words", embeddings.WordVectors, lambda: embeddings.WordVectors(["a", "a"], np.ones((2, 3))),
+
+# ==============================================================================================
+# coursekit.word_vectors
+# ==============================================================================================
+
+def toy_vectors():
+    itos = ["man", "woman", "king", "queen", "apple"]
+    vecs = np.array([[1, 0, 0], [1, 1, 0], [1, 0, 1], [1, 1, 1], [0, 0, -1]], dtype=np.float32)
+    return word_vectors.WordVectors(itos, vecs)
+
+
+def saved_vectors(damage=None):
+    """Save the toy vectors in a fresh folder, damage them, and load them back."""
+    folder = tmp()
+    toy_vectors().save(folder / "v")
+    if damage is not None:
+        damage(folder / "v")
+    return word_vectors.WordVectors.load(folder / "v")
+
+
+def cut(path: Path, n: int = 5) -> None:
+    path.write_bytes(path.read_bytes()[:-n])
+
+
+def vectors_under_another_name(stem: Path) -> None:
+    st = stem.with_suffix(".safetensors")
+    save_file({"weights": torch.zeros(5, 3)}, str(st))
+    train.stamp_content_hash(st)
+
+
+def vocabulary_not_json(stem: Path) -> None:
+    st = stem.with_suffix(".safetensors")
+    save_file({"vectors": torch.zeros(5, 3)}, str(st))      # no vocabulary hash to catch the damage first
+    train.stamp_content_hash(st)
+    stem.with_suffix(".vocab.json").write_text('["man", ')
+
+
+WORD_VECTORS = [
+    Bad("shape mismatch", word_vectors.WordVectors, lambda: word_vectors.WordVectors(["a"], np.ones((2, 3))),
+        ValueError, r"vectors must have shape \(len\(itos\)=1, d\), got \(2, 3\)"),
+    Bad("duplicate words", word_vectors.WordVectors, lambda: word_vectors.WordVectors(["a", "a"], np.ones((2, 3))),
         ValueError, r"itos must not contain duplicate words"),
-    Bad("itos as a string", embeddings.WordVectors, lambda: embeddings.WordVectors("ab", np.ones((2, 3))), TypeError,
-        r"itos must be a list of words, got str"),
-    Bad("a non-str word", embeddings.WordVectors, lambda: embeddings.WordVectors(["a", 3], np.ones((2, 3))),
+    Bad("itos as a string", word_vectors.WordVectors, lambda: word_vectors.WordVectors("ab", np.ones((2, 3))),
+        TypeError, r"itos must be a list of words, got str"),
+    Bad("a non-str word", word_vectors.WordVectors, lambda: word_vectors.WordVectors(["a", 3], np.ones((2, 3))),
         TypeError, r"itos must hold str words, got 3 \(int\)"),
-    Bad("NaN vectors", embeddings.WordVectors,
-        lambda: embeddings.WordVectors(["a", "b"], np.array([[1.0, NAN], [0.0, 1.0]])), ValueError,
+    Bad("NaN vectors", word_vectors.WordVectors,
+        lambda: word_vectors.WordVectors(["a", "b"], np.array([[1.0, NAN], [0.0, 1.0]])), ValueError,
         r"vectors must be finite, got 1 NaN"),
-    Bad("out of vocabulary", embeddings.WordVectors.index, lambda: toy_vectors().index("green"), KeyError,
+    Bad("out of vocabulary", word_vectors.WordVectors.index, lambda: toy_vectors().index("green"), KeyError,
         r"'green' is out of vocabulary \(OOV\)"),
-    Bad("out of vocabulary", embeddings.WordVectors.similarity, lambda: toy_vectors().similarity("man", "green"),
+    Bad("out of vocabulary", word_vectors.WordVectors.similarity, lambda: toy_vectors().similarity("man", "green"),
         KeyError, r"'green' is out of vocabulary"),
-    Bad("k 0", embeddings.WordVectors.nearest, lambda: toy_vectors().nearest("man", 0), ValueError,
+    Bad("k 0", word_vectors.WordVectors.nearest, lambda: toy_vectors().nearest("man", 0), ValueError,
         r"k must be positive, got 0"),
-    Bad("k above the candidates (excluded words came back)", embeddings.WordVectors.nearest,
+    Bad("k above the candidates (excluded words came back)", word_vectors.WordVectors.nearest,
         lambda: toy_vectors().nearest("man", 5), ValueError, r"k=5 is more than the 4 candidate words"),
-    Bad("query of another dimension", embeddings.WordVectors.nearest, lambda: toy_vectors().nearest(np.ones(4)),
+    Bad("query of another dimension", word_vectors.WordVectors.nearest, lambda: toy_vectors().nearest(np.ones(4)),
         ValueError, r"query vector must have 3 dimensions, got 4"),
-    Bad("NaN query", embeddings.WordVectors.nearest, lambda: toy_vectors().nearest(np.array([1.0, NAN, 0.0])),
+    Bad("NaN query", word_vectors.WordVectors.nearest, lambda: toy_vectors().nearest(np.array([1.0, NAN, 0.0])),
         ValueError, r"query vector must be finite"),
-    Bad("exclude as one string", embeddings.WordVectors.nearest,
+    Bad("exclude as one string", word_vectors.WordVectors.nearest,
         lambda: toy_vectors().nearest("man", 1, exclude="king"), TypeError,
         r"exclude must be a list of words, got str"),
-    Bad("out of vocabulary", embeddings.WordVectors.analogy, lambda: toy_vectors().analogy("man", "woman", "prince"),
+    Bad("out of vocabulary", word_vectors.WordVectors.analogy, lambda: toy_vectors().analogy("man", "woman", "prince"),
         KeyError, r"'prince' is out of vocabulary"),
-    Bad("k 0", embeddings.WordVectors.analogy, lambda: toy_vectors().analogy("man", "woman", "king", k=0),
+    Bad("k 0", word_vectors.WordVectors.analogy, lambda: toy_vectors().analogy("man", "woman", "king", k=0),
         ValueError, r"k must be positive, got 0"),
-    Bad("missing file", embeddings.WordVectors.load, lambda: embeddings.WordVectors.load(tmp() / "missing"),
+    Bad("missing file", word_vectors.WordVectors.load, lambda: word_vectors.WordVectors.load(tmp() / "missing"),
         FileNotFoundError, r"no saved word vectors at .*missing.safetensors \(notebook 01 writes them\)"),
-    Bad("truncated vectors", embeddings.WordVectors.load,
+    Bad("truncated vectors", word_vectors.WordVectors.load,
         lambda: saved_vectors(lambda stem: cut(stem.with_suffix(".safetensors"))), ValueError,
         r"v.safetensors is truncated or damaged.*re-run the command that wrote it"),
-    Bad("vocabulary of other vectors", embeddings.WordVectors.load,
+    Bad("vocabulary of other vectors", word_vectors.WordVectors.load,
         lambda: saved_vectors(lambda stem: stem.with_suffix(".vocab.json").write_text('["a", "b"]')), ValueError,
         r"v.vocab.json does not belong to .*v.safetensors"),
-    Bad("a safetensors file without vectors", embeddings.WordVectors.load,
+    Bad("a safetensors file without vectors", word_vectors.WordVectors.load,
         lambda: saved_vectors(vectors_under_another_name), ValueError,
         r"v.safetensors holds no 'vectors' tensor: not word vectors saved by WordVectors.save"),
-    Bad("vocabulary that is not JSON", embeddings.WordVectors.load, lambda: saved_vectors(vocabulary_not_json),
+    Bad("vocabulary that is not JSON", word_vectors.WordVectors.load, lambda: saved_vectors(vocabulary_not_json),
         ValueError, r"v.vocab.json is not a JSON list of words"),
 
-    Bad("a dict for wv", embeddings.evaluate_similarity, lambda: embeddings.evaluate_similarity({}, [("a", "b", 1.0)]),
-        TypeError, r"wv must be a WordVectors, got dict"),
-    Bad("NaN score (NaN out)", embeddings.evaluate_similarity,
-        lambda: embeddings.evaluate_similarity(toy_vectors(), [("man", "king", NAN)] * 4), ValueError,
+    Bad("a dict for wv", word_vectors.evaluate_similarity,
+        lambda: word_vectors.evaluate_similarity({}, [("a", "b", 1.0)]), TypeError,
+        r"wv must be a WordVectors, got dict"),
+    Bad("NaN score (NaN out)", word_vectors.evaluate_similarity,
+        lambda: word_vectors.evaluate_similarity(toy_vectors(), [("man", "king", NAN)] * 4), ValueError,
         r"pair 0 \('man', 'king', nan\) has a score that is not a finite number"),
-    Bad("a score that is not a number", embeddings.evaluate_similarity,
-        lambda: embeddings.evaluate_similarity(toy_vectors(), [("man", "king", "high")]), TypeError,
+    Bad("a score that is not a number", word_vectors.evaluate_similarity,
+        lambda: word_vectors.evaluate_similarity(toy_vectors(), [("man", "king", "high")]), TypeError,
         r"pair 0 \('man', 'king', 'high'\) has a score that is not a finite number"),
-    Bad("pairs without scores", embeddings.evaluate_similarity,
-        lambda: embeddings.evaluate_similarity(toy_vectors(), [("man", "king")]), ValueError,
+    Bad("pairs without scores", word_vectors.evaluate_similarity,
+        lambda: word_vectors.evaluate_similarity(toy_vectors(), [("man", "king")]), ValueError,
         r"pairs must yield \(word1, word2, score\), got \('man', 'king'\) at position 0"),
-    Bad("no pairs", embeddings.evaluate_similarity, lambda: embeddings.evaluate_similarity(toy_vectors(), []),
+    Bad("no pairs", word_vectors.evaluate_similarity, lambda: word_vectors.evaluate_similarity(toy_vectors(), []),
         ValueError, r"no word pairs given"),
-    Bad("fewer than 3 covered pairs: spearman is NaN, with its coverage", embeddings.evaluate_similarity,
-        lambda: embeddings.evaluate_similarity(toy_vectors(), [("man", "king", 3.0), ("elf", "orc", 1.0)]),
+    Bad("fewer than 3 covered pairs: spearman is NaN, with its coverage", word_vectors.evaluate_similarity,
+        lambda: word_vectors.evaluate_similarity(toy_vectors(), [("man", "king", 3.0), ("elf", "orc", 1.0)]),
         returns=lambda r: math.isnan(r["spearman"]) and r["n"] == 1 and r["coverage"] == 0.5),
 
-    Bad("no questions", embeddings.evaluate_analogies, lambda: embeddings.evaluate_analogies(toy_vectors(), []),
+    Bad("no questions", word_vectors.evaluate_analogies, lambda: word_vectors.evaluate_analogies(toy_vectors(), []),
         ValueError, r"no analogy questions given"),
-    Bad("three-word questions (were silently regrouped by four)", embeddings.evaluate_analogies,
-        lambda: embeddings.evaluate_analogies(toy_vectors(), [("man", "woman", "king")] * 4), ValueError,
+    Bad("three-word questions (were silently regrouped by four)", word_vectors.evaluate_analogies,
+        lambda: word_vectors.evaluate_analogies(toy_vectors(), [("man", "woman", "king")] * 4), ValueError,
         r"questions must yield \(a, b, c, d\), got \('man', 'woman', 'king'\) at position 0"),
-    Bad("non-str word", embeddings.evaluate_analogies,
-        lambda: embeddings.evaluate_analogies(toy_vectors(), [("man", "woman", "king", 3)]), TypeError,
+    Bad("non-str word", word_vectors.evaluate_analogies,
+        lambda: word_vectors.evaluate_analogies(toy_vectors(), [("man", "woman", "king", 3)]), TypeError,
         r"questions must hold words \(str\), got 3 \(int\) at position 0"),
-    Bad("batch_size 0", embeddings.evaluate_analogies,
-        lambda: embeddings.evaluate_analogies(toy_vectors(), [("man", "woman", "king", "queen")], batch_size=0),
+    Bad("batch_size 0", word_vectors.evaluate_analogies,
+        lambda: word_vectors.evaluate_analogies(toy_vectors(), [("man", "woman", "king", "queen")], batch_size=0),
         ValueError, r"batch_size must be positive, got 0"),
-    Bad("a dict for wv", embeddings.evaluate_analogies, lambda: embeddings.evaluate_analogies({}, []), TypeError,
+    Bad("a dict for wv", word_vectors.evaluate_analogies, lambda: word_vectors.evaluate_analogies({}, []), TypeError,
         r"wv must be a WordVectors, got dict"),
-    Bad("no covered question: accuracy is NaN, with coverage 0", embeddings.evaluate_analogies,
-        lambda: embeddings.evaluate_analogies(toy_vectors(), [("elf", "orc", "man", "king")]),
+    Bad("no covered question: accuracy is NaN, with coverage 0", word_vectors.evaluate_analogies,
+        lambda: word_vectors.evaluate_analogies(toy_vectors(), [("elf", "orc", "man", "king")]),
         returns=lambda r: math.isnan(r["accuracy"]) and r["n"] == 0 and r["coverage"] == 0.0),
 
-    Bad("untokenised sentences", embeddings.train_gensim_word2vec,
-        lambda: embeddings.train_gensim_word2vec(["the cat"]), TypeError, r"got a str inside it"),
-    Bad("dim 0", embeddings.train_gensim_word2vec, lambda: embeddings.train_gensim_word2vec(TINY, dim=0), ValueError,
-        r"dim must be positive, got 0"),
-    Bad("min_count above every count", embeddings.train_gensim_word2vec,
-        lambda: embeddings.train_gensim_word2vec(TINY, min_count=10), ValueError,
+    Bad("untokenised sentences", word_vectors.train_gensim_word2vec,
+        lambda: word_vectors.train_gensim_word2vec(["the cat"]), TypeError, r"got a str inside it"),
+    Bad("dim 0", word_vectors.train_gensim_word2vec, lambda: word_vectors.train_gensim_word2vec(TINY, dim=0),
+        ValueError, r"dim must be positive, got 0"),
+    Bad("min_count above every count", word_vectors.train_gensim_word2vec,
+        lambda: word_vectors.train_gensim_word2vec(TINY, min_count=10), ValueError,
         r"no word occurs 10 times or more; lower min_count"),
-    Bad("negative lr", embeddings.train_gensim_word2vec,
-        lambda: embeddings.train_gensim_word2vec(TINY, min_count=1, lr=-0.1), ValueError,
+    Bad("negative lr", word_vectors.train_gensim_word2vec,
+        lambda: word_vectors.train_gensim_word2vec(TINY, min_count=1, lr=-0.1), ValueError,
         r"lr must be positive and finite, got -0.1"),
-    Bad("workers 0", embeddings.train_gensim_word2vec,
-        lambda: embeddings.train_gensim_word2vec(TINY, min_count=1, workers=0), ValueError,
+    Bad("workers 0", word_vectors.train_gensim_word2vec,
+        lambda: word_vectors.train_gensim_word2vec(TINY, min_count=1, workers=0), ValueError,
         r"workers must be positive, got 0"),
 ]
 
@@ -1502,8 +1521,8 @@ DATA = [
 ]
 
 
-ROWS = register(CHECKS + TEXT + METRICS + CLASSIFIERS + EMBEDDINGS + TRAIN + RESUMABLE + RUNTIME + VIZ + WIDGETS
-                + DATA)
+ROWS = register(CHECKS + TEXT + METRICS + CLASSIFIERS + EMBEDDINGS + SGNS + WORD_VECTORS + TRAIN + RESUMABLE
+                + RUNTIME + VIZ + WIDGETS + DATA)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from coursekit import classifiers as C
-from coursekit.embeddings import WordVectors
+from coursekit.word_vectors import WordVectors
 
 V = 30
 KINDS = ["bow", "cbow", "dan", "cnn"]

@@ -1,4 +1,5 @@
-"""Tests of coursekit.embeddings: counts by hand, PPMI properties, the SGNS loss and its gradient, evaluation."""
+"""Tests of coursekit.embeddings, sgns and word_vectors: counts by hand, PPMI properties, the SGNS loss and its
+gradient, evaluation."""
 
 import math
 
@@ -10,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coursekit import embeddings as E
+from coursekit import sgns as SG
+from coursekit import word_vectors as WV
 from coursekit.text import Vocab
 
 # "the cat sat on the mat" / "the dog sat": ids the=0 cat=1 sat=2 on=3 mat=4 dog=5
@@ -141,30 +144,30 @@ def test_svd_vectors_reconstruct_low_rank():
 
 def test_keep_probabilities_and_noise():
     counts = np.array([1000, 100, 10, 0])
-    keep = E.keep_probabilities(counts, sample=1e-2)
+    keep = SG.keep_probabilities(counts, sample=1e-2)
     f = counts[0] / counts.sum()
     assert keep[0] == pytest.approx((math.sqrt(f / 1e-2) + 1) * 1e-2 / f)
     assert keep[2] == 1.0 and keep[3] == 0.0
     assert (np.diff(keep[:3]) >= 0).all()                   # frequent words are dropped more
-    assert (E.keep_probabilities(counts, sample=0) == 1).all()
-    p = E.noise_distribution(counts)
+    assert (SG.keep_probabilities(counts, sample=0) == 1).all()
+    p = SG.noise_distribution(counts)
     assert p.sum().item() == pytest.approx(1.0)
     assert p[0] / p[1] == pytest.approx(10**0.75)
     with pytest.raises(ValueError, match="non-negative"):
-        E.keep_probabilities([-1, 2])
+        SG.keep_probabilities([-1, 2])
 
 
 def test_skipgram_pairs_fixed_window_by_hand():
-    c, o = E.skipgram_pairs([[0, 1, 2], [3, 4]], 5, window=1, dynamic_window=False)
+    c, o = SG.skipgram_pairs([[0, 1, 2], [3, 4]], 5, window=1, dynamic_window=False)
     assert sorted(zip(c.tolist(), o.tolist())) == sorted([(0, 1), (1, 2), (1, 0), (2, 1), (3, 4), (4, 3)])
-    c, o = E.skipgram_pairs([[0, 1, 2, 3]], 4, window=5, dynamic_window=True, rng=np.random.default_rng(1))
+    c, o = SG.skipgram_pairs([[0, 1, 2, 3]], 4, window=5, dynamic_window=True, rng=np.random.default_rng(1))
     allowed = {(i, j) for i in range(4) for j in range(4) if i != j}
     assert len(c) == len(o) and set(zip(c.tolist(), o.tolist())) <= allowed
     keep = np.array([0.0, 1.0, 1.0, 1.0])
-    c, o = E.skipgram_pairs([[0, 1, 0, 2]], 4, window=1, keep_prob=keep, dynamic_window=False)
+    c, o = SG.skipgram_pairs([[0, 1, 0, 2]], 4, window=1, keep_prob=keep, dynamic_window=False)
     assert sorted(zip(c.tolist(), o.tolist())) == [(1, 2), (2, 1)]     # word 0 subsampled away, window closes up
     with pytest.raises(ValueError, match="keep_prob"):
-        E.skipgram_pairs([[0, 1]], 4, keep_prob=np.ones(3))
+        SG.skipgram_pairs([[0, 1]], 4, keep_prob=np.ones(3))
 
 
 def test_sgns_loss_by_hand():
@@ -173,24 +176,24 @@ def test_sgns_loss_by_hand():
     u_neg = torch.tensor([[[1.0, 1.0], [-1.0, 3.0]]])
     sig = lambda x: 1 / (1 + math.exp(-x))  # noqa: E731
     want = -math.log(sig(2.0)) - math.log(sig(-1.0)) - math.log(sig(1.0))
-    assert E.sgns_loss(v_c, u_o, u_neg).item() == pytest.approx(want, rel=1e-6)
+    assert SG.sgns_loss(v_c, u_o, u_neg).item() == pytest.approx(want, rel=1e-6)
     # stable for large scores (no log(0) = -inf)
-    big = E.sgns_loss(torch.tensor([[100.0]]), torch.tensor([[-100.0]]), torch.tensor([[[100.0]]]))
+    big = SG.sgns_loss(torch.tensor([[100.0]]), torch.tensor([[-100.0]]), torch.tensor([[[100.0]]]))
     assert torch.isfinite(big).all() and big.item() == pytest.approx(2 * 10_000, rel=1e-6)
 
 
 def test_sgns_loss_shapes_and_errors():
-    out = E.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 5, 3))
+    out = SG.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 5, 3))
     assert out.shape == (4,)
     with pytest.raises(ValueError, match=r"u_neg \(B, K, d\)"):
-        E.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 5, 2))
+        SG.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 5, 2))
     with pytest.raises(ValueError, match="3 dimensions"):
-        E.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 3))
+        SG.sgns_loss(torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 3))
 
 
 def test_skipgram_module_forward_and_errors():
     torch.manual_seed(0)
-    m = E.SkipGramNS(10, 4)
+    m = SG.SkipGramNS(10, 4)
     assert (m.out_embed.weight == 0).all() and m.in_embed.weight.abs().max() <= 0.5 / 4
     c, o, n = torch.tensor([1, 2]), torch.tensor([3, 4]), torch.tensor([[5, 6], [7, 8]])
     loss = m(c, o, n)
@@ -205,13 +208,13 @@ def test_skipgram_module_forward_and_errors():
 
 def test_manual_sgd_step_equals_autograd_sgd():
     torch.manual_seed(0)
-    a, b = E.SkipGramNS(12, 5), E.SkipGramNS(12, 5)
+    a, b = SG.SkipGramNS(12, 5), SG.SkipGramNS(12, 5)
     for m in (a, b):
         torch.nn.init.normal_(m.out_embed.weight, std=0.3)
     b.load_state_dict(a.state_dict())
     center = torch.tensor([0, 1, 1, 3, 0])                          # repeated rows must accumulate
     targets = torch.tensor([[2, 4, 4], [3, 0, 5], [2, 2, 7], [1, 9, 0], [2, 4, 11]])
-    loss_manual = E.sgns_sgd_step(a, center, targets, lr=0.1)
+    loss_manual = SG.sgns_sgd_step(a, center, targets, lr=0.1)
     opt = torch.optim.SGD(b.parameters(), lr=0.1)
     loss = b(center, targets[:, 0], targets[:, 1:]).sum()
     loss.backward()
@@ -234,23 +237,23 @@ def toy_corpus(n_sent=300, seed=0):
 def test_train_sgns_learns_topics():
     sents = toy_corpus()
     counts = np.bincount(np.concatenate(sents), minlength=10)
-    model, hist = E.train_sgns(sents, counts, dim=8, window=2, negative=3, epochs=5, batch_size=64,
-                               sample=0, seed=0, log_every=10)
+    model, hist = SG.train_sgns(sents, counts, dim=8, window=2, negative=3, epochs=5, batch_size=64,
+                                sample=0, seed=0, log_every=10)
     assert hist.loss[-1] < hist.loss[0]
     assert hist.pairs_seen[-1] > 0 and hist.seconds > 0
-    wv = E.WordVectors([f"w{i}" for i in range(10)], model.vectors())
+    wv = WV.WordVectors([f"w{i}" for i in range(10)], model.vectors())
     same = np.mean([wv.similarity("w0", f"w{j}") for j in range(1, 5)])
     other = np.mean([wv.similarity("w0", f"w{j}") for j in range(5, 10)])
     assert same > other + 0.3
     with pytest.raises(ValueError, match="dim"):
-        E.train_sgns(sents, counts, dim=0)
+        SG.train_sgns(sents, counts, dim=0)
 
 
 def test_train_sgns_is_reproducible():
     sents = toy_corpus(50)
     counts = np.bincount(np.concatenate(sents), minlength=10)
-    m1, _ = E.train_sgns(sents, counts, dim=4, window=2, epochs=1, batch_size=32, seed=3)
-    m2, _ = E.train_sgns(sents, counts, dim=4, window=2, epochs=1, batch_size=32, seed=3)
+    m1, _ = SG.train_sgns(sents, counts, dim=4, window=2, epochs=1, batch_size=32, seed=3)
+    m2, _ = SG.train_sgns(sents, counts, dim=4, window=2, epochs=1, batch_size=32, seed=3)
     np.testing.assert_array_equal(m1.vectors(), m2.vectors())
 
 
@@ -260,7 +263,7 @@ def test_train_sgns_is_reproducible():
 def toy_vectors():
     itos = ["man", "woman", "king", "queen", "apple"]
     vecs = np.array([[1, 0, 0], [1, 1, 0], [1, 0, 1], [1, 1, 1], [0, 0, -1]], dtype=np.float32)
-    return E.WordVectors(itos, vecs)
+    return WV.WordVectors(itos, vecs)
 
 
 def test_word_vectors_nearest_and_analogy():
@@ -274,25 +277,25 @@ def test_word_vectors_nearest_and_analogy():
     with pytest.raises(ValueError, match="3 dimensions"):
         wv.nearest(np.ones(4))
     with pytest.raises(ValueError, match="shape"):
-        E.WordVectors(["a"], np.ones((2, 3)))
+        WV.WordVectors(["a"], np.ones((2, 3)))
 
 
 def test_evaluate_analogies_accuracy_and_coverage():
     wv = toy_vectors()
     qs = [("man", "woman", "king", "queen"), ("Man", "King", "woman", "queen"),
           ("man", "woman", "king", "apple"), ("man", "woman", "prince", "princess")]
-    r = E.evaluate_analogies(wv, qs)
+    r = WV.evaluate_analogies(wv, qs)
     assert r["n"] == 3 and r["total"] == 4 and r["coverage"] == pytest.approx(0.75)
     assert r["correct"] == 2 and r["accuracy"] == pytest.approx(2 / 3)
     with pytest.raises(ValueError, match="no analogy"):
-        E.evaluate_analogies(wv, [])
+        WV.evaluate_analogies(wv, [])
 
 
 def test_evaluate_similarity_spearman_and_coverage():
     wv = toy_vectors()
     pairs = [("man", "woman", 8.0), ("man", "king", 7.0), ("man", "apple", 0.5), ("king", "queen", 9.0),
              ("green", "grass", 5.0)]
-    r = E.evaluate_similarity(wv, pairs)
+    r = WV.evaluate_similarity(wv, pairs)
     from scipy.stats import spearmanr
 
     cos = [wv.similarity(a, b) for a, b, _ in pairs[:4]]
@@ -303,16 +306,16 @@ def test_evaluate_similarity_spearman_and_coverage():
 def test_word_vectors_save_load(tmp_path):
     wv = toy_vectors()
     wv.save(tmp_path / "vecs")
-    back = E.WordVectors.load(tmp_path / "vecs")
+    back = WV.WordVectors.load(tmp_path / "vecs")
     assert back.itos == wv.itos
     np.testing.assert_allclose(back.vectors, wv.vectors, atol=1e-3)     # stored as float16
     with pytest.raises(FileNotFoundError, match="notebook 01"):
-        E.WordVectors.load(tmp_path / "missing")
+        WV.WordVectors.load(tmp_path / "missing")
 
 
 def test_gensim_baseline_same_tokens():
     sents = [[f"w{i}" for i in s] for s in toy_corpus(200)]
-    wv = E.train_gensim_word2vec(sents, dim=8, window=2, epochs=5, min_count=1, sample=0)
+    wv = WV.train_gensim_word2vec(sents, dim=8, window=2, epochs=5, min_count=1, sample=0)
     assert len(wv) == 10 and wv.dim == 8
     same = np.mean([wv.similarity("w0", f"w{j}") for j in range(1, 5)])
     other = np.mean([wv.similarity("w0", f"w{j}") for j in range(5, 10)])

@@ -175,7 +175,7 @@ def test_every_committed_checkpoint_has_and_passes_its_hash():
 
 
 def test_word_vectors_hash(tmp_path):
-    from coursekit.embeddings import WordVectors
+    from coursekit.word_vectors import WordVectors
 
     wv = WordVectors(["a", "b", "c"], torch.randn(3, 4))
     wv.save(tmp_path / "v")

@@ -10,7 +10,7 @@ What the student writes:
   as a (B,) float tensor, ``−log σ(u_o·v_c) − Σ_k log σ(−u_k·v_c)`` (Mikolov et al. 2013, eq. 4).
 * ``analogy(W, a, b, c)`` — W (V, d) word vectors, a, b, c int ids (a : b :: c : ?); returns the int id
   ``argmax_w cos(W[w], Û[b] − Û[a] + Û[c])`` over every word w except a, b and c, where Û is W with
-  each row scaled to length 1 (3CosAdd on unit vectors, as :meth:`coursekit.embeddings.WordVectors.analogy`
+  each row scaled to length 1 (3CosAdd on unit vectors, as :meth:`coursekit.word_vectors.WordVectors.analogy`
   computes it; the cosine makes the length of the target irrelevant, not the lengths of Û[a], Û[b], Û[c]).
 
 Every check runs several inputs (odd and varying sizes, batch size 1, one noise word, asymmetric and
@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from coursekit import embeddings as E
+from coursekit import sgns as SG
 from coursekit.exercises.core import (
     CheckFailed,
     describe,
@@ -185,12 +186,12 @@ def _sgns_mistakes(v, u, n) -> dict[str, Any]:
     return mistakes
 
 
-@exercise_check("negative-sampling loss", reimplements=("coursekit.embeddings.sgns_loss",))
+@exercise_check("negative-sampling loss", reimplements=("coursekit.sgns.sgns_loss",))
 def check_sgns_loss(sgns_loss: Callable[..., torch.Tensor]) -> None:
-    """Check the per-pair skip-gram negative-sampling loss against :func:`coursekit.embeddings.sgns_loss`."""
+    """Check the per-pair skip-gram negative-sampling loss against :func:`coursekit.sgns.sgns_loss`."""
     require_function(sgns_loss, "sgns_loss")
     for case, v, u, n in _sgns_cases():
-        want = E.sgns_loss(v, u, n)                               # on the check's own copies
+        want = SG.sgns_loss(v, u, n)                              # on the check's own copies
         mistakes = _sgns_mistakes(v, u, n)
         got = run_student(sgns_loss, case, v.clone(), u.clone(), n.clone())
         _expect_float(got, tuple(want.shape), case=case, what="the per-pair loss")
@@ -307,8 +308,8 @@ def _analogy_hint(answers: dict[str, int], mistakes: dict[str, dict[str, int]], 
 
 
 @exercise_check("3CosAdd analogy", reimplements=(
-    "coursekit.embeddings.WordVectors.analogy", "coursekit.embeddings.WordVectors.nearest",
-    "coursekit.embeddings.evaluate_analogies"))
+    "coursekit.word_vectors.WordVectors.analogy", "coursekit.word_vectors.WordVectors.nearest",
+    "coursekit.word_vectors.evaluate_analogies"))
 def check_analogy(analogy: Callable[..., int]) -> None:
     """Check ``analogy(W, a, b, c)`` → argmax_w cos(W[w], Û[b] − Û[a] + Û[c]) excluding a, b, c."""
     require_function(analogy, "analogy")

@@ -36,10 +36,11 @@ import torch.nn.functional as F
 
 from coursekit import icl, induction, runtime, viz
 from coursekit import prompting as P
+from coursekit.char_gpt import CharTokenizer, TrainConfig
+from coursekit.char_gpt import train as train_char_gpt
 from coursekit.data import model_dir
 from coursekit.exercises import check_build_prompt, check_induction_score, check_label_likelihood
-from coursekit.gpt import GPT, CharTokenizer, GPTConfig, TrainConfig
-from coursekit.gpt import train as train_char_gpt
+from coursekit.gpt import GPT, GPTConfig
 from coursekit.train import load_checkpoint, read_checkpoint_metadata
 
 S = runtime.sizes(

@@ -23,7 +23,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coursekit import bench, cost, gpt, icl, induction
+from coursekit import bench, char_gpt, cost, gpt, icl, induction
 from coursekit import prompting as P
 from coursekit.attention import KVCache
 from coursekit.exercises import core as ex_core
@@ -68,7 +68,7 @@ def gen(seed=0):
 
 
 # ==============================================================================================
-# coursekit.gpt — a GPT with 11 tokens, a context of 8, 2 layers of width 8
+# coursekit.gpt and coursekit.char_gpt — a GPT with 11 tokens, a context of 8, 2 layers of width 8
 # ==============================================================================================
 
 V, CTX = 11, 8
@@ -165,7 +165,7 @@ STREAM = torch.arange(50) % V                     # a stream of token ids, as ch
 
 
 def train_config(**kw):
-    return gpt.TrainConfig(**kw)
+    return char_gpt.TrainConfig(**kw)
 
 
 GPT = [
@@ -322,126 +322,135 @@ GPT = [
     Bad("float count", gpt.with_extra_tokens, lambda: gpt.with_extra_tokens(tiny_gpt(), 2.0), TypeError,
         r"n_new must be an int, got float"),
 
-    Bad("no characters", gpt.CharTokenizer, lambda: gpt.CharTokenizer(""), ValueError,
+    Bad("no characters", char_gpt.CharTokenizer, lambda: char_gpt.CharTokenizer(""), ValueError,
         r"chars must be a non-empty string of distinct characters, got ''"),
-    Bad("a repeated character", gpt.CharTokenizer, lambda: gpt.CharTokenizer("aba"), ValueError,
+    Bad("a repeated character", char_gpt.CharTokenizer, lambda: char_gpt.CharTokenizer("aba"), ValueError,
         r"chars must be a non-empty string of distinct characters, got 'aba'"),
-    Bad("a list of characters", gpt.CharTokenizer, lambda: gpt.CharTokenizer(["a", "b"]), TypeError,
+    Bad("a list of characters", char_gpt.CharTokenizer, lambda: char_gpt.CharTokenizer(["a", "b"]), TypeError,
         r"chars must be a str, got list"),
-    Bad("a number for the text", gpt.CharTokenizer.from_text, lambda: gpt.CharTokenizer.from_text(5), TypeError,
-        r"text must be a str, got int"),
-    Bad("an empty text", gpt.CharTokenizer.from_text, lambda: gpt.CharTokenizer.from_text(""), ValueError,
+    Bad("a number for the text", char_gpt.CharTokenizer.from_text, lambda: char_gpt.CharTokenizer.from_text(5),
+        TypeError, r"text must be a str, got int"),
+    Bad("an empty text", char_gpt.CharTokenizer.from_text, lambda: char_gpt.CharTokenizer.from_text(""), ValueError,
         r"text must not be empty"),
-    Bad("a character it lacks", gpt.CharTokenizer.encode, lambda: gpt.CharTokenizer("abc").encode("abz"), ValueError,
-        r"characters not in the vocabulary: \['z'\]"),
-    Bad("a list instead of a string", gpt.CharTokenizer.encode, lambda: gpt.CharTokenizer("abc").encode(["a"]),
-        TypeError, r"encode expects a str, got list"),
-    Bad("negative id (not the last character)", gpt.CharTokenizer.decode,
-        lambda: gpt.CharTokenizer("abc").decode([-1]), ValueError, r"ids must lie in \[0, 3\), got -1"),
-    Bad("id = vocabulary size", gpt.CharTokenizer.decode, lambda: gpt.CharTokenizer("abc").decode([0, 3]), ValueError,
-        r"ids must lie in \[0, 3\), got 3"),
-    Bad("float ids", gpt.CharTokenizer.decode, lambda: gpt.CharTokenizer("abc").decode([1.7]), TypeError,
+    Bad("a character it lacks", char_gpt.CharTokenizer.encode, lambda: char_gpt.CharTokenizer("abc").encode("abz"),
+        ValueError, r"characters not in the vocabulary: \['z'\]"),
+    Bad("a list instead of a string", char_gpt.CharTokenizer.encode,
+        lambda: char_gpt.CharTokenizer("abc").encode(["a"]), TypeError, r"encode expects a str, got list"),
+    Bad("negative id (not the last character)", char_gpt.CharTokenizer.decode,
+        lambda: char_gpt.CharTokenizer("abc").decode([-1]), ValueError, r"ids must lie in \[0, 3\), got -1"),
+    Bad("id = vocabulary size", char_gpt.CharTokenizer.decode, lambda: char_gpt.CharTokenizer("abc").decode([0, 3]),
+        ValueError, r"ids must lie in \[0, 3\), got 3"),
+    Bad("float ids", char_gpt.CharTokenizer.decode, lambda: char_gpt.CharTokenizer("abc").decode([1.7]), TypeError,
         r"ids must hold ints, got \[1.7\]"),
-    Bad("a float tensor", gpt.CharTokenizer.decode, lambda: gpt.CharTokenizer("abc").decode(torch.tensor([0.0, 1.0])),
+    Bad("a float tensor", char_gpt.CharTokenizer.decode,
+        lambda: char_gpt.CharTokenizer("abc").decode(torch.tensor([0.0, 1.0])),
         TypeError, r"ids must be a 1-D integer tensor or a list of ints, got torch.float32"),
-    Bad("a string of ids", gpt.CharTokenizer.decode, lambda: gpt.CharTokenizer("abc").decode("01"), TypeError,
+    Bad("a string of ids", char_gpt.CharTokenizer.decode, lambda: char_gpt.CharTokenizer("abc").decode("01"), TypeError,
         r"ids must be a sequence of ints, got str"),
 
-    Bad("a number for the text", gpt.char_data, lambda: gpt.char_data(5), TypeError, r"text must be a str, got int"),
-    Bad("one character", gpt.char_data, lambda: gpt.char_data("a"), ValueError,
+    Bad("a number for the text", char_gpt.char_data, lambda: char_gpt.char_data(5), TypeError,
+        r"text must be a str, got int"),
+    Bad("one character", char_gpt.char_data, lambda: char_gpt.char_data("a"), ValueError,
         r"text must be long enough to split 90/10 into non-empty train and validation parts, got 1 character"),
 
-    Bad("float data", gpt.get_batch, lambda: gpt.get_batch(STREAM.float(), 2, 4), TypeError,
+    Bad("float data", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM.float(), 2, 4), TypeError,
         r"data must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
-    Bad("2-D data", gpt.get_batch, lambda: gpt.get_batch(STREAM.reshape(5, 10), 2, 4), ValueError,
+    Bad("2-D data", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM.reshape(5, 10), 2, 4), ValueError,
         r"data must have 1 dimensions, got shape \(5, 10\)"),
-    Bad("a list for the data", gpt.get_batch, lambda: gpt.get_batch(STREAM.tolist(), 2, 4), TypeError,
+    Bad("a list for the data", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM.tolist(), 2, 4), TypeError,
         r"data must be a torch.Tensor, got list"),
-    Bad("data no longer than a window", gpt.get_batch, lambda: gpt.get_batch(STREAM[:8], 2, 8), ValueError,
+    Bad("data no longer than a window", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM[:8], 2, 8), ValueError,
         r"data must hold more than block_size=8 tokens \(a window and its next token\), got 8"),
-    Bad("zero batch", gpt.get_batch, lambda: gpt.get_batch(STREAM, 0, 4), ValueError,
+    Bad("zero batch", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM, 0, 4), ValueError,
         r"batch_size must be positive, got 0"),
-    Bad("zero window", gpt.get_batch, lambda: gpt.get_batch(STREAM, 2, 0), ValueError,
+    Bad("zero window", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM, 2, 0), ValueError,
         r"block_size must be positive, got 0"),
-    Bad("float window", gpt.get_batch, lambda: gpt.get_batch(STREAM, 2, 4.0), TypeError,
+    Bad("float window", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM, 2, 4.0), TypeError,
         r"block_size must be an int, got float"),
-    Bad("a seed for the generator", gpt.get_batch, lambda: gpt.get_batch(STREAM, 2, 4, 0), TypeError,
+    Bad("a seed for the generator", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM, 2, 4, 0), TypeError,
         r"generator must be a torch.Generator or None, got int"),
 
-    Bad("a dict for the model", gpt.estimate_loss, lambda: gpt.estimate_loss({}, STREAM, batch_size=2, iters=1),
+    Bad("a dict for the model", char_gpt.estimate_loss,
+        lambda: char_gpt.estimate_loss({}, STREAM, batch_size=2, iters=1),
         TypeError, r"model must be a coursekit.gpt.GPT, got dict"),
-    Bad("zero iterations", gpt.estimate_loss, lambda: gpt.estimate_loss(tiny_gpt(), STREAM, batch_size=2, iters=0),
+    Bad("zero iterations", char_gpt.estimate_loss,
+        lambda: char_gpt.estimate_loss(tiny_gpt(), STREAM, batch_size=2, iters=0),
         ValueError, r"iters must be positive, got 0"),
-    Bad("zero batch", gpt.estimate_loss, lambda: gpt.estimate_loss(tiny_gpt(), STREAM, batch_size=0, iters=1),
+    Bad("zero batch", char_gpt.estimate_loss, lambda: char_gpt.estimate_loss(tiny_gpt(), STREAM, batch_size=0, iters=1),
         ValueError, r"batch_size must be positive, got 0"),
-    Bad("data shorter than the context", gpt.estimate_loss,
-        lambda: gpt.estimate_loss(tiny_gpt(), STREAM[:5], batch_size=2, iters=1), ValueError,
+    Bad("data shorter than the context", char_gpt.estimate_loss,
+        lambda: char_gpt.estimate_loss(tiny_gpt(), STREAM[:5], batch_size=2, iters=1), ValueError,
         r"data must hold more than block_size=8 tokens"),
-    Bad("ids of another vocabulary", gpt.estimate_loss,
-        lambda: gpt.estimate_loss(tiny_gpt(), STREAM + V, batch_size=2, iters=1), ValueError,
+    Bad("ids of another vocabulary", char_gpt.estimate_loss,
+        lambda: char_gpt.estimate_loss(tiny_gpt(), STREAM + V, batch_size=2, iters=1), ValueError,
         r"idx must hold ids in \[0, 11\)"),
-    Bad("a dict for the model", gpt.fixed_val_loss, lambda: gpt.fixed_val_loss({}, STREAM), TypeError,
+    Bad("a dict for the model", char_gpt.fixed_val_loss, lambda: char_gpt.fixed_val_loss({}, STREAM), TypeError,
         r"model must be a coursekit.gpt.GPT, got dict"),
-    Bad("float validation ids", gpt.fixed_val_loss, lambda: gpt.fixed_val_loss(tiny_gpt(), STREAM.float()), TypeError,
-        r"val_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
-    Bad("validation ids shorter than the context", gpt.fixed_val_loss,
-        lambda: gpt.fixed_val_loss(tiny_gpt(), STREAM[:6]), ValueError,
+    Bad("float validation ids", char_gpt.fixed_val_loss, lambda: char_gpt.fixed_val_loss(tiny_gpt(), STREAM.float()),
+        TypeError, r"val_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
+    Bad("validation ids shorter than the context", char_gpt.fixed_val_loss,
+        lambda: char_gpt.fixed_val_loss(tiny_gpt(), STREAM[:6]), ValueError,
         r"val_ids must hold more than block_size=8 tokens \(a window and its next token\), got 6"),
 
-    Bad("a missing directory", gpt.load_char_gpt, lambda: gpt.load_char_gpt(tmp() / "gone"), FileNotFoundError,
-        r"no checkpoint at .*gone.*python -m coursekit.gpt train"),
-    Bad("no report.json", gpt.load_char_gpt, lambda: gpt.load_char_gpt(char_gpt_dir({"chars": "abcdefghijk"}, False)),
-        FileNotFoundError, r"no report at .*report.json; make the model with `python -m coursekit.gpt train"),
-    Bad("a checkpoint without a character table", gpt.load_char_gpt, lambda: gpt.load_char_gpt(char_gpt_dir()),
+    Bad("a missing directory", char_gpt.load_char_gpt, lambda: char_gpt.load_char_gpt(tmp() / "gone"),
+        FileNotFoundError, r"no checkpoint at .*gone.*python -m coursekit.char_gpt train"),
+    Bad("no report.json", char_gpt.load_char_gpt,
+        lambda: char_gpt.load_char_gpt(char_gpt_dir({"chars": "abcdefghijk"}, False)),
+        FileNotFoundError, r"no report at .*report.json; make the model with `python -m coursekit.char_gpt train"),
+    Bad("a checkpoint without a character table", char_gpt.load_char_gpt,
+        lambda: char_gpt.load_char_gpt(char_gpt_dir()),
         ValueError, r"holds no character-level GPT \(its metadata has no 'chars'\)"),
 
-    Bad("a dict for the config", gpt.model_flops_per_token, lambda: gpt.model_flops_per_token({}, 100), TypeError,
-        r"config must be a GPTConfig, got dict"),
-    Bad("negative parameter count", gpt.model_flops_per_token,
-        lambda: gpt.model_flops_per_token(gpt_config(), -1), ValueError, r"n_params must be positive, got -1"),
-    Bad("float parameter count", gpt.model_flops_per_token,
-        lambda: gpt.model_flops_per_token(gpt_config(), 1e6), TypeError, r"n_params must be an int, got float"),
-    Bad("zero size", gpt.matmul_flops, lambda: gpt.matmul_flops(0), ValueError, r"n must be positive, got 0"),
-    Bad("float size", gpt.matmul_flops, lambda: gpt.matmul_flops(2.5), TypeError, r"n must be an int, got float"),
-    Bad("zero repeats", gpt.matmul_flops, lambda: gpt.matmul_flops(4, 0), ValueError,
+    Bad("a dict for the config", char_gpt.model_flops_per_token, lambda: char_gpt.model_flops_per_token({}, 100),
+        TypeError, r"config must be a GPTConfig, got dict"),
+    Bad("negative parameter count", char_gpt.model_flops_per_token,
+        lambda: char_gpt.model_flops_per_token(gpt_config(), -1), ValueError, r"n_params must be positive, got -1"),
+    Bad("float parameter count", char_gpt.model_flops_per_token,
+        lambda: char_gpt.model_flops_per_token(gpt_config(), 1e6), TypeError, r"n_params must be an int, got float"),
+    Bad("zero size", char_gpt.matmul_flops, lambda: char_gpt.matmul_flops(0), ValueError, r"n must be positive, got 0"),
+    Bad("float size", char_gpt.matmul_flops, lambda: char_gpt.matmul_flops(2.5), TypeError,
+        r"n must be an int, got float"),
+    Bad("zero repeats", char_gpt.matmul_flops, lambda: char_gpt.matmul_flops(4, 0), ValueError,
         r"repeats must be positive, got 0"),
 
-    Bad("zero layers", gpt.TrainConfig, lambda: train_config(n_layer=0), ValueError,
+    Bad("zero layers", char_gpt.TrainConfig, lambda: train_config(n_layer=0), ValueError,
         r"n_layer must be positive, got 0"),
-    Bad("float batch", gpt.TrainConfig, lambda: train_config(batch_size=1.5), TypeError,
+    Bad("float batch", char_gpt.TrainConfig, lambda: train_config(batch_size=1.5), TypeError,
         r"batch_size must be an int, got float"),
-    Bad("heads do not divide the width", gpt.TrainConfig, lambda: train_config(n_embd=10, n_head=3), ValueError,
+    Bad("heads do not divide the width", char_gpt.TrainConfig, lambda: train_config(n_embd=10, n_head=3), ValueError,
         r"n_embd=10 must be divisible by n_head=3"),
-    Bad("zero learning rate", gpt.TrainConfig, lambda: train_config(learning_rate=0.0), ValueError,
+    Bad("zero learning rate", char_gpt.TrainConfig, lambda: train_config(learning_rate=0.0), ValueError,
         r"learning_rate must be positive and finite, got 0.0"),
-    Bad("min_lr_ratio above 1", gpt.TrainConfig, lambda: train_config(min_lr_ratio=1.5), ValueError,
+    Bad("min_lr_ratio above 1", char_gpt.TrainConfig, lambda: train_config(min_lr_ratio=1.5), ValueError,
         r"min_lr_ratio must lie in \[0, 1\], got 1.5"),
-    Bad("dropout of 1", gpt.TrainConfig, lambda: train_config(dropout=1.0), ValueError,
+    Bad("dropout of 1", char_gpt.TrainConfig, lambda: train_config(dropout=1.0), ValueError,
         r"dropout must lie in \[0, 1\), got 1.0"),
-    Bad("beta2 of 1", gpt.TrainConfig, lambda: train_config(beta2=1.0), ValueError,
+    Bad("beta2 of 1", char_gpt.TrainConfig, lambda: train_config(beta2=1.0), ValueError,
         r"beta2 must lie in \[0, 1\), got 1.0"),
-    Bad("negative weight decay", gpt.TrainConfig, lambda: train_config(weight_decay=-0.1), ValueError,
+    Bad("negative weight decay", char_gpt.TrainConfig, lambda: train_config(weight_decay=-0.1), ValueError,
         r"weight_decay must be (an int )?≥ 0 and finite, got -0.1"),
-    Bad("zero gradient clip", gpt.TrainConfig, lambda: train_config(grad_clip=0.0), ValueError,
+    Bad("zero gradient clip", char_gpt.TrainConfig, lambda: train_config(grad_clip=0.0), ValueError,
         r"grad_clip must be positive and finite, got 0.0"),
-    Bad("negative warm-up", gpt.TrainConfig, lambda: train_config(warmup_iters=-1), ValueError,
+    Bad("negative warm-up", char_gpt.TrainConfig, lambda: train_config(warmup_iters=-1), ValueError,
         r"warmup_iters must be an int ≥ 0, got -1"),
-    Bad("zero evaluation batches", gpt.TrainConfig, lambda: train_config(eval_iters=0), ValueError,
+    Bad("zero evaluation batches", char_gpt.TrainConfig, lambda: train_config(eval_iters=0), ValueError,
         r"eval_iters must be positive, got 0"),
-    Bad("negative threads", gpt.TrainConfig, lambda: train_config(threads=-2), ValueError,
+    Bad("negative threads", char_gpt.TrainConfig, lambda: train_config(threads=-2), ValueError,
         r"threads must be an int ≥ 0, got -2"),
-    Bad("a float seed", gpt.TrainConfig, lambda: train_config(seed=1.5), TypeError, r"seed must be an int, got float"),
-    Bad("zero vocabulary", gpt.TrainConfig.model_config, lambda: train_config().model_config(0), ValueError,
+    Bad("a float seed", char_gpt.TrainConfig, lambda: train_config(seed=1.5), TypeError,
+        r"seed must be an int, got float"),
+    Bad("zero vocabulary", char_gpt.TrainConfig.model_config, lambda: train_config().model_config(0), ValueError,
         r"vocab_size must be positive, got 0"),
 
-    Bad("a dict for the TrainConfig", gpt.train, lambda: gpt.train({"max_iters": 1}, "abc" * 100), TypeError,
+    Bad("a dict for the TrainConfig", char_gpt.train, lambda: char_gpt.train({"max_iters": 1}, "abc" * 100), TypeError,
         r"cfg must be a TrainConfig, got dict"),
-    Bad("a number for the text", gpt.train, lambda: gpt.train(train_config(), 5), TypeError,
+    Bad("a number for the text", char_gpt.train, lambda: char_gpt.train(train_config(), 5), TypeError,
         r"text must be a str, got int"),
-    Bad("a text too short for the context", gpt.train, lambda: gpt.train(train_config(block_size=64), "abcd" * 100),
+    Bad("a text too short for the context", char_gpt.train,
+        lambda: char_gpt.train(train_config(block_size=64), "abcd" * 100),
         ValueError, r"text is too short for block_size=64: its validation part \(the last 10%\) has 40 characters"),
-    Bad("an unknown device", gpt.train, lambda: gpt.train(train_config(), "abcd" * 1000, device="gpu"), ValueError,
-        r"device 'gpu': expected cpu, cuda\[:N\] or mps"),
+    Bad("an unknown device", char_gpt.train, lambda: char_gpt.train(train_config(), "abcd" * 1000, device="gpu"),
+        ValueError, r"device 'gpu': expected cpu, cuda\[:N\] or mps"),
 ]
 
 
@@ -915,7 +924,7 @@ def slide_tokenizer():
     """A character tokenizer that can write the slides' prompts (a stand-in for GPT-2's BPE)."""
     texts = [P.build_prompt(p["demonstrations"], p["query"], task_description=p["description"])
              for p in P.SLIDE_PROMPTS.values()]
-    return gpt.CharTokenizer.from_text("".join(texts) + "\n " + "".join(P.SLIDE_PROMPTS["sentiment"]["labels"]))
+    return char_gpt.CharTokenizer.from_text("".join(texts) + "\n " + "".join(P.SLIDE_PROMPTS["sentiment"]["labels"]))
 
 
 def slide_gpt():

@@ -1,11 +1,12 @@
-"""coursekit.gpt: parity with Hugging Face GPT-2, KV-cache generation, errors, training recipe."""
+"""coursekit.gpt: parity with Hugging Face GPT-2, KV-cache generation, errors; coursekit.char_gpt: training recipe."""
 
 import dataclasses
 
 import pytest
 import torch
 
-from coursekit.gpt import GPT, CharTokenizer, GPTConfig, TrainConfig, estimate_loss, get_batch, train
+from coursekit.char_gpt import CharTokenizer, TrainConfig, estimate_loss, get_batch, train
+from coursekit.gpt import GPT, GPTConfig
 
 transformers = pytest.importorskip("transformers")
 
@@ -253,7 +254,7 @@ def test_byte_level_bpe_round_trip_on_the_corpus():
 
 
 def test_committed_checkpoint_loads_and_matches_its_recorded_val_loss():
-    from coursekit.gpt import CHECKPOINT_DIR, char_data, fixed_val_loss, load_char_gpt
+    from coursekit.char_gpt import CHECKPOINT_DIR, char_data, fixed_val_loss, load_char_gpt
     from coursekit.train import load_checkpoint
 
     model, tok, report = load_char_gpt()

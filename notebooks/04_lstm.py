@@ -506,7 +506,7 @@ bilm = CharBiLM(corpus.vocab_size, S.hidden).to(device)
 bilm_opt = torch.optim.Adam(bilm.parameters(), lr=S.lr)
 bilm_gen = torch.Generator().manual_seed(1)
 t_bilm = time.perf_counter()
-for step in range(S.bilm_steps):
+for _step in range(S.bilm_steps):
     x_batch, _ = corpus.batch("train", S.batch, S.seq_len, bilm_gen)
     bilm_loss = bilm.loss(x_batch.to(device))
     bilm_opt.zero_grad(set_to_none=True)

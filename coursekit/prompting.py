@@ -8,8 +8,9 @@ its continuation — no gradient updates. Two ways to read the answer, both used
   log P(c | prompt) = Σ_i log P(c_i | prompt, c_<i)  (sum, or the per-token mean) and pick the best;
 * **greedy generation** — append argmax tokens until a stop token.
 
-The synthetic task family, the recipe of the committed in-context learner and its evaluation live in
-:mod:`coursekit.icl`; attention maps, induction scores and knock-outs in :mod:`coursekit.induction`.
+The synthetic task family lives in :mod:`coursekit.icl`; the recipe of the committed in-context learner and
+its evaluation in :mod:`coursekit.icl_training`; attention maps, induction scores and knock-outs in
+:mod:`coursekit.induction`.
 The command line covers all three, for instructors checking the committed weights::
 
     python -m coursekit.prompting train --work runs/icl --out data/icl   # reproduce data/icl
@@ -332,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import dataclasses
 
-    from coursekit import icl, induction
+    from coursekit import icl_training, induction
 
     parser = argparse.ArgumentParser(prog="python -m coursekit.prompting", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -352,18 +353,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "train":
         torch.set_num_threads(args.threads)
-        cfg = icl.ICLTrainConfig()
+        cfg = icl_training.ICLTrainConfig()
         if args.config:
             cfg = dataclasses.replace(cfg, **json.loads(Path(args.config).read_text()))
-        model, report = icl.train_icl(cfg, args.work, resume=args.resume, log=True, stop_at=args.stop_at)
-        report["heldout"] = icl.heldout_accuracy(model, cfg)
+        model, report = icl_training.train_icl(cfg, args.work, resume=args.resume, log=True, stop_at=args.stop_at)
+        report["heldout"] = icl_training.heldout_accuracy(model, cfg)
         report["heads"] = induction.head_scores(model, torch.arange(4, cfg.task_family().vocab_size))
         print(json.dumps({"seconds": report["seconds"], "heldout": report["heldout"]["by_shots"],
                           "best_head": report["heads"]["best_head"], "best_score": report["heads"]["best_score"]}))
         if args.out:
-            icl.save_icl_checkpoint(args.out, model, cfg, report)
+            icl_training.save_icl_checkpoint(args.out, model, cfg, report)
         return 0
-    model, cfg, _ = icl.load_icl_checkpoint(args.model)
+    model, cfg, _ = icl_training.load_icl_checkpoint(args.model)
     if args.command == "induction":
         result = induction.head_scores(model, torch.arange(4, cfg.task_family().vocab_size), seed=args.seed)
         lines = [f"layer {layer} head {h}: induction {s:.3f}, previous-token {p:.3f}"
@@ -372,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"best head: layer {result['best_head'][0]} head {result['best_head'][1]} "
                      f"({result['best_score']:.3f}; uniform attention {result['uniform']:.3f})")
     else:
-        result = icl.heldout_accuracy(model, cfg, tasks_seed=2024 + args.seed)
+        result = icl_training.heldout_accuracy(model, cfg, tasks_seed=2024 + args.seed)
         lines = [f"{k:>2} shots: {r['accuracy']:.3f} (ideal {r['ideal']:.3f})" for k, r in result["by_shots"].items()]
     print(json.dumps(result, indent=1) if args.json else "\n".join(lines))
     return 0

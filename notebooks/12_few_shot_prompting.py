@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from coursekit import icl, induction, runtime, viz
+from coursekit import icl, icl_training, induction, runtime, viz
 from coursekit import prompting as P
 from coursekit.char_gpt import CharTokenizer, TrainConfig
 from coursekit.char_gpt import train as train_char_gpt
@@ -139,7 +139,7 @@ print("greedy continuation of [0, 1, 2]:", P.greedy_continuation(stub, prompt, 3
 
 # %%
 # NBVAL_CHECK_OUTPUT
-icl_model, icl_cfg, icl_report = icl.load_icl_checkpoint(model_dir("icl"))
+icl_model, icl_cfg, icl_report = icl_training.load_icl_checkpoint(model_dir("icl"))
 fam = icl_cfg.task_family()
 fmts = fam.formats()
 K, L = fam.inputs_per_task, fam.labels_per_task
@@ -226,7 +226,8 @@ assert max(jump["induction"][-1]) > 0.5 and curve[-1]["heldout_acc_8shot"] >= 0.
 
 # %%
 t0 = time.perf_counter()
-live_model, live = icl.train_icl(dataclasses.replace(icl_cfg, eval_every=S.live_eval_every), stop_at=S.live_steps)
+live_model, live = icl_training.train_icl(dataclasses.replace(icl_cfg, eval_every=S.live_eval_every),
+                                          stop_at=S.live_steps)
 live_seconds = time.perf_counter() - t0
 fig, axes = plt.subplots(1, 2, figsize=(9, 3))
 viz.plot_curves({"live": ([p["step"] for p in live["curve"]], [p["heldout_acc_8shot"] for p in live["curve"]]),
@@ -257,11 +258,11 @@ if S.live_steps >= 4000:
 eval_tasks = icl.sample_tasks(fam, S.n_tasks, "heldout", torch.Generator().manual_seed(2024))
 fmt_main = icl_cfg.format
 t0 = time.perf_counter()
-icl_acc = icl.evaluate_shots(icl_model, fam, eval_tasks, SHOTS, fmt_main, seed=7)
+icl_acc = icl_training.evaluate_shots(icl_model, fam, eval_tasks, SHOTS, fmt_main, seed=7)
 icl_seconds = time.perf_counter() - t0
 # new random mappings too, but with the pool pairing of training (inputs A → labels A, B → B)
 familiar_tasks = icl.sample_tasks(fam, S.n_tasks, "train", torch.Generator().manual_seed(2025))
-familiar_acc = icl.evaluate_shots(icl_model, fam, familiar_tasks, SHOTS, fmt_main, seed=7)
+familiar_acc = icl_training.evaluate_shots(icl_model, fam, familiar_tasks, SHOTS, fmt_main, seed=7)
 rows = [{"shots k": k, "accuracy": a.mean().item(), "spread (sd over tasks)": a.std().item(),
          "s.e.": a.std().item() / len(a) ** 0.5, "new mappings, training pools": familiar_acc[k].mean().item(),
          "ideal": icl.ideal_accuracy(k, K, L)} for k, a in icl_acc.items()]
@@ -311,9 +312,11 @@ ft_tasks = eval_tasks[: S.ft_tasks]
 ft_rows = []
 for k in S.ft_shots:
     t0 = time.perf_counter()
-    ft_pre = icl.evaluate_finetuning(icl_model, fam, ft_tasks, k, fmt=fmt_main, seed=11, steps=S.ft_steps, lr=1e-2)
+    ft_pre = icl_training.evaluate_finetuning(icl_model, fam, ft_tasks, k, fmt=fmt_main, seed=11,
+                                              steps=S.ft_steps, lr=1e-2)
     sec = (time.perf_counter() - t0) / len(ft_tasks)
-    ft_fresh = icl.evaluate_finetuning(fresh, fam, ft_tasks, k, fmt=fmt_main, seed=11, steps=S.ft_steps, lr=1e-2)
+    ft_fresh = icl_training.evaluate_finetuning(fresh, fam, ft_tasks, k, fmt=fmt_main, seed=11,
+                                                steps=S.ft_steps, lr=1e-2)
     ft_rows.append({"shots k": k, "in-context": icl_acc[k][: S.ft_tasks].mean().item(),
                     "fine-tuned ICL model": ft_pre.mean().item(), "fine-tuned fresh model": ft_fresh.mean().item(),
                     "ideal": icl.ideal_accuracy(k, K, L), "fine-tuning s/task": sec})
@@ -346,7 +349,8 @@ order_acc = []
 for r in range(S.n_orders):
     g = torch.Generator().manual_seed(r)
     orders = [b[torch.randperm(4, generator=g)] for b in base]
-    order_acc.append(icl.evaluate_shots(icl_model, fam, sens_tasks, [4], fmt_main, seed=r, demo_orders=orders)[4])
+    order_acc.append(icl_training.evaluate_shots(icl_model, fam, sens_tasks, [4], fmt_main, seed=r,
+                                                 demo_orders=orders)[4])
 order_acc = torch.stack(order_acc)                                         # (orders, tasks)
 per_task_sd = order_acc.std(0).mean().item()
 best_minus_worst = (order_acc.max(0).values - order_acc.min(0).values).mean().item()
@@ -367,7 +371,8 @@ label_rows.append({"wrong labels": "100% flipped (y → next label)", **follow_r
 viz.show_table(label_rows, title="8 shots with corrupted demonstrations: which answer does the model give?")
 format_rows = [{"format": f,
                 "example": " ".join(fam.token_name(t) for t in P.build_token_prompt([(4, 70)], 5, fmts[f])),
-                "accuracy (8 shots)": icl.evaluate_shots(icl_model, fam, sens_tasks, [8], f, seed=3)[8].mean().item()}
+                "accuracy (8 shots)":
+                    icl_training.evaluate_shots(icl_model, fam, sens_tasks, [8], f, seed=3)[8].mean().item()}
                for f in ("bare", "arrow", "io")]
 viz.show_table(format_rows, title="prompt format")
 
@@ -504,7 +509,7 @@ print(f"query {names[-1]}: its label(s) {[names[i] for i in answers]} at {answer
 # %%
 def acc8_without(heads_out):
     with induction.ablate_heads(icl_model, heads_out):
-        return icl.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8].mean().item()
+        return icl_training.evaluate_shots(icl_model, fam, sens_tasks, [8], fmt_main, seed=4)[8].mean().item()
 
 
 knock = [{"heads zeroed": "none", "accuracy (8 shots)": acc8_without([])}]
@@ -564,7 +569,7 @@ char_fmt = P.TokenFormat("colon", between=tuple(char_tok.encode(": ")), after_y=
 g = torch.Generator().manual_seed(0)
 char_tasks = [icl.random_task(lower, upper, K, L, g) for _ in range(S.char_tasks)]
 char_shots = [k for k in SHOTS if (k + 1) * char_fmt.pair_length() <= char_model.config.block_size]
-char_acc = icl.evaluate_shots(char_model, None, char_tasks, char_shots, char_fmt, seed=1)
+char_acc = icl_training.evaluate_shots(char_model, None, char_tasks, char_shots, char_fmt, seed=1)
 example = icl.icl_batch(None, char_tasks[:1], 4, char_fmt, torch.Generator().manual_seed(0), queries="one")
 print("a 4-shot character prompt:\n" + char_tok.decode(example["prompts"][0]))
 viz.show_table([{"shots k": k, "Shakespeare GPT": char_acc[k].mean().item(),
@@ -716,7 +721,7 @@ check_induction_score(induction_score)
 
 # %% [markdown]
 # **Exercise 4 (open).** Train the in-context learner without the repeated segments (`repeat_every=0` in a
-# JSON config for `python -m coursekit.prompting train --config …`, or `icl.train_icl` with `stop_at`) and
+# JSON config for `python -m coursekit.prompting train --config …`, or `icl_training.train_icl` with `stop_at`) and
 # compare its 8-shot accuracy on *held-out* pairings with that on *familiar* ones (section 4): what did the
 # repeated segments add? Then train with `format="arrow"` and measure the format table of section 6 again.
 # **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to

@@ -23,7 +23,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coursekit import bench, char_gpt, cost, gpt, icl, induction
+from coursekit import bench, char_gpt, cost, gpt, icl, icl_training, induction
 from coursekit import prompting as P
 from coursekit.attention import KVCache
 from coursekit.exercises import core as ex_core
@@ -462,7 +462,7 @@ def generate_nan_keeps_mode():
 
 
 # ==============================================================================================
-# coursekit.icl and coursekit.induction — a task family of 16 tokens, a GPT with a context of 25
+# coursekit.icl, coursekit.icl_training and coursekit.induction — a task family of 16 tokens, a GPT with a context of 25
 # ==============================================================================================
 
 def family(**kw):
@@ -481,7 +481,7 @@ def icl_gpt():
 
 
 def icl_config(**kw):
-    return icl.ICLTrainConfig(**({"n_layer": 2, "n_head": 2, "n_embd": 8, "steps": 2, "batch_size": 2,
+    return icl_training.ICLTrainConfig(**({"n_layer": 2, "n_head": 2, "n_embd": 8, "steps": 2, "batch_size": 2,
                                   "eval_tasks": 2, "eval_every": 1, "family": {"n_input_tokens": 8,
                                   "n_label_tokens": 4, "inputs_per_task": 4, "labels_per_task": 2, "n_pairs": 5}}
                                  | kw))
@@ -508,18 +508,18 @@ def batch(tasks_=None, k=2, fmt="arrow", **kw):
 
 
 def shots(model=None, tasks_=None, shots_=(1,), **kw):
-    return icl.evaluate_shots(icl_gpt() if model is None else model, FAM, tasks() if tasks_ is None else tasks_,
-                              shots_, "arrow", **kw)
+    return icl_training.evaluate_shots(icl_gpt() if model is None else model, FAM,
+                                       tasks() if tasks_ is None else tasks_, shots_, "arrow", **kw)
 
 
 def finetune(demos=((5, 12), (6, 13)), fmt=None, **kw):
-    return icl.finetune_on_demonstrations(icl_gpt(), list(demos), fmt or FAM.formats()["arrow"], **kw)
+    return icl_training.finetune_on_demonstrations(icl_gpt(), list(demos), fmt or FAM.formats()["arrow"], **kw)
 
 
 def icl_dir(drop_report=False, report=None) -> Path:
     cfg = icl_config()
     torch.manual_seed(0)
-    folder = icl.save_icl_checkpoint(tmp(), gpt.GPT(cfg.model_config()), cfg, {})
+    folder = icl_training.save_icl_checkpoint(tmp(), gpt.GPT(cfg.model_config()), cfg, {})
     if drop_report:
         (folder / "report.json").unlink()
     if report is not None:
@@ -668,133 +668,147 @@ ICL = [
     Bad("float shots", icl.ideal_accuracy, lambda: icl.ideal_accuracy(1.5, 4, 2), TypeError,
         r"k must be an int, got float"),
 
-    Bad("zero layers", icl.ICLTrainConfig, lambda: icl_config(n_layer=0), ValueError,
+    Bad("zero layers", icl_training.ICLTrainConfig, lambda: icl_config(n_layer=0), ValueError,
         r"n_layer must be positive, got 0"),
-    Bad("float steps", icl.ICLTrainConfig, lambda: icl_config(steps=1.5), TypeError,
+    Bad("float steps", icl_training.ICLTrainConfig, lambda: icl_config(steps=1.5), TypeError,
         r"steps must be an int, got float"),
-    Bad("heads do not divide the width", icl.ICLTrainConfig, lambda: icl_config(n_embd=10, n_head=3), ValueError,
-        r"n_embd=10 must be divisible by n_head=3"),
-    Bad("negative learning rate", icl.ICLTrainConfig, lambda: icl_config(learning_rate=-1e-3), ValueError,
+    Bad("heads do not divide the width", icl_training.ICLTrainConfig, lambda: icl_config(n_embd=10, n_head=3),
+        ValueError, r"n_embd=10 must be divisible by n_head=3"),
+    Bad("negative learning rate", icl_training.ICLTrainConfig, lambda: icl_config(learning_rate=-1e-3), ValueError,
         r"learning_rate must be positive and finite, got -0.001"),
-    Bad("negative weight decay", icl.ICLTrainConfig, lambda: icl_config(weight_decay=-0.1), ValueError,
+    Bad("negative weight decay", icl_training.ICLTrainConfig, lambda: icl_config(weight_decay=-0.1), ValueError,
         r"weight_decay must be (an int )?≥ 0 and finite, got -0.1"),
-    Bad("negative warm-up", icl.ICLTrainConfig, lambda: icl_config(warmup=-1), ValueError,
+    Bad("negative warm-up", icl_training.ICLTrainConfig, lambda: icl_config(warmup=-1), ValueError,
         r"warmup must be an int ≥ 0, got -1"),
-    Bad("negative repeat_every", icl.ICLTrainConfig, lambda: icl_config(repeat_every=-2), ValueError,
+    Bad("negative repeat_every", icl_training.ICLTrainConfig, lambda: icl_config(repeat_every=-2), ValueError,
         r"repeat_every must be an int ≥ 0, got -2"),
-    Bad("zero eval_every", icl.ICLTrainConfig, lambda: icl_config(eval_every=0), ValueError,
+    Bad("zero eval_every", icl_training.ICLTrainConfig, lambda: icl_config(eval_every=0), ValueError,
         r"eval_every must be positive, got 0"),
-    Bad("unknown format", icl.ICLTrainConfig, lambda: icl_config(format="yaml"), ValueError,
+    Bad("unknown format", icl_training.ICLTrainConfig, lambda: icl_config(format="yaml"), ValueError,
         r"format must be one of \['bare', 'arrow', 'io'\], got 'yaml'"),
-    Bad("a string for the family", icl.ICLTrainConfig, lambda: icl_config(family="default"), TypeError,
+    Bad("a string for the family", icl_training.ICLTrainConfig, lambda: icl_config(family="default"), TypeError,
         r"family must be a dict of ICLTaskFamily fields, got str"),
-    Bad("an unknown family field", icl.ICLTrainConfig, lambda: icl_config(family={"n_inputs": 8}), ValueError,
+    Bad("an unknown family field", icl_training.ICLTrainConfig, lambda: icl_config(family={"n_inputs": 8}), ValueError,
         r"family has unknown fields \['n_inputs'\]; ICLTaskFamily has \['n_input_tokens'"),
-    Bad("an invalid family", icl.ICLTrainConfig, lambda: icl_config(family={"labels_per_task": 1}), ValueError,
+    Bad("an invalid family", icl_training.ICLTrainConfig, lambda: icl_config(family={"labels_per_task": 1}), ValueError,
         r"labels_per_task must be >= 2, got 1"),
 
-    Bad("a dict for the recipe", icl.train_icl, lambda: icl.train_icl({"steps": 1}), TypeError,
+    Bad("a dict for the recipe", icl_training.train_icl, lambda: icl_training.train_icl({"steps": 1}), TypeError,
         r"cfg must be an ICLTrainConfig, got dict"),
-    Bad("stop_at = 0 (would train the whole recipe)", icl.train_icl, lambda: icl.train_icl(icl_config(), stop_at=0),
-        ValueError, r"stop_at must be positive, got 0"),
-    Bad("negative stop_at", icl.train_icl, lambda: icl.train_icl(icl_config(), stop_at=-5), ValueError,
-        r"stop_at must be positive, got -5"),
-    Bad("zero checkpoint interval", icl.train_icl, lambda: icl.train_icl(icl_config(), tmp(), checkpoint_minutes=0),
+    Bad("stop_at = 0 (would train the whole recipe)", icl_training.train_icl,
+        lambda: icl_training.train_icl(icl_config(), stop_at=0), ValueError, r"stop_at must be positive, got 0"),
+    Bad("negative stop_at", icl_training.train_icl, lambda: icl_training.train_icl(icl_config(), stop_at=-5),
+        ValueError, r"stop_at must be positive, got -5"),
+    Bad("zero checkpoint interval", icl_training.train_icl,
+        lambda: icl_training.train_icl(icl_config(), tmp(), checkpoint_minutes=0),
         ValueError, r"checkpoint_minutes must be positive and finite, got 0"),
-    Bad("a number for the work folder", icl.train_icl, lambda: icl.train_icl(icl_config(), 5), TypeError,
-        r"work must be a folder path \(str or Path\) or None, got int"),
-    Bad("a checkpoint left in the work folder", icl.train_icl,
-        lambda: icl.train_icl(icl_train_config(), work_with_checkpoint(b"x")), FileExistsError,
+    Bad("a number for the work folder", icl_training.train_icl, lambda: icl_training.train_icl(icl_config(), 5),
+        TypeError, r"work must be a folder path \(str or Path\) or None, got int"),
+    Bad("a checkpoint left in the work folder", icl_training.train_icl,
+        lambda: icl_training.train_icl(icl_train_config(), work_with_checkpoint(b"x")), FileExistsError,
         r"checkpoint.pt exists: pass resume=True \(--resume\) to continue it, or remove it"),
-    Bad("resuming another recipe", icl.train_icl,
-        lambda: icl.train_icl(icl_train_config(), work_with_checkpoint(SAVED | {"config": {"steps": 1}}), resume=True),
+    Bad("resuming another recipe", icl_training.train_icl,
+        lambda: icl_training.train_icl(icl_train_config(), work_with_checkpoint(SAVED | {"config": {"steps": 1}}),
+                                       resume=True),
         ValueError,
         r"checkpoint.pt was written by another recipe"),
-    Bad("resuming a damaged checkpoint", icl.train_icl,
-        lambda: icl.train_icl(icl_train_config(), work_with_checkpoint(b"not a checkpoint"), resume=True), ValueError,
-        r"checkpoint.pt is truncated or not a checkpoint of this training loop"),
-    Bad("a family too small for the induction probe", icl.train_icl, lambda: icl.train_icl(icl_config()), ValueError,
+    Bad("resuming a damaged checkpoint", icl_training.train_icl,
+        lambda: icl_training.train_icl(icl_train_config(), work_with_checkpoint(b"not a checkpoint"), resume=True),
+        ValueError, r"checkpoint.pt is truncated or not a checkpoint of this training loop"),
+    Bad("a family too small for the induction probe", icl_training.train_icl,
+        lambda: icl_training.train_icl(icl_config()), ValueError,
         r"the family needs at least 16 content tokens and a context of 32, got 12 tokens and block_size=25"),
 
-    Bad("a function for the model", icl.evaluate_shots, lambda: shots(lambda idx: idx), TypeError,
+    Bad("a function for the model", icl_training.evaluate_shots, lambda: shots(lambda idx: idx), TypeError,
         r"model must be an nn.Module, got function"),
-    Bad("one number of shots, not a list", icl.evaluate_shots, lambda: shots(shots_=4), TypeError,
+    Bad("one number of shots, not a list", icl_training.evaluate_shots, lambda: shots(shots_=4), TypeError,
         r"shots must be a sequence of ints, got int"),
-    Bad("no numbers of shots", icl.evaluate_shots, lambda: shots(shots_=[]), ValueError, r"shots must not be empty"),
-    Bad("negative shots", icl.evaluate_shots, lambda: shots(shots_=[-1]), ValueError,
+    Bad("no numbers of shots", icl_training.evaluate_shots, lambda: shots(shots_=[]), ValueError,
+        r"shots must not be empty"),
+    Bad("negative shots", icl_training.evaluate_shots, lambda: shots(shots_=[-1]), ValueError,
         r"k \(the number of shots\) must be an int ≥ 0, got -1"),
-    Bad("float shots", icl.evaluate_shots, lambda: shots(shots_=[1.5]), TypeError,
+    Bad("float shots", icl_training.evaluate_shots, lambda: shots(shots_=[1.5]), TypeError,
         r"shots must hold ints, got \[1.5\]"),
-    Bad("no tasks", icl.evaluate_shots, lambda: shots(tasks_=[]), ValueError, r"tasks must not be empty"),
-    Bad("a float seed", icl.evaluate_shots, lambda: shots(seed=1.5), TypeError, r"seed must be an int, got float"),
-    Bad("prompts longer than the context", icl.evaluate_shots, lambda: shots(shots_=[10]), ValueError,
+    Bad("no tasks", icl_training.evaluate_shots, lambda: shots(tasks_=[]), ValueError, r"tasks must not be empty"),
+    Bad("a float seed", icl_training.evaluate_shots, lambda: shots(seed=1.5), TypeError,
+        r"seed must be an int, got float"),
+    Bad("prompts longer than the context", icl_training.evaluate_shots, lambda: shots(shots_=[10]), ValueError,
         r"longer than the model's context block_size=25"),
 
-    Bad("a dict for the recipe", icl.heldout_accuracy, lambda: icl.heldout_accuracy(icl_gpt(), {}), TypeError,
-        r"cfg must be an ICLTrainConfig, got dict"),
-    Bad("no tasks", icl.heldout_accuracy, lambda: icl.heldout_accuracy(icl_gpt(), icl_config(), n_tasks=0), ValueError,
+    Bad("a dict for the recipe", icl_training.heldout_accuracy, lambda: icl_training.heldout_accuracy(icl_gpt(), {}),
+        TypeError, r"cfg must be an ICLTrainConfig, got dict"),
+    Bad("no tasks", icl_training.heldout_accuracy,
+        lambda: icl_training.heldout_accuracy(icl_gpt(), icl_config(), n_tasks=0), ValueError,
         r"n_tasks must be positive, got 0"),
-    Bad("no numbers of shots", icl.heldout_accuracy, lambda: icl.heldout_accuracy(icl_gpt(), icl_config(), shots=()),
+    Bad("no numbers of shots", icl_training.heldout_accuracy,
+        lambda: icl_training.heldout_accuracy(icl_gpt(), icl_config(), shots=()),
         ValueError, r"shots must not be empty"),
 
-    Bad("a dict for the model", icl.save_icl_checkpoint, lambda: icl.save_icl_checkpoint(tmp(), {}, icl_config(), {}),
+    Bad("a dict for the model", icl_training.save_icl_checkpoint,
+        lambda: icl_training.save_icl_checkpoint(tmp(), {}, icl_config(), {}),
         TypeError, r"model must be a coursekit.gpt.GPT, got dict"),
-    Bad("a dict for the recipe", icl.save_icl_checkpoint, lambda: icl.save_icl_checkpoint(tmp(), icl_gpt(), {}, {}),
+    Bad("a dict for the recipe", icl_training.save_icl_checkpoint,
+        lambda: icl_training.save_icl_checkpoint(tmp(), icl_gpt(), {}, {}),
         TypeError, r"cfg must be an ICLTrainConfig, got dict"),
-    Bad("a list for the report", icl.save_icl_checkpoint,
-        lambda: icl.save_icl_checkpoint(tmp(), icl_gpt(), icl_config(), []), TypeError,
+    Bad("a list for the report", icl_training.save_icl_checkpoint,
+        lambda: icl_training.save_icl_checkpoint(tmp(), icl_gpt(), icl_config(), []), TypeError,
         r"report must be a dict, got list"),
-    Bad("a model of another recipe", icl.save_icl_checkpoint,
-        lambda: icl.save_icl_checkpoint(tmp(), icl_gpt(), icl_config(n_embd=16), {}), ValueError,
+    Bad("a model of another recipe", icl_training.save_icl_checkpoint,
+        lambda: icl_training.save_icl_checkpoint(tmp(), icl_gpt(), icl_config(n_embd=16), {}), ValueError,
         r"the model is not the recipe's: model.config differs from cfg.model_config\(\)"),
 
-    Bad("a missing directory", icl.load_icl_checkpoint, lambda: icl.load_icl_checkpoint(tmp() / "gone"),
-        FileNotFoundError, r"no checkpoint at .*gone.*python -m coursekit.prompting train"),
-    Bad("a character GPT's directory", icl.load_icl_checkpoint,
-        lambda: icl.load_icl_checkpoint(char_gpt_dir({"chars": "abcdefghijk"})), ValueError,
+    Bad("a missing directory", icl_training.load_icl_checkpoint,
+        lambda: icl_training.load_icl_checkpoint(tmp() / "gone"), FileNotFoundError,
+        r"no checkpoint at .*gone.*python -m coursekit.prompting train"),
+    Bad("a character GPT's directory", icl_training.load_icl_checkpoint,
+        lambda: icl_training.load_icl_checkpoint(char_gpt_dir({"chars": "abcdefghijk"})), ValueError,
         r"holds no in-context learner \(its metadata has no 'train_config'\)"),
-    Bad("no report", icl.load_icl_checkpoint, lambda: icl.load_icl_checkpoint(icl_dir(drop_report=True)),
-        FileNotFoundError, r"no report at .*report.json"),
-    Bad("a report of another file", icl.load_icl_checkpoint,
-        lambda: icl.load_icl_checkpoint(icl_dir(report='{"file_sha256": "0"}')), ValueError,
+    Bad("no report", icl_training.load_icl_checkpoint,
+        lambda: icl_training.load_icl_checkpoint(icl_dir(drop_report=True)), FileNotFoundError,
+        r"no report at .*report.json"),
+    Bad("a report of another file", icl_training.load_icl_checkpoint,
+        lambda: icl_training.load_icl_checkpoint(icl_dir(report='{"file_sha256": "0"}')), ValueError,
         r"model.safetensors does not match its report"),
-    Bad("a damaged report", icl.load_icl_checkpoint, lambda: icl.load_icl_checkpoint(icl_dir(report="{not json")),
-        ValueError, r"report.json is not valid JSON"),
+    Bad("a damaged report", icl_training.load_icl_checkpoint,
+        lambda: icl_training.load_icl_checkpoint(icl_dir(report="{not json")), ValueError,
+        r"report.json is not valid JSON"),
 
-    Bad("no demonstrations: an untouched copy", icl.finetune_on_demonstrations, lambda: finetune(()),
+    Bad("no demonstrations: an untouched copy", icl_training.finetune_on_demonstrations, lambda: finetune(()),
         returns=lambda m: m is not icl_gpt() and not m.training
         and all(torch.equal(a, b) for a, b in zip(m.parameters(), icl_gpt().parameters()))),
-    Bad("ids instead of pairs", icl.finetune_on_demonstrations, lambda: finetune([5, 6]), TypeError,
+    Bad("ids instead of pairs", icl_training.finetune_on_demonstrations, lambda: finetune([5, 6]), TypeError,
         r"demos must be a list of \(x, y\) pairs of int token ids, got 5"),
-    Bad("a float input", icl.finetune_on_demonstrations, lambda: finetune([(5.5, 12)]), TypeError,
+    Bad("a float input", icl_training.finetune_on_demonstrations, lambda: finetune([(5.5, 12)]), TypeError,
         r"demos must be a list of \(x, y\) pairs of int token ids, got \(5.5, 12\)"),
-    Bad("a float label (truncated before)", icl.finetune_on_demonstrations, lambda: finetune([(5, 12.7)]), TypeError,
-        r"demos must be a list of \(x, y\) pairs of int token ids, got \(5, 12.7\)"),
-    Bad("label id = vocab_size", icl.finetune_on_demonstrations, lambda: finetune([(5, 16)]), ValueError,
+    Bad("a float label (truncated before)", icl_training.finetune_on_demonstrations, lambda: finetune([(5, 12.7)]),
+        TypeError, r"demos must be a list of \(x, y\) pairs of int token ids, got \(5, 12.7\)"),
+    Bad("label id = vocab_size", icl_training.finetune_on_demonstrations, lambda: finetune([(5, 16)]), ValueError,
         r"the demonstrations' labels y must hold class ids in \[0, 16\), got values in \[16, 16\]"),
-    Bad("a format name", icl.finetune_on_demonstrations, lambda: finetune(fmt="arrow"), TypeError,
+    Bad("a format name", icl_training.finetune_on_demonstrations, lambda: finetune(fmt="arrow"), TypeError,
         r"fmt must be a TokenFormat, got str"),
-    Bad("zero steps", icl.finetune_on_demonstrations, lambda: finetune(steps=0), ValueError,
+    Bad("zero steps", icl_training.finetune_on_demonstrations, lambda: finetune(steps=0), ValueError,
         r"steps must be positive, got 0"),
-    Bad("zero learning rate", icl.finetune_on_demonstrations, lambda: finetune(lr=0.0), ValueError,
+    Bad("zero learning rate", icl_training.finetune_on_demonstrations, lambda: finetune(lr=0.0), ValueError,
         r"lr must be positive and finite, got 0.0"),
-    Bad("a prefix no parameter has", icl.finetune_on_demonstrations, lambda: finetune(params="decoder."), ValueError,
-        r"params='decoder.' matches no parameter name of the model"),
-    Bad("a function for the model", icl.finetune_on_demonstrations,
-        lambda: icl.finetune_on_demonstrations(lambda idx: idx, [(5, 12)], FAM.formats()["arrow"]), TypeError,
+    Bad("a prefix no parameter has", icl_training.finetune_on_demonstrations, lambda: finetune(params="decoder."),
+        ValueError, r"params='decoder.' matches no parameter name of the model"),
+    Bad("a function for the model", icl_training.finetune_on_demonstrations,
+        lambda: icl_training.finetune_on_demonstrations(lambda idx: idx, [(5, 12)], FAM.formats()["arrow"]), TypeError,
         r"model must be an nn.Module, got function"),
 
-    Bad("unknown format", icl.evaluate_finetuning, lambda: icl.evaluate_finetuning(icl_gpt(), FAM, tasks(), 1,
-                                                                                  fmt="yaml"), ValueError,
+    Bad("unknown format", icl_training.evaluate_finetuning,
+        lambda: icl_training.evaluate_finetuning(icl_gpt(), FAM, tasks(), 1, fmt="yaml"), ValueError,
         r"fmt must be one of \['bare', 'arrow', 'io'\], got 'yaml'"),
-    Bad("negative shots", icl.evaluate_finetuning, lambda: icl.evaluate_finetuning(icl_gpt(), FAM, tasks(), -1),
-        ValueError, r"k must be an int ≥ 0, got -1"),
-    Bad("no tasks", icl.evaluate_finetuning, lambda: icl.evaluate_finetuning(icl_gpt(), FAM, [], 1), ValueError,
-        r"tasks must not be empty"),
-    Bad("a dict for the family", icl.evaluate_finetuning, lambda: icl.evaluate_finetuning(icl_gpt(), {}, tasks(), 1),
-        TypeError, r"family must be an ICLTaskFamily, got dict"),
-    Bad("zero fine-tuning steps", icl.evaluate_finetuning,
-        lambda: icl.evaluate_finetuning(icl_gpt(), FAM, tasks(), 1, steps=0), ValueError,
+    Bad("negative shots", icl_training.evaluate_finetuning,
+        lambda: icl_training.evaluate_finetuning(icl_gpt(), FAM, tasks(), -1), ValueError,
+        r"k must be an int ≥ 0, got -1"),
+    Bad("no tasks", icl_training.evaluate_finetuning, lambda: icl_training.evaluate_finetuning(icl_gpt(), FAM, [], 1),
+        ValueError, r"tasks must not be empty"),
+    Bad("a dict for the family", icl_training.evaluate_finetuning,
+        lambda: icl_training.evaluate_finetuning(icl_gpt(), {}, tasks(), 1), TypeError,
+        r"family must be an ICLTaskFamily, got dict"),
+    Bad("zero fine-tuning steps", icl_training.evaluate_finetuning,
+        lambda: icl_training.evaluate_finetuning(icl_gpt(), FAM, tasks(), 1, steps=0), ValueError,
         r"steps must be positive, got 0"),
 ]
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from coursekit import icl, induction
+from coursekit import icl, icl_training, induction
 from coursekit import prompting as P
 from coursekit.gpt import GPT, GPTConfig
 
@@ -193,7 +193,7 @@ def test_finetuning_memorises_its_k_examples():
     task = icl.sample_tasks(FAM, 1, "heldout", torch.Generator().manual_seed(3))[0]
     fmt = FAM.formats()["arrow"]
     demos = [(int(task.inputs[j]), task.label_of(j)) for j in range(4)]
-    ft = icl.finetune_on_demonstrations(model, demos, fmt, steps=60, lr=1e-2)
+    ft = icl_training.finetune_on_demonstrations(model, demos, fmt, steps=60, lr=1e-2)
     prompts = torch.tensor([P.build_token_prompt([], x, fmt) for x, _ in demos])
     pred = P.classify_by_likelihood(ft, prompts, task.labels.expand(4, -1)).argmax(-1)
     assert (task.labels[pred] == torch.tensor([y for _, y in demos])).all()
@@ -291,8 +291,8 @@ ICL_DIR = ROOT / "data" / "icl"
 def test_committed_checkpoint_reproduces_its_recorded_figures_and_meets_the_targets():
     """The issue's targets, from the committed weights: an induction head ≥ 0.5 (uniform ≈ 0.04) and
     ≥ 0.9 accuracy at 8 shots on strictly held-out pairings, with 0 shots at chance."""
-    model, cfg, report = icl.load_icl_checkpoint(ICL_DIR)
-    held = icl.heldout_accuracy(model, cfg, shots=(0, 8), n_tasks=report["heldout"]["n_tasks"])
+    model, cfg, report = icl_training.load_icl_checkpoint(ICL_DIR)
+    held = icl_training.heldout_accuracy(model, cfg, shots=(0, 8), n_tasks=report["heldout"]["n_tasks"])
     for k in ("0", "8"):
         assert held["by_shots"][k]["accuracy"] == pytest.approx(report["heldout"]["by_shots"][k]["accuracy"], abs=2e-3)
     assert held["by_shots"]["8"]["accuracy"] >= 0.9 and abs(held["by_shots"]["0"]["accuracy"] - 0.25) < 0.05
@@ -304,17 +304,17 @@ def test_committed_checkpoint_reproduces_its_recorded_figures_and_meets_the_targ
 
 @pytest.mark.skipif(not (ICL_DIR / "model.safetensors").exists(), reason="data/icl not committed yet")
 def test_knocking_out_the_induction_heads_removes_in_context_copying():
-    model, cfg, report = icl.load_icl_checkpoint(ICL_DIR)
+    model, cfg, report = icl_training.load_icl_checkpoint(ICL_DIR)
     fam = cfg.task_family()
     tasks = icl.sample_tasks(fam, 32, "heldout", torch.Generator().manual_seed(5))
     scores = torch.tensor(report["heads"]["induction"])
     heads = [divmod(int(i), scores.shape[1]) for i in (scores > 0.5).flatten().nonzero().flatten()]
     previous = [(0, int(torch.tensor(report["heads"]["previous_token"][0]).argmax()))]
-    full = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
+    full = icl_training.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
     with induction.ablate_heads(model, heads):
-        without = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
+        without = icl_training.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
     with induction.ablate_heads(model, previous):
-        without_previous = icl.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
+        without_previous = icl_training.evaluate_shots(model, fam, tasks, (8,), cfg.format)[8].mean()
     assert full > 0.9 and without < 0.4 and without_previous < 0.4       # both halves of the circuit are needed
 
 
@@ -328,12 +328,12 @@ def test_committed_checkpoint_file_must_match_its_report(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     (tmp_path / "report.json").write_text(json.dumps(dict(report, file_sha256="0" * 64)))
     with pytest.raises(ValueError, match="does not match its report"):
-        icl.load_icl_checkpoint(tmp_path)
+        icl_training.load_icl_checkpoint(tmp_path)
 
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="python -m coursekit.prompting train"):
-        icl.load_icl_checkpoint(tmp_path)
+        icl_training.load_icl_checkpoint(tmp_path)
 
 
 def test_ablating_a_head_zeroes_its_slice_before_the_output_projection():
@@ -354,27 +354,27 @@ def test_ablating_a_head_zeroes_its_slice_before_the_output_projection():
 
 
 def test_recipe_runs_resumes_exactly_and_reports(tmp_path):
-    cfg = icl.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=6, batch_size=4, eval_tasks=2, eval_every=3)
-    model, report = icl.train_icl(cfg, tmp_path / "full")
+    cfg = icl_training.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=6, batch_size=4, eval_tasks=2, eval_every=3)
+    model, report = icl_training.train_icl(cfg, tmp_path / "full")
     assert report["steps_done"] == 6 and len(report["train_loss"]) == 6
     assert [p["step"] for p in report["curve"]] == [0, 3, 6]
     assert all(len(p["induction"]) == 1 and len(p["induction"][0]) == 2 for p in report["curve"])
-    _, part = icl.train_icl(cfg, tmp_path / "split", stop_at=3)
+    _, part = icl_training.train_icl(cfg, tmp_path / "split", stop_at=3)
     assert part["steps_done"] == 3
-    resumed, rest = icl.train_icl(cfg, tmp_path / "split", resume=True)
+    resumed, rest = icl_training.train_icl(cfg, tmp_path / "split", resume=True)
     assert rest["train_loss"] == report["train_loss"]                      # the same batches, the same updates
     for a, b in zip(model.parameters(), resumed.parameters()):
         assert torch.equal(a, b)
     with pytest.raises(FileExistsError, match="--resume"):
-        icl.train_icl(cfg, tmp_path / "full")
+        icl_training.train_icl(cfg, tmp_path / "full")
 
 
 def test_command_line_trains_and_reads_back(tmp_path, capsys):
-    cfg = icl.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=2, batch_size=4, eval_tasks=2, eval_every=2)
+    cfg = icl_training.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=2, batch_size=4, eval_tasks=2, eval_every=2)
     path = tmp_path / "c.json"
     path.write_text(json.dumps(dataclasses.asdict(cfg)))
     assert P.main(["train", "--config", str(path), "--work", str(tmp_path / "w"), "--out", str(tmp_path / "m")]) == 0
-    loaded, cfg2, rep = icl.load_icl_checkpoint(tmp_path / "m")
+    loaded, cfg2, rep = icl_training.load_icl_checkpoint(tmp_path / "m")
     assert cfg2 == cfg and rep["steps_done"] == 2 and set(rep["heldout"]["by_shots"]) == {"0", "1", "2", "4", "8", "16"}
     capsys.readouterr()
     P.main(["induction", "--model", str(tmp_path / "m"), "--json"])

@@ -459,6 +459,8 @@ def unigram_entropy(corpus: PretrainingCorpus) -> float:
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
+    from coursekit.train import config_from_json
+
     parser = argparse.ArgumentParser(prog="python -m coursekit.bert_pretraining", description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="JSON file with PretrainConfig fields (missing fields keep their defaults)")
     parser.add_argument("--steps", type=int, help="override the number of steps")
@@ -482,11 +484,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     cfg = PretrainConfig()
     if args.config:
-        fields = json.loads(Path(args.config).read_text())
-        unknown = set(fields) - {f.name for f in dataclasses.fields(PretrainConfig)}
-        if unknown:
-            raise SystemExit(f"unknown PretrainConfig fields in {args.config}: {sorted(unknown)}")
-        cfg = dataclasses.replace(cfg, **fields)
+        cfg = config_from_json(args.config, cfg)
     if args.steps:
         cfg = dataclasses.replace(cfg, steps=args.steps)
     load = os.getloadavg()

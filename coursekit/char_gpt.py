@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
     import os
 
-    from coursekit.train import save_checkpoint
+    from coursekit.train import config_from_json, save_checkpoint
 
     parser = argparse.ArgumentParser(prog="python -m coursekit.char_gpt", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -337,11 +337,7 @@ def main(argv: list[str] | None = None) -> None:
 
     cfg = TrainConfig.nanogpt_cpu() if args.nanogpt_cpu else TrainConfig()
     if args.config:
-        fields = json.loads(Path(args.config).read_text())
-        unknown = set(fields) - {f.name for f in dataclasses.fields(TrainConfig)}
-        if unknown:
-            raise SystemExit(f"unknown TrainConfig fields in {args.config}: {sorted(unknown)}")
-        cfg = dataclasses.replace(cfg, **fields)
+        cfg = config_from_json(args.config, cfg)
     load = os.getloadavg()
     model, report = train(cfg, progress=False)
     report["load_average_before_after"] = [load, os.getloadavg()]

@@ -331,9 +331,9 @@ def run_slide_prompts(model: Callable, tokenizer, *, max_new_tokens: int = 8,
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import dataclasses
 
     from coursekit import icl_training, induction
+    from coursekit.train import config_from_json
 
     parser = argparse.ArgumentParser(prog="python -m coursekit.prompting", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
         cfg = icl_training.ICLTrainConfig()
         if args.config:
-            cfg = dataclasses.replace(cfg, **json.loads(Path(args.config).read_text()))
+            cfg = config_from_json(args.config, cfg)
         model, report = icl_training.train_icl(cfg, args.work, resume=args.resume, log=True, stop_at=args.stop_at)
         report["heldout"] = icl_training.heldout_accuracy(model, cfg)
         report["heads"] = induction.head_scores(model, torch.arange(4, cfg.task_family().vocab_size))

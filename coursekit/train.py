@@ -190,6 +190,30 @@ def _config_dict(config: Any) -> dict:
     raise TypeError(f"config must be a dataclass instance or a dict, got {type(config).__name__}")
 
 
+def config_from_json(path: str | Path, base: Any) -> Any:
+    """``base`` (a config dataclass instance) with the fields set in the JSON object at ``path`` replaced.
+
+    What every training CLI's ``--config`` does: fields missing from the file keep ``base``'s values, an
+    unknown field is an error naming the known ones (a typo must not silently train the default recipe),
+    and the dataclass's own checks (``__post_init__``) judge the values.
+    """
+    if not (dataclasses.is_dataclass(base) and not isinstance(base, type)):
+        raise TypeError(f"base must be a config dataclass instance, got {type(base).__name__}")
+    path = Path(path)
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path} is not valid JSON: {e}") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"{path} must hold a JSON object of {type(base).__name__} fields, "
+                         f"got a {type(values).__name__}")
+    known = [f.name for f in dataclasses.fields(base)]
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {type(base).__name__} fields in {path}: {unknown}; known fields: {known}")
+    return dataclasses.replace(base, **values)
+
+
 def save_checkpoint(path: str | Path, model: nn.Module, config: Any, extra: dict | None = None) -> Path:
     """Save ``model``'s weights as safetensors with ``config`` (and ``extra``) as JSON metadata.
 

@@ -187,3 +187,41 @@ def test_word_vectors_hash(tmp_path):
     _flip_last_byte(tmp_path / "w.safetensors")
     with pytest.raises(ValueError, match="is corrupt"):
         WordVectors.load(tmp_path / "w")
+
+
+def test_config_from_json_replaces_only_the_given_fields(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text('{"d_hidden": 8}')
+    base = TinyConfig(d_in=5)
+    assert train.config_from_json(path, base) == TinyConfig(d_in=5, d_hidden=8)
+    assert base == TinyConfig(d_in=5)                                   # the base is not mutated
+
+
+@pytest.mark.parametrize("text, error, match", [
+    ('{"d_hiden": 8}', ValueError, r"unknown TinyConfig fields in .*c\.json: \['d_hiden'\]; known fields: "
+                                   r"\['d_in', 'd_hidden'\]"),
+    ('[8]', ValueError, r"must hold a JSON object of TinyConfig fields, got a list"),
+    ('{"d_hidden": 8,}', ValueError, r"c\.json is not valid JSON"),
+])
+def test_config_from_json_rejects_typos_and_non_objects(tmp_path, text, error, match):
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(error, match=match):
+        train.config_from_json(path, TinyConfig())
+    with pytest.raises(TypeError, match="base must be a config dataclass instance, got type"):
+        train.config_from_json(path, TinyConfig)
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("coursekit.char_gpt", ["train"]),
+    ("coursekit.bert_pretraining", []),
+    ("coursekit.prompting", ["train"]),
+])
+def test_every_training_cli_rejects_an_unknown_config_field(tmp_path, module, argv):
+    import importlib
+
+    path = tmp_path / "c.json"
+    path.write_text('{"stepz": 3}')
+    with pytest.raises(ValueError, match=r"unknown \w+Config fields in .*c\.json: \['stepz'\]"):
+        importlib.import_module(module).main([*argv, "--config", str(path), "--out", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()                            # nothing trained, nothing written

@@ -40,6 +40,7 @@ from coursekit import (
     widgets,
     word_vectors,
 )
+from coursekit.char_gpt import TrainConfig
 
 EXEMPT = {
     "coursekit.sgns.SGNSHistory": "a plain result container filled by train_sgns",
@@ -1256,7 +1257,24 @@ TRAIN = [
         r"checkpoint.pt is not a checkpoint of this training loop: it lacks"),
     Bad("a checkpoint without --resume", train.train_in_folder, lambda: folder_run(folder_with({}), resume=False),
         FileExistsError, r"checkpoint.pt exists: pass resume=True \(--resume\) to continue it, or remove it"),
+    Bad("--config with a typo", train.config_from_json, lambda: config_json('{"max_iter": 5}'), ValueError,
+        r"unknown TrainConfig fields in .*config\.json: \['max_iter'\]; known fields: \[.*'max_iters'"),
+    Bad("--config holding a list", train.config_from_json, lambda: config_json("[5]"), ValueError,
+        r"must hold a JSON object of TrainConfig fields, got a list"),
+    Bad("--config not JSON", train.config_from_json, lambda: config_json("max_iters: 5"), ValueError,
+        r"config\.json is not valid JSON"),
+    Bad("--config with a bad value", train.config_from_json, lambda: config_json('{"max_iters": -5}'), ValueError,
+        r"max_iters"),
+    Bad("the class, not an instance", train.config_from_json, lambda: config_json("{}", base=TrainConfig), TypeError,
+        r"base must be a config dataclass instance, got type"),
 ]
+
+
+def config_json(text: str, base=None):
+    """config_from_json on a file holding ``text``, over char_gpt's TrainConfig (a real recipe with checks)."""
+    path = tmp() / "config.json"
+    path.write_text(text)
+    return train.config_from_json(path, TrainConfig() if base is None else base)
 
 
 # ==============================================================================================

@@ -29,6 +29,7 @@ from coursekit.attention import KVCache
 from coursekit.exercises import core as ex_core
 from coursekit.exercises import grade as ex_grade
 from coursekit.exercises import student as ex_student
+from coursekit.exercises import written as ex_written
 from coursekit.text import Vocab
 from coursekit.train import save_checkpoint
 from coursekit.transformer import Transformer, TransformerConfig
@@ -48,7 +49,7 @@ EXEMPT = {
     "coursekit.exercises.core.describe": "describes any value for a message: there is no wrong argument",
     "coursekit.exercises.grade.ExerciseGrade": "a plain result container filled by grade",
     "coursekit.exercises.grade.GradeReport": "a plain result container filled by grade",
-    "coursekit.exercises.grade.WrittenExercise": "a plain result container filled by written_exercises",
+    "coursekit.exercises.written.WrittenExercise": "a plain result container filled by written_exercises",
     "coursekit.exercises.student.MarkerError": "an exception class raised on malformed markers",
     "coursekit.exercises.student.Exercise": "a plain record filled by student_notebook and exercises_of",
 }
@@ -1640,19 +1641,19 @@ EXERCISES = [
         TypeError, r"save_executed must be a notebook path \(str or Path\) or None, got int"),
     Bad("a number for the log", ex_grade.grading_env, lambda: ex_grade.grading_env(5), TypeError,
         r"log_path must be a file path \(str or Path\), got int"),
-    Bad("a path instead of a notebook", ex_grade.written_exercises,
-        lambda: ex_grade.written_exercises(str(notebook_file())), TypeError,
+    Bad("a path instead of a notebook", ex_written.written_exercises,
+        lambda: ex_written.written_exercises(str(notebook_file())), TypeError,
         r"nb must be a notebook \(nbformat.NotebookNode, e.g. from nbformat.read\), got str"),
-    Bad("a plain dict", ex_grade.written_exercises, lambda: ex_grade.written_exercises({"cells": []}), TypeError,
+    Bad("a plain dict", ex_written.written_exercises, lambda: ex_written.written_exercises({"cells": []}), TypeError,
         r"nb must be a notebook \(nbformat.NotebookNode, e.g. from nbformat.read\), got dict"),
-    Bad("a string of numbers ('1' in '12')", ex_grade.written_exercises,
-        lambda: ex_grade.written_exercises(notebook(), code_numbers="12"), TypeError,
+    Bad("a string of numbers ('1' in '12')", ex_written.written_exercises,
+        lambda: ex_written.written_exercises(notebook(), code_numbers="12"), TypeError,
         r"code_numbers must be a set of exercise numbers \(str\), got str"),
-    Bad("int exercise numbers (never equal to '1')", ex_grade.written_exercises,
-        lambda: ex_grade.written_exercises(notebook(), code_numbers={1}), TypeError,
+    Bad("int exercise numbers (never equal to '1')", ex_written.written_exercises,
+        lambda: ex_written.written_exercises(notebook(), code_numbers={1}), TypeError,
         r"code_numbers must hold str exercise numbers such as '3' or '3b', got 1 \(int\)"),
-    Bad("a tuple for the notes", ex_grade.written_exercises,
-        lambda: ex_grade.written_exercises(notebook(), notes=()), TypeError,
+    Bad("a tuple for the notes", ex_written.written_exercises,
+        lambda: ex_written.written_exercises(notebook(), notes=()), TypeError,
         r"notes must be a list \(messages are appended to it\) or None, got tuple"),
 
     Bad("a number for the source", ex_student.exercise_header, lambda: ex_student.exercise_header(5), TypeError,

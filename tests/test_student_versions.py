@@ -500,7 +500,7 @@ def test_written_exercise_missing_from_the_submission_is_still_listed(tmp_path):
 
 
 def test_written_exercises_are_found_in_every_version():
-    from coursekit.exercises.grade import written_exercises
+    from coursekit.exercises.written import written_exercises
 
     instructor = written_exercises(_instructor(), code_numbers={"1"})
     assert [(w.number, w.mark_scheme, w.answered) for w in instructor] == [

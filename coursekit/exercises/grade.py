@@ -20,11 +20,10 @@ cell up to the next exercise cell, and the check results logged while they ran. 
 A check is trusted with nothing: a result line it logged that cannot be read, or an unknown status,
 is a failed check with a message saying so; a check that raises makes its cell raise, i.e. a failed row.
 
-**Written exercises** — a markdown cell with a mark scheme (``=== BEGIN MARK SCHEME ===`` …
-``=== END MARK SCHEME ===``, which the student version turns into ``_Your answer here._``) or with a
-header ``**Exercise N (written).**`` (any word in the parentheses) whose number is not a code
-exercise's — are listed too, as **to be marked by hand**, with the mark scheme when the reference
-notebook (the instructor's) has one. They are not part of the passed / total count.
+**Written exercises** — markdown answers with a mark scheme or a header ``**Exercise N (written).**``,
+found by :mod:`coursekit.exercises.written` — are listed too, as **to be marked by hand**, with the
+mark scheme when the reference notebook (the instructor's) has one. They are not part of the
+passed / total count.
 
 A lesson cell (one before the first exercise) that raises is listed under ``lesson_errors`` with its
 cell number and message: the exercises after it may then fail for a reason that is not the student's
@@ -49,20 +48,10 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from coursekit.exercises.core import FAILED, GRADING_LOG_ENV, NOT_ATTEMPTED, PASSED, CheckResult
-from coursekit.exercises.student import (
-    ANSWER_STUB,
-    MARK_SCHEME_BEGIN,
-    MARK_SCHEME_END,
-    Exercise,
-    MarkerError,
-    _check_notebook,
-    exercise_header,
-    exercises_of,
-    solution_regions,
-)
+from coursekit.exercises.student import Exercise, MarkerError, exercise_header, exercises_of
+from coursekit.exercises.written import _written_rows, written_exercises
 
-__all__ = ["DEFAULT_TIMEOUT", "MARK_BY_HAND", "ExerciseGrade", "GradeReport", "WrittenExercise", "grade",
-           "grading_env", "written_exercises"]
+__all__ = ["DEFAULT_TIMEOUT", "MARK_BY_HAND", "ExerciseGrade", "GradeReport", "grade", "grading_env"]
 
 DEFAULT_TIMEOUT = 120  # seconds per cell
 MARK_BY_HAND = "to be marked by hand"  # the status of a written exercise
@@ -345,119 +334,6 @@ def _match_reference(rows: list[ExerciseGrade], expected: list[Exercise], notes:
             f"the exercise cell is missing (its first line must stay '# EXERCISE {e.number}: {e.title}')"))
     notes += [f"exercise {n} is not in the reference notebook; not counted" for n in by_number]
     return matched
-
-
-# ----------------------------------------------------------------------------- written exercises
-
-# "**Exercise 5 (written).** The question…": number, kind (written, experiment, open, …), the question's line
-_WRITTEN_HEADER = re.compile(r"\*\*Exercise (?P<number>\d+[a-z]?) \((?P<kind>[^)\n]+)\)\.?\*\*\.?"
-                             r"[ \t]*(?P<text>[^\n]*)")
-
-
-_TITLE_WIDTH = 45  # a written exercise's title is the start of its question
-
-
-@dataclass(frozen=True)
-class WrittenExercise:
-    """A written exercise: a markdown answer, marked by hand against its mark scheme."""
-
-    number: str  # from its header "**Exercise N (kind).**"; "" when the cell has only a mark scheme
-    title: str
-    cell_index: int
-    mark_scheme: str | None  # the text between the markers; None where the cell has none (a student version)
-    answered: bool  # False while the cell still holds the answer stub
-    source: str  # the whole markdown cell
-
-
-def _title(header: re.Match | None, source: str) -> str:
-    """``"written: Why does the KV cache not help during training?"`` (shortened)."""
-    if header is None:
-        first = next((line.strip() for line in source.splitlines() if line.strip()), "")
-        return textwrap.shorten(f"written: {first}", _TITLE_WIDTH, placeholder="…")
-    question = re.split(r"(?<=[.?!])\s", header["text"].strip(), maxsplit=1)[0]
-    return textwrap.shorten(f"{header['kind']}: {question}", _TITLE_WIDTH, placeholder="…")
-
-
-def _mark_schemes(lines: list[str], where: str, notes: list[str]) -> list[tuple[int, str]]:
-    """``(line index, text)`` of each mark scheme in a markdown cell; a broken marker is noted, not fatal."""
-    try:
-        regions = solution_regions(lines, MARK_SCHEME_BEGIN, MARK_SCHEME_END, where=where)
-    except MarkerError as exc:
-        notes.append(f"{exc} (its mark scheme is not shown)")
-        return []
-    return [(b, "\n".join(lines[b + 1:e]).strip()) for b, e in regions]
-
-
-def written_exercises(nb, *, code_numbers: set[str] = frozenset(), name: str = "<notebook>",
-                      notes: list[str] | None = None) -> list[WrittenExercise]:
-    """The written exercises of a notebook (an instructor's, a student version or a submission).
-
-    A markdown cell holds one when it has a mark scheme, still holds the answer stub, or has a header
-    ``**Exercise N (kind).**`` whose number is not one of ``code_numbers`` (in the course, the
-    markdown that introduces a code exercise writes ``**Exercise N — title.**``). A mark scheme
-    belongs to the header above it.
-    """
-    _check_notebook(nb)
-    if isinstance(code_numbers, str) or not isinstance(code_numbers, (set, frozenset, list, tuple)):
-        raise TypeError(f"code_numbers must be a set of exercise numbers (str), got {type(code_numbers).__name__}")
-    bad = next((n for n in code_numbers if not isinstance(n, str)), None)
-    if bad is not None:
-        raise TypeError(f"code_numbers must hold str exercise numbers such as '3' or '3b', got {bad!r} "
-                        f"({type(bad).__name__})")
-    if notes is not None and not isinstance(notes, list):
-        raise TypeError(f"notes must be a list (messages are appended to it) or None, got {type(notes).__name__}")
-    notes = [] if notes is None else notes
-    found = []
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "markdown":
-            continue
-        source = cell.source
-        lines = source.split("\n")
-        schemes = _mark_schemes(lines, f"{name}, cell {index + 1}", notes)
-        headers = [h for h in _WRITTEN_HEADER.finditer(source) if h["number"] not in code_numbers]
-        stub = any(line.strip() == ANSWER_STUB for line in lines)
-        if not (headers or schemes or stub):
-            continue
-        starts = [source.count("\n", 0, h.start()) for h in headers] or [0]
-        for k, header in enumerate(headers or [None]):
-            end = starts[k + 1] if k + 1 < len(starts) else len(lines)
-            own = [text for at, text in schemes if (k == 0 or at >= starts[k]) and at < end]
-            found.append(WrittenExercise(header["number"] if header else "", _title(header, source), index,
-                                         "\n\n".join(own) if own else None, not stub, source))
-    return found
-
-
-def _written_message(exercise: WrittenExercise | None, mark_scheme: str | None, reference_given: bool) -> str:
-    """What the table says about a written exercise: is there an answer, and how to mark it."""
-    if exercise is None:
-        said = "the exercise's markdown cell is missing from the submission"
-    elif not exercise.answered:
-        said = f"no answer yet (the cell still says {ANSWER_STUB})"
-    else:
-        said = "the answer is in the notebook"
-    if mark_scheme:
-        return f"{said}; mark scheme: " + " ".join(mark_scheme.split())
-    if reference_given:
-        return (f"{said}; the reference notebook has no mark scheme for it (pass the instructor's notebook as "
-                "--reference to see it here)")
-    return f"{said}; the mark scheme is in the instructor's notebook (grade with --reference INSTRUCTOR.ipynb)"
-
-
-def _written_rows(submitted: list[WrittenExercise], expected: list[WrittenExercise] | None,
-                  notes: list[str]) -> list[ExerciseGrade]:
-    """One row per written exercise: those of the reference when there is one, else the submission's."""
-    def row(listed: WrittenExercise, answer: WrittenExercise | None, scheme: str | None) -> ExerciseGrade:
-        return ExerciseGrade(listed.number, listed.title, MARK_BY_HAND,
-                             _written_message(answer, scheme, expected is not None), kind="written",
-                             mark_scheme=scheme, answer=answer.source if answer else None)
-
-    if expected is None:
-        return [row(w, w, w.mark_scheme) for w in submitted]
-    # matched by number; an unnumbered one (a mark scheme without a header) by its cell
-    by_key = {w.number or f"cell {w.cell_index}": w for w in submitted}
-    rows = [row(w, by_key.pop(w.number or f"cell {w.cell_index}", None), w.mark_scheme) for w in expected]
-    notes += [f"written exercise {n} is not in the reference notebook; not listed" for n in by_key if n[0].isdigit()]
-    return rows
 
 
 def _number_key(row: ExerciseGrade) -> tuple:

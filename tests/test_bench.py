@@ -20,7 +20,8 @@ def test_quick_json_lists_every_comparison(capsys):
         assert any(words in n for n in names), (words, names)
     for r in rows:
         assert r["ours_per_s"] > 0 and r["reference_per_s"] > 0
-        assert r["ratio"] == pytest.approx(r["ours_per_s"] / r["reference_per_s"], rel=2e-3)
+        # ratio is rounded to 3 decimals (±5e-4: 0.8 % of a ratio of 0.065), the rates to 0.1
+        assert r["ratio"] == pytest.approx(r["ours_per_s"] / r["reference_per_s"], rel=2e-3, abs=5e-4)
     gpt = next(r for r in rows if r["name"].startswith("GPT"))
     assert 0 < gpt["mfu"] < 1
 

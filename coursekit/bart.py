@@ -1,4 +1,4 @@
-"""BART: a denoising sequence-to-sequence model, its heads, generation and Hugging Face import (notebook 11).
+"""BART: a denoising sequence-to-sequence model, its generation and Hugging Face import (notebook 11).
 
 Lewis et al. 2020, *BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation,
 Translation, and Comprehension*.
@@ -8,40 +8,36 @@ reconstruct a document from a corrupted copy (the corruptions are in :mod:`cours
 
 Read top to bottom:
 
-1. **Decoder inputs** (§2.1): teacher forcing feeds the decoder the target shifted one place to the
-   right, starting with ``decoder_start_id`` (:func:`shift_tokens_right`). The loss is the
-   cross-entropy between the decoder's outputs and the *original* document (§2.2).
-2. **The model** (§2.1): "the standard sequence-to-sequence Transformer architecture … except,
+1. **The model** (§2.1): "the standard sequence-to-sequence Transformer architecture … except,
    following GPT, that we modify ReLU activation functions to GeLUs". As in the released code: learned
    absolute positions (with an offset of 2: position ``t`` reads row ``t + 2`` of the table), a LayerNorm
    on the embeddings of each stack, post-LN layers (the shared
-   :class:`coursekit.transformer.EncoderLayer` / :class:`~coursekit.transformer.DecoderLayer`, no final
+   :class:`coursekit.transformer_layers.EncoderLayer` / :class:`~coursekit.transformer_layers.DecoderLayer`, no final
    LayerNorm), one token embedding shared by encoder, decoder and the output projection, plus a
    ``final_logits_bias``. Optionally the embeddings are scaled by √d_model (``scale_embedding``).
-3. **Heads** (§3.1): sequence classification feeds the *same* input to encoder and decoder and
-   classifies the decoder's final state at the last ``<eos>`` (:class:`BartForSequenceClassification`);
-   generation feeds the decoder its own outputs (greedy or beam search from :mod:`coursekit.decoding`,
-   with the KV cache of :mod:`coursekit.transformer`).
-4. **Checkpoints**: :meth:`Bart.from_hf` / :meth:`BartForSequenceClassification.from_hf` load a
-   ``transformers`` BART (model object or local directory); a config or key mismatch is a ``ValueError``
-   that lists the keys.
+2. **Generation**: the decoder is fed its own outputs (greedy or beam search from
+   :mod:`coursekit.decoding`, with the KV cache of :mod:`coursekit.transformer_layers`).
+3. **Checkpoints**: :meth:`Bart.from_hf` loads a ``transformers`` BART (model object or local directory);
+   a config or key mismatch is a ``ValueError`` that lists the keys.
+
+The decoder inputs (§2.1: the target shifted one place to the right, starting with ``decoder_start_id``),
+the padded batches and the denoising loss (§2.2) are :mod:`coursekit.bart_batches`; the sequence-
+classification head (§3.1) is :mod:`coursekit.bart_heads`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from coursekit.attention import padding_mask
+from coursekit.bart_batches import shift_tokens_right
 from coursekit.checks import (
     check_bool_mask,
-    check_int_sequence,
-    check_labels,
     check_positive_float,
     check_positive_int,
     check_probability,
@@ -51,149 +47,16 @@ from coursekit.checks import (
 )
 from coursekit.decoding import SearchResult, beam_search, greedy_search
 from coursekit.hf import check_float_dtype, read_checkpoint
-from coursekit.text import pad_batch
-from coursekit.transformer import ACTIVATIONS, Decoder, Encoder, LearnedPositions, TransformerState
+from coursekit.transformer import TransformerState
+from coursekit.transformer_layers import ACTIVATIONS, Decoder, Encoder, LearnedPositions
 
-__all__ = [
-    "POSITION_OFFSET",
-    "Bart",
-    "BartConfig",
-    "BartForSequenceClassification",
-    "Seq2SeqBatch",
-    "denoising_batch",
-    "denoising_loss",
-    "seq2seq_batch",
-    "shift_tokens_right",
-]
+__all__ = ["POSITION_OFFSET", "Bart", "BartConfig"]
 
 POSITION_OFFSET = 2  # BART's position table has 2 extra rows at the top: position t reads row t + 2
 
 
 # ---------------------------------------------------------------------------------------------
-# Input checks shared by this module (the generic ones are in coursekit.checks)
-# ---------------------------------------------------------------------------------------------
-
-def _check_id(value, name: str) -> int:
-    """One token id: an int ≥ 0 (a float would be truncated into the ids)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int token id, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name} must be a token id ≥ 0, got {value}")
-    return value
-
-
-def _id_list(ids, name: str) -> list[int]:
-    """One sequence of token ids (a list of ints or a 1-D integer tensor) → a non-empty ``list[int]`` of ids ≥ 0."""
-    ids = check_int_sequence(ids, name)
-    if not ids:
-        raise ValueError(f"{name} is empty")
-    if min(ids) < 0:
-        raise ValueError(f"{name} must hold token ids ≥ 0, got {min(ids)}")
-    return ids
-
-
-# ---------------------------------------------------------------------------------------------
-# 1. Decoder inputs and the denoising objective
-# ---------------------------------------------------------------------------------------------
-
-def shift_tokens_right(ids: torch.Tensor, pad_id: int, decoder_start_id: int) -> torch.Tensor:
-    """Decoder inputs for teacher forcing: ``[start, y_0, …, y_{T-2}]`` from the targets ``y`` (B, T).
-
-    The last target token is dropped (nothing is predicted after it); label padding ``-100`` that
-    slides in becomes ``pad_id``. Same as ``transformers.models.bart.modeling_bart.shift_tokens_right``.
-    """
-    check_tensor(ids, "ids", ndim=2)
-    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise TypeError(f"ids must be integer token ids, got {ids.dtype}")
-    if ids.shape[1] == 0:
-        raise ValueError(f"ids must hold at least one token per row, got shape {tuple(ids.shape)}")
-    _check_id(pad_id, "pad_id")
-    _check_id(decoder_start_id, "decoder_start_id")
-    wrong = (ids < 0) & (ids != -100)
-    if wrong.any():
-        raise ValueError(f"ids must hold token ids ≥ 0 (or -100 for label padding), got {int(ids[wrong][0])}")
-    shifted = ids.new_empty(ids.shape)
-    shifted[:, 1:] = ids[:, :-1]
-    shifted[:, 0] = decoder_start_id
-    return shifted.masked_fill(shifted == -100, pad_id)  # (B, T)
-
-
-@dataclass
-class Seq2SeqBatch:
-    """One padded batch of a sequence-to-sequence task. Masks are True at real tokens.
-
-    ``src`` (B, S): encoder input (for denoising: the corrupted documents); ``tgt_out`` (B, T): what the
-    decoder must produce (the original documents, or a translation); ``tgt_in`` = ``shift_tokens_right(tgt_out)``.
-    """
-
-    src: torch.Tensor
-    src_keep: torch.Tensor
-    tgt_in: torch.Tensor
-    tgt_out: torch.Tensor
-    tgt_keep: torch.Tensor
-
-    def __post_init__(self) -> None:
-        check_tensor(self.src, "src", ndim=2)
-        check_tensor(self.tgt_in, "tgt_in", ndim=2)
-        check_bool_mask(self.src_keep, "src_keep", self.src.shape)
-        check_tensor(self.tgt_out, "tgt_out")
-        if self.tgt_out.shape != self.tgt_in.shape:
-            raise ValueError(f"tgt_out must have the shape of tgt_in {tuple(self.tgt_in.shape)}, "
-                             f"got {tuple(self.tgt_out.shape)}")
-        check_bool_mask(self.tgt_keep, "tgt_keep", self.tgt_in.shape)
-        if self.src.shape[0] != self.tgt_in.shape[0]:
-            raise ValueError(f"src has {self.src.shape[0]} rows but tgt_in has {self.tgt_in.shape[0]}: "
-                             f"one source per target")
-
-    def to(self, device) -> Seq2SeqBatch:
-        return Seq2SeqBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
-
-    def __len__(self) -> int:
-        return self.src.shape[0]
-
-
-def seq2seq_batch(sources: Sequence[Sequence[int] | torch.Tensor], targets: Sequence[Sequence[int] | torch.Tensor],
-                  *, pad_id: int, decoder_start_id: int) -> Seq2SeqBatch:
-    """Pad (source, target) id sequences and build the teacher-forced decoder inputs."""
-    if len(sources) != len(targets) or len(sources) == 0:
-        raise ValueError(f"need as many sources as targets (at least one), got {len(sources)} and {len(targets)}")
-    _check_id(pad_id, "pad_id")
-    _check_id(decoder_start_id, "decoder_start_id")
-    src, src_keep, _ = pad_batch([_id_list(s, f"sources[{i}]") for i, s in enumerate(sources)], pad_id)
-    tgt_out, tgt_keep, _ = pad_batch([_id_list(t, f"targets[{i}]") for i, t in enumerate(targets)], pad_id)
-    return Seq2SeqBatch(src, src_keep, shift_tokens_right(tgt_out, pad_id, decoder_start_id), tgt_out, tgt_keep)
-
-
-def denoising_batch(documents: Sequence[Sequence[int] | torch.Tensor], noise: Callable[..., torch.Tensor], *,
-                    pad_id: int, decoder_start_id: int, generator: torch.Generator | None = None) -> Seq2SeqBatch:
-    """Corrupt each document with ``noise(ids, generator=...)``: (corrupted → original) pairs (§2.2)."""
-    if len(documents) == 0:
-        raise ValueError("denoising_batch needs at least one document")
-    if not callable(noise):
-        raise TypeError(f"noise must be a function noise(ids, *, generator) -> ids, got {type(noise).__name__}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-    originals = [torch.tensor(_id_list(d, f"documents[{i}]"), dtype=torch.long) for i, d in enumerate(documents)]
-    corrupted = [noise(d, generator=generator) for d in originals]
-    return seq2seq_batch(corrupted, originals, pad_id=pad_id, decoder_start_id=decoder_start_id)
-
-
-def denoising_loss(model: Bart, batch: Seq2SeqBatch) -> torch.Tensor:
-    """Mean cross-entropy −log p(target | source) over the real target tokens (for denoising: the
-    reconstruction loss of the original document from its corrupted copy)."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    if not isinstance(batch, Seq2SeqBatch):
-        raise TypeError(f"batch must be a Seq2SeqBatch, got {type(batch).__name__}")
-    if not batch.tgt_keep.any():
-        raise ValueError("batch.tgt_keep marks no target token: the loss is undefined")
-    logits = model(batch.src, batch.tgt_in, src_keep=batch.src_keep, tgt_keep=batch.tgt_keep)  # (B, T, V)
-    targets = check_labels(batch.tgt_out[batch.tgt_keep], "batch.tgt_out", logits.shape[-1])
-    return F.cross_entropy(logits[batch.tgt_keep], targets)
-
-
-# ---------------------------------------------------------------------------------------------
-# 2. The model
+# The model
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -376,7 +239,7 @@ class Bart(nn.Module):
                tgt_keep: torch.Tensor | None = None, cache=None) -> torch.Tensor:
         """tgt_in (B, T) → decoder states (B, T, C): causal self-attention + cross-attention to ``memory``.
 
-        With a ``cache`` (:meth:`coursekit.transformer.Decoder.new_cache`) ``tgt_in`` holds the new tokens only.
+        With a ``cache`` (:meth:`coursekit.transformer_layers.Decoder.new_cache`) ``tgt_in`` holds the new tokens only.
         """
         check_tensor(memory, "memory", ndim=3, floating=True)
         check_size(memory, "memory", 2, self.config.d_model, "d_model")
@@ -496,7 +359,7 @@ class Bart(nn.Module):
                          if k in ("vocab_size", "d_model", "n_encoder_layers", "n_decoder_layers", "n_heads"))
 
 
-# Hugging Face's names inside {encoder,decoder}.layers.{i} → coursekit.transformer's layer names
+# Hugging Face's names inside {encoder,decoder}.layers.{i} → the layer names of coursekit.transformer_layers
 _HF_ENCODER_LAYER = {
     "self_attn.q_proj": "self_attn.q_proj", "self_attn.k_proj": "self_attn.k_proj",
     "self_attn.v_proj": "self_attn.v_proj", "self_attn.out_proj": "self_attn.out_proj",
@@ -515,73 +378,6 @@ _HF_DECODER_LAYER = {
 
 def _strip_prefix(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {k.removeprefix("model."): v for k, v in state.items()}
-
-
-# ---------------------------------------------------------------------------------------------
-# 3. Sequence classification (§3.1)
-# ---------------------------------------------------------------------------------------------
-
-class BartForSequenceClassification(nn.Module):
-    """"The same input is fed into the encoder and decoder, and the final hidden state of the final decoder
-    token is fed into a new multi-class linear classifier" (§3.1): the decoder state at the last ``</s>``
-    of the input → dense → tanh → dropout → out_proj (as ``BartForSequenceClassification``)."""
-
-    def __init__(self, bart: Bart, n_classes: int, *, dropout: float | None = None) -> None:
-        super().__init__()
-        if not isinstance(bart, Bart):
-            raise TypeError(f"bart must be a coursekit.bart.Bart, got {type(bart).__name__}")
-        check_positive_int(n_classes, "n_classes")
-        if dropout is not None:
-            check_probability(dropout, "dropout")
-        self.bart = bart
-        d = bart.config.d_model
-        self.dense = nn.Linear(d, d)
-        self.dropout = nn.Dropout(bart.config.classifier_dropout if dropout is None else dropout)
-        self.out_proj = nn.Linear(d, n_classes)
-        for layer in (self.dense, self.out_proj):
-            bart._init_weights(layer)
-
-    def sentence_representation(self, ids: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
-        """Decoder state (B, C) at the position of each row's last ``</s>``.
-
-        As in ``transformers``, the decoder reads the shifted input under its causal mask alone: no padding
-        mask. Right padding comes after the last ``</s>`` and is never seen; in a left-padded row the
-        pads are part of what the decoder reads (``keep`` masks them in the encoder and cross-attention).
-        """
-        c = self.bart.config
-        check_tensor(ids, "ids", ndim=2)
-        check_token_ids(ids, "ids", c.vocab_size)
-        is_eos = ids == c.eos_id                                                    # (B, T)
-        if not bool(is_eos.any(1).all()):
-            rows = (~is_eos.any(1)).nonzero().flatten().tolist()
-            raise ValueError(f"every input must contain an </s> (id {c.eos_id}) to classify; rows {rows} have none")
-        keep = self.bart._keep(ids, keep, "keep")
-        memory, keep = self.bart.encode(ids, keep)
-        tgt_in = shift_tokens_right(ids, c.pad_id, c.decoder_start_id)              # same input, shifted
-        every = torch.ones_like(tgt_in, dtype=torch.bool)                            # causal mask only
-        h = self.bart.decode(tgt_in, memory, keep, tgt_keep=every)                  # (B, T, C)
-        last = (is_eos * torch.arange(ids.shape[1], device=ids.device)).argmax(1)  # (B,) last </s>
-        return h[torch.arange(ids.shape[0], device=ids.device), last]              # (B, C)
-
-    def forward(self, ids: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.dropout(self.sentence_representation(ids, keep))
-        return self.out_proj(self.dropout(torch.tanh(self.dense(x))))              # (B, n_classes)
-
-    @classmethod
-    def from_hf(cls, source, *, dtype: torch.dtype | None = None) -> BartForSequenceClassification:
-        """Load a ``transformers.BartForSequenceClassification`` (object or local directory)."""
-        check_float_dtype(dtype)
-        hf_config, state = read_checkpoint(source)
-        config = BartConfig.from_hf_config(hf_config)
-        n_classes = len(hf_config.get("id2label") or {}) or hf_config.get("num_labels") or 2
-        model = cls(Bart(config), n_classes)
-        if dtype is not None:
-            model.to(dtype)           # before copying: float64 weights must not pass through float32
-        key_map = model.bart.hf_key_map(prefix="bart.")
-        key_map |= {f"classification_head.{n}.{p}": f"{n}.{p}"
-                    for n in ("dense", "out_proj") for p in ("weight", "bias")}
-        model.bart._load_hf(_strip_prefix(state), key_map, allowed_extra=set(), module=model)
-        return model.eval()
 
 
 def main(argv: list[str] | None = None) -> int:

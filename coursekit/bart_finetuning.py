@@ -6,7 +6,7 @@ Two downstream tasks, each with a small labelled set — the regime where pre-tr
 * **English → French** on the course benchmark (:mod:`coursekit.translation.benchmark`): a fixed subset
   of ``n_pairs`` training pairs, the benchmark's 1,000 test sentences, greedy decoding, sacreBLEU;
 * **SST-2** sentiment: ``n_train`` training sentences, the 872 validation sentences as the test set, the
-  classification head of §3.1 (:class:`coursekit.bart.BartForSequenceClassification`).
+  classification head of §3.1 (:class:`coursekit.bart_heads.BartForSequenceClassification`).
 
 Both conditions get the *same* architecture, fine-tuning recipe and budget; only the starting weights
 differ (the committed pre-trained ones, or a fresh N(0, 0.02) init seeded by ``seed``). The fine-tuning
@@ -31,7 +31,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.bart import Bart, BartForSequenceClassification, seq2seq_batch
+from coursekit.bart import Bart
+from coursekit.bart_batches import seq2seq_batch
+from coursekit.bart_heads import BartForSequenceClassification
 from coursekit.bart_pretraining import (
     RECIPE,
     BartVocab,
@@ -49,8 +51,8 @@ from coursekit.checks import (
     check_probability,
 )
 from coursekit.metrics import select_then_test
+from coursekit.resumable import hardware
 from coursekit.text import pad_batch
-from coursekit.train import hardware
 from coursekit.translation.benchmark import load_benchmark, token_batches
 from coursekit.translation.core import split_tokens
 from coursekit.translation.recipes import inverse_sqrt
@@ -214,7 +216,7 @@ def bart_translator(model: Bart, vocab: BartVocab, max_len: int = 30):
 
 
 def translation_bleu(model: Bart, vocab: BartVocab, data, split: str = "test"):
-    """The benchmark's :class:`~coursekit.translation.core.BleuReport` of greedy translations."""
+    """The benchmark's :class:`~coursekit.translation.scoring.BleuReport` of greedy translations."""
     from coursekit.translation.core import TranslationData
 
     _check_bart(model)

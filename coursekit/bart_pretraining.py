@@ -41,12 +41,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.bart import Bart, BartConfig, seq2seq_batch
+from coursekit.bart import Bart, BartConfig
+from coursekit.bart_batches import seq2seq_batch
 from coursekit.checks import check_int as _check_int
 from coursekit.checks import check_int_sequence, check_positive_float, check_positive_int, check_probability
 from coursekit.data import model_dir, sha256_file
 from coursekit.noising import text_infilling
-from coursekit.train import count_parameters, save_checkpoint, train_in_folder
+from coursekit.resumable import train_in_folder
+from coursekit.train import count_parameters, save_checkpoint
 from coursekit.translation.benchmark import load_benchmark, load_tokenizer, token_batches
 from coursekit.translation.core import split_tokens
 from coursekit.translation.recipes import inverse_sqrt

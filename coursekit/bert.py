@@ -3,7 +3,7 @@
 Devlin et al. 2019, *BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding*.
 
 - **The model** (§3, Figure 2): token + segment + position embeddings → LayerNorm → dropout → a stack of
-  post-LN encoder layers (GELU, eps 1e-12; the shared :class:`coursekit.transformer.EncoderLayer`) → pooler
+  post-LN encoder layers (GELU, eps 1e-12; the shared :class:`coursekit.transformer_layers.EncoderLayer`) → pooler
   (tanh of a linear map of the ``[CLS]`` vector). Heads: MLM (tied to the token embeddings) and NSP, the
   two pre-training tasks of §3.1.
 - **Checkpoints**: :meth:`Bert.from_hf` loads a ``transformers`` BERT (model object or local directory).
@@ -32,7 +32,7 @@ from coursekit.checks import (
     check_token_ids,
 )
 from coursekit.hf import check_float_dtype, read_checkpoint
-from coursekit.transformer import EncoderLayer
+from coursekit.transformer_layers import EncoderLayer
 
 __all__ = [
     "Bert",
@@ -237,7 +237,7 @@ class Bert(nn.Module):
 
     ``Bert(config)`` has the pooler, the MLM head and the NSP head of ``BertForPreTraining``; pass
     ``mlm_head=False`` / ``nsp_head=False`` / ``pooler=False`` to leave them out. Each encoder layer is a
-    post-LN :class:`coursekit.transformer.EncoderLayer` with GELU and eps 1e-12.
+    post-LN :class:`coursekit.transformer_layers.EncoderLayer` with GELU and eps 1e-12.
     """
 
     def __init__(self, config: BertConfig, *, pooler: bool = True, mlm_head: bool = True,
@@ -389,7 +389,7 @@ class Bert(nn.Module):
                 ours[mine].copy_(state[theirs])
 
 
-# Hugging Face's names inside encoder.layer.{i} → the names of coursekit.transformer.EncoderLayer
+# Hugging Face's names inside encoder.layer.{i} → the names of coursekit.transformer_layers.EncoderLayer
 _HF_LAYER_KEYS = {
     "attention.self.query": "self_attn.q_proj",       # W^Q
     "attention.self.key": "self_attn.k_proj",         # W^K

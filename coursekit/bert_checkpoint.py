@@ -1,8 +1,8 @@
 """Pre-trained BERTs on disk: the committed small BERT (save it, load it with its checks, record what a continued
 run began from) and all-MiniLM-L6-v2.
 
-:mod:`coursekit.bert_pretraining` is the recipe (corpus, batches, training, the CLI); this module is the
-model directory that the recipe writes and that later readers need — notebook 09,
+:mod:`coursekit.bert_corpus` and :mod:`coursekit.bert_pretraining` are the recipe (corpus and batches; training
+and the CLI); this module is the model directory that the recipe writes and that later readers need — notebook 09,
 :mod:`coursekit.bert_finetuning`, a domain-adaptive run that starts from a saved model. It is separate so
 that loading the committed checkpoint does not go through the training code, and it imports nothing from
 the recipe.
@@ -34,7 +34,7 @@ from coursekit.bert_heads import _check_tokenizer
 from coursekit.data import PROJECT_DATA, sha256_file
 
 if TYPE_CHECKING:                                   # for the annotation only: no import cycle at run time
-    from coursekit.bert_pretraining import PretrainingCorpus
+    from coursekit.bert_corpus import PretrainingCorpus
 
 __all__ = ["CHECKPOINT_DIR", "MINILM_SHA256", "combined_history", "continued_from", "load_minilm", "load_small_bert",
            "minilm_path", "save_pretrained", "stage_reports"]

@@ -16,7 +16,8 @@ Read top to bottom:
 3. **The pre-training loss** (§3.1, Appendix A.2): :func:`pretraining_loss` adds the mean MLM
    cross-entropy at the selected positions and the NSP cross-entropy.
 
-The model is :mod:`coursekit.bert`; :mod:`coursekit.bert_pretraining` is the recipe that uses all three.
+The model is :mod:`coursekit.bert`; :mod:`coursekit.bert_corpus` and :mod:`coursekit.bert_pretraining` are
+the recipe that uses all three.
 """
 
 from __future__ import annotations

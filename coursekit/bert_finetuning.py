@@ -122,7 +122,7 @@ def compare(directory: str | Path = CHECKPOINT_DIR, protocol: SST2Protocol = PRO
     """Every (init, lr, seed) run, each init's learning rate chosen on the selection sentences, and the
     test accuracy at that rate (mean ± sd over seeds) for pre-trained and random init."""
     from coursekit.data import sha256_file
-    from coursekit.train import hardware
+    from coursekit.resumable import hardware
 
     if not isinstance(protocol, SST2Protocol):
         raise TypeError(f"protocol must be an SST2Protocol, got {type(protocol).__name__}")

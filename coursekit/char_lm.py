@@ -38,7 +38,7 @@ from coursekit.checks import (
     check_tensor,
     check_token_ids,
 )
-from coursekit.rnn import _check_real, init_forget_gate_bias
+from coursekit.rnn_cells import _check_real, init_forget_gate_bias
 
 __all__ = ["CharCorpus", "CharLM", "char_lm_loss", "evaluate_nll", "generate"]
 

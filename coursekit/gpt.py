@@ -10,7 +10,7 @@ Radford et al. (2019), *Language Models are Unsupervised Multitask Learners* (GP
   after the last block, residual projections initialised with std 0.02/√(2·n_layer), GELU (tanh
   approximation), a 1,024-token context and a 50,257-token byte-level BPE vocabulary.
 
-The blocks are :class:`coursekit.transformer.DecoderLayer` with ``cross_attention=False,
+The blocks are :class:`coursekit.transformer_layers.DecoderLayer` with ``cross_attention=False,
 norm_first=True, activation="gelu_tanh"`` — the same layer as the Transformer decoder of notebook
 08, minus cross-attention. :meth:`GPT.from_hf` imports Hugging Face ``GPT2LMHeadModel`` weights.
 
@@ -42,7 +42,7 @@ from coursekit.checks import (
     check_token_ids,
 )
 from coursekit.decoding.sampling import sample_next
-from coursekit.transformer import DecoderLayer, LearnedPositions
+from coursekit.transformer_layers import DecoderLayer, LearnedPositions
 
 __all__ = ["GPTConfig", "GPT", "GPTClassifier", "with_extra_tokens"]
 

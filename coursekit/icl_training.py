@@ -148,7 +148,7 @@ def train_icl(cfg: ICLTrainConfig, work: str | Path | None = None, *, resume: bo
     """Train the recipe; return ``(model, report)``. With ``work``, a checkpoint is saved every
     ``checkpoint_minutes`` (``work/checkpoint.pt``) and ``resume=True`` continues it exactly (model,
     optimiser, schedule and the batch generator's state). ``stop_at`` ends early on the same schedule."""
-    from coursekit.train import _load_state, append_jsonl, hardware, save_state_atomic
+    from coursekit.resumable import _load_state, append_jsonl, hardware, save_state_atomic
 
     if not isinstance(cfg, ICLTrainConfig):
         raise TypeError(f"cfg must be an ICLTrainConfig, got {type(cfg).__name__}")

@@ -79,7 +79,7 @@ assert torch.allclose(ours, theirs, atol=1e-6) and torch.allclose(ours[-1], h_n[
 print("max |ours - nn.RNN| =", (ours - theirs).abs().max().item())
 
 # %% [markdown]
-# `coursekit.rnn` has the same step as a module (`RNNCell`) and the full `nn.RNN` interface
+# `coursekit.rnn_cells` has the same step as a module (`RNNCell`), `coursekit.rnn` the full `nn.RNN` interface
 # (`RNN`: several layers, bidirectional, `batch_first`, lengths), loading weights with `from_torch`.
 # Its tests check outputs *and gradients* against PyTorch to 1e-5.
 

@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from matplotlib.patches import Rectangle
 from torch import nn
 
-from coursekit import char_lm, data, elmo, metrics, rnn, runtime, viz
+from coursekit import char_lm, data, elmo, metrics, rnn, rnn_cells, runtime, viz
 from coursekit.exercises import check_forget_gate_bias, check_lstm_step, check_scalar_mix
 
 S = runtime.sizes(
@@ -80,7 +80,7 @@ B, D_in, H = 3, 4, 5
 cell = nn.LSTMCell(D_in, H)
 print("weight_ih", tuple(cell.weight_ih.shape), " weight_hh", tuple(cell.weight_hh.shape),
       " bias_ih", tuple(cell.bias_ih.shape), " bias_hh", tuple(cell.bias_hh.shape))
-for k, gate in enumerate(rnn.GATE_ORDER):
+for k, gate in enumerate(rnn_cells.GATE_ORDER):
     print(f"  rows {k * H:2d}..{(k + 1) * H - 1:2d} of weight_ih are W_{gate}")
 
 
@@ -98,7 +98,7 @@ x, h0, c0 = torch.randn(B, D_in), torch.randn(B, H), torch.randn(B, H)
 ours = lstm_step(x, h0, c0, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh)
 theirs = cell(x, (h0, c0))
 assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs))
-ck = rnn.LSTMCell.from_torch(cell)(x, (h0, c0))                             # the coursekit version
+ck = rnn_cells.LSTMCell.from_torch(cell)(x, (h0, c0))                       # the coursekit version
 assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ck, theirs))
 print("max |ours − nn.LSTMCell|:", max((a - b).abs().max().item() for a, b in zip(ours, theirs)))
 
@@ -225,7 +225,7 @@ class Acceptor(nn.Module):
         self.embed = nn.Embedding(N_SYMBOLS, 16)
         self.rnn = (nn.RNN if cell == "rnn" else nn.LSTM)(16, hidden, batch_first=True)
         if forget_bias is not None:
-            rnn.init_forget_gate_bias(self.rnn, forget_bias)
+            rnn_cells.init_forget_gate_bias(self.rnn, forget_bias)
         self.out = nn.Linear(hidden, N_SYMBOLS)
 
     def forward(self, seq):
@@ -329,10 +329,10 @@ assert isinstance(lstm_twin, rnn.LSTM)
 def run_cells(segment, twin=lstm_twin, emb=embed):
     """Run the from-scratch cell over a string; return gates (dict of (T, H)), c (T, H), h (T, H)."""
     xs = emb(corpus.encode(segment))                        # (T, E)
-    state, gates, cs, hs = None, {k: [] for k in rnn.GATE_ORDER}, [], []
+    state, gates, cs, hs = None, {k: [] for k in rnn_cells.GATE_ORDER}, [], []
     for x_t in xs:
         state, g = twin.cells[0](x_t[None], state, return_gates=True)
-        for k in rnn.GATE_ORDER:
+        for k in rnn_cells.GATE_ORDER:
             gates[k].append(g[k][0])
         hs.append(state[0][0])
         cs.append(state[1][0])

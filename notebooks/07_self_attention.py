@@ -57,7 +57,7 @@ from coursekit.exercises import (
     check_scaled_dot_product_attention,
     check_split_heads,
 )
-from coursekit.transformer import sinusoidal_positions
+from coursekit.transformer_layers import sinusoidal_positions
 
 S = runtime.sizes(
     quick=dict(d_ks=[1, 4, 16, 64, 256, 1024], n_samples=256, lengths=[32, 64, 128, 256, 512, 1024], repeats=3,

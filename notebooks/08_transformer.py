@@ -48,14 +48,8 @@ from coursekit.attention import (
     window_mask,
 )
 from coursekit.exercises import check_noam_schedule, check_positional_encoding, check_residual_sublayer
-from coursekit.transformer import (
-    EncoderLayer,
-    FeedForward,
-    LearnedPositions,
-    Transformer,
-    TransformerConfig,
-    sinusoidal_positions,
-)
+from coursekit.transformer import Transformer, TransformerConfig
+from coursekit.transformer_layers import EncoderLayer, FeedForward, LearnedPositions, sinusoidal_positions
 from coursekit.translation import benchmark, recipes
 from coursekit.translation.inspect import translation_explorer
 
@@ -127,7 +121,7 @@ for norm_first in (False, True):
 # slip: with it, sin and cos of a pair would turn at different speeds, a shift by $k$ positions would no
 # longer rotate each pair, and $PE_{pos} \cdot PE_{pos+k}$ would no longer depend on $k$ alone (the
 # property shown below). We derive the table and
-# compare it with `coursekit.transformer.sinusoidal_positions`.
+# compare it with `coursekit.transformer_layers.sinusoidal_positions`.
 
 # %%
 def positional_encoding(T: int, d: int) -> torch.Tensor:

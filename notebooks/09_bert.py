@@ -36,7 +36,19 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from coursekit import bert, bert_checkpoint, bert_data, bert_heads, bert_pretraining, data, runtime, text, viz, widgets
+from coursekit import (
+    bert,
+    bert_checkpoint,
+    bert_corpus,
+    bert_data,
+    bert_heads,
+    bert_pretraining,
+    data,
+    runtime,
+    text,
+    viz,
+    widgets,
+)
 from coursekit.bert_data import IGNORE_INDEX
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
 
@@ -262,16 +274,16 @@ print([minilm_tok.id_to_token(i) for i in demo_ids], demo_seg)
 # The committed run (loaded below) trained its WordPiece vocabulary on the same text: it has the same
 # 8,000 pieces as section 2's, but Hugging Face's trainer orders pieces of equal frequency arbitrarily,
 # so some ids differ. Both runs here use the committed tokenizer, so that they share one vocabulary.
-# First the batch by hand, checked against `coursekit.bert_pretraining.make_batch`, which the recipe uses:
+# First the batch by hand, checked against `coursekit.bert_corpus.make_batch`, which the recipe uses:
 
 # %%
 small, small_tok, small_report = bert_checkpoint.load_small_bert()  # the committed run (section 5 loads it)
 assert set(small_tok.get_vocab()) == set(wp.get_vocab())  # the same 8,000 pieces as section 2's vocabulary
 print(f"ids that differ between the two vocabularies: "
       f"{sum(small_tok.token_to_id(t) != i for t, i in wp.get_vocab().items())} of {wp.get_vocab_size()}")
-PT = bert_pretraining.PretrainConfig(steps=S.pt_steps, batch_size=S.pt_batch, warmup_steps=max(1, S.pt_steps // 20),
-                                     eval_every=max(1, S.pt_steps // 5))  # warm-up: 5% of the steps, as committed
-corpus = bert_pretraining.build_corpus(PT, wiki_lines, sst_train_sentences, tokenizer=small_tok)
+PT = bert_corpus.PretrainConfig(steps=S.pt_steps, batch_size=S.pt_batch, warmup_steps=max(1, S.pt_steps // 20),
+                                eval_every=max(1, S.pt_steps // 5))  # warm-up: 5% of the steps, as committed
+corpus = bert_corpus.build_corpus(PT, wiki_lines, sst_train_sentences, tokenizer=small_tok)
 special = {t: small_tok.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")}
 
 
@@ -294,8 +306,8 @@ def nsp_mlm_batch(pairs, singles, generator):
 demo_pairs = bert_data.make_nsp_pairs(corpus.train_docs, 3, rng=0)
 demo_singles = corpus.in_domain[:2]
 mine = nsp_mlm_batch(demo_pairs, demo_singles, torch.Generator().manual_seed(0))
-theirs = bert_pretraining.make_batch(corpus, demo_pairs, demo_singles, max_len=PT.max_len,
-                                     generator=torch.Generator().manual_seed(0))
+theirs = bert_corpus.make_batch(corpus, demo_pairs, demo_singles, max_len=PT.max_len,
+                                generator=torch.Generator().manual_seed(0))
 assert all(torch.equal(a, b_) for a, b_ in zip(mine, theirs, strict=True))
 print(f"batch of {len(mine[0])}: input {tuple(mine[0].shape)}, NSP labels {mine[4].tolist()}")
 print("first single sentence, corrupted:", small_tok.decode(mine[0][3][mine[2][3].bool()].tolist(),
@@ -329,7 +341,7 @@ assert live_report["final"]["mlm"] < uniform - 0.5  # and is well below a unifor
 
 # %%
 small = small.to(device)
-held = bert_pretraining.held_out_batch(corpus, PT)
+held = bert_corpus.held_out_batch(corpus, PT)
 committed_held = bert_pretraining.held_out_losses(small, held)
 assert abs(committed_held["mlm"] - small_report["final"]["mlm"]) < 1e-3  # it is the run the report describes
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), dpi=80)
@@ -464,7 +476,7 @@ print("greedy 'generation' by repeated [MASK] filling:", small_tok.decode(prompt
 # architecture with L = 6 layers, H = 384, A = 12 heads and the bert-base-uncased WordPiece vocabulary,
 # distilled from a larger model (MiniLM) and then trained as a sentence encoder. `Bert.from_hf` maps
 # Hugging Face's parameter names onto the course's modules (the attention is
-# `coursekit.attention.MultiHeadAttention`, each layer a post-LN `coursekit.transformer.EncoderLayer`
+# `coursekit.attention.MultiHeadAttention`, each layer a post-LN `coursekit.transformer_layers.EncoderLayer`
 # with GELU and eps 1e-12). Same inputs, both implementations:
 
 # %%

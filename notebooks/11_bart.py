@@ -48,7 +48,7 @@ import transformers
 from IPython.display import HTML, display
 
 from coursekit import (
-    bart,
+    bart_batches,
     bart_finetuning,
     bart_pretraining,
     data,
@@ -61,7 +61,9 @@ from coursekit import (
     widgets,
 )
 from coursekit.attention import causal_mask
-from coursekit.bart import Bart, BartConfig, BartForSequenceClassification, shift_tokens_right
+from coursekit.bart import Bart, BartConfig
+from coursekit.bart_batches import shift_tokens_right
+from coursekit.bart_heads import BartForSequenceClassification
 from coursekit.bert_data import wikitext_documents  # the article/sentence splitter of notebook 09
 from coursekit.data import model_dir
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
@@ -275,7 +277,7 @@ print(f"text infilling: {n_content} tokens → {len(fill) - 2} tokens with {fill
 # %% [markdown]
 # ## 3. The model, and Hugging Face checkpoints
 #
-# `coursekit.bart.Bart` is assembled from `coursekit.transformer`'s `Encoder` and `Decoder` (post-LN
+# `coursekit.bart.Bart` is assembled from the `Encoder` and `Decoder` of `coursekit.transformer_layers` (post-LN
 # layers, GELU) with the details of the released BART: learned positions read with an **offset of 2**
 # (row t + 2 for position t, a fairseq legacy), a **LayerNorm on the embeddings** of each stack, one token
 # embedding shared by encoder, decoder and output projection, and a `final_logits_bias`. First the
@@ -533,7 +535,7 @@ def random_batches(make, n, batch_size, seed):
 
 def fit(m, batches, steps, lr, desc):
     opt = torch.optim.AdamW(m.parameters(), lr=lr, weight_decay=0.01)
-    return train.fit(m, opt, batches, bart.denoising_loss, steps=steps, desc=desc,
+    return train.fit(m, opt, batches, bart_batches.denoising_loss, steps=steps, desc=desc,
                      scheduler=train.warmup_cosine(opt, warmup=max(1, steps // 10), total=steps))
 
 
@@ -543,10 +545,10 @@ def heldout_loss(m, noise, seed=123, batch_size=64):
     m.eval()
     g, total, n = torch.Generator().manual_seed(seed), 0.0, 0
     for i in range(0, len(eval_docs), batch_size):
-        b = bart.denoising_batch(eval_docs[i:i + batch_size], noise, pad_id=PAD, decoder_start_id=EOS,
-                                 generator=g).to(device)
+        b = bart_batches.denoising_batch(eval_docs[i:i + batch_size], noise, pad_id=PAD, decoder_start_id=EOS,
+                                         generator=g).to(device)
         k = int(b.tgt_keep.sum())
-        total, n = total + bart.denoising_loss(m, b).item() * k, n + k
+        total, n = total + bart_batches.denoising_loss(m, b).item() * k, n + k
     return total / n
 
 
@@ -556,8 +558,8 @@ def mt_test_perplexity(m, batch_size=256):
     m.eval()
     total, n = 0.0, 0
     for i in range(0, len(test_src), batch_size):
-        b = bart.seq2seq_batch(test_src[i:i + batch_size], test_tgt[i:i + batch_size], pad_id=PAD,
-                               decoder_start_id=EOS).to(device)
+        b = bart_batches.seq2seq_batch(test_src[i:i + batch_size], test_tgt[i:i + batch_size], pad_id=PAD,
+                                       decoder_start_id=EOS).to(device)
         keep = b.tgt_keep.clone()
         keep[:, 0] = False                                             # position 0 is <s>
         logits = m(b.src, b.tgt_in, src_keep=b.src_keep, tgt_keep=b.tgt_keep)
@@ -571,13 +573,14 @@ def ablation_run(noise, seed):
     m = make_bart(seed)
     loss = float("nan")
     if noise is not None:
-        docs = random_batches(lambda idx, g: bart.denoising_batch([pretrain_docs[i] for i in idx], noise, pad_id=PAD,
-                                                                   decoder_start_id=EOS, generator=g),
+        docs = random_batches(lambda idx, g: bart_batches.denoising_batch([pretrain_docs[i] for i in idx], noise,
+                                                                           pad_id=PAD, decoder_start_id=EOS,
+                                                                           generator=g),
                               len(pretrain_docs), S.abl_batch, seed)
         fit(m, docs, S.abl_steps, S.lr, "pre-train")
         loss = heldout_loss(m, noise)
-    pairs = random_batches(lambda idx, g: bart.seq2seq_batch([mt_src[i] for i in idx], [mt_tgt[i] for i in idx],
-                                                             pad_id=PAD, decoder_start_id=EOS),
+    pairs = random_batches(lambda idx, g: bart_batches.seq2seq_batch([mt_src[i] for i in idx], [mt_tgt[i] for i in idx],
+                                                                     pad_id=PAD, decoder_start_id=EOS),
                            len(mt_src), S.mt_batch, seed)
     fit(m, pairs, S.abl_ft_steps, S.lr, "fine-tune")
     return loss, mt_test_perplexity(m)

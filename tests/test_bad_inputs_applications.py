@@ -36,6 +36,7 @@ from coursekit.transformer import Transformer, TransformerConfig
 from coursekit.translation import benchmark, recipes, subword, throughput
 from coursekit.translation import core as tr
 from coursekit.translation import inspect as tr_inspect
+from coursekit.translation import scoring as tr_scoring
 
 EXEMPT = {
     "coursekit.bench.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
@@ -1126,7 +1127,7 @@ def tokenizer_dir(content: str) -> Path:
 
 
 def report(**kw):
-    return tr.BleuReport(**({"bleu": 10.0, "by_length": [], "sources": ["a"], "hypotheses": ["b"],
+    return tr_scoring.BleuReport(**({"bleu": 10.0, "by_length": [], "sources": ["a"], "hypotheses": ["b"],
                              "references": ["c"]} | kw))
 
 
@@ -1236,11 +1237,11 @@ TRANSLATION = [
     Bad("float ids from translate", tr.TranslationData.evaluate,
         lambda: tiny_data().evaluate(lambda b: [[4.0], [5.0]]), TypeError, r"ids must hold ints, got \[4.0\]"),
 
-    Bad("negative number of examples", tr.BleuReport.examples, lambda: report().examples(-1), ValueError,
+    Bad("negative number of examples", tr_scoring.BleuReport.examples, lambda: report().examples(-1), ValueError,
         r"k must be an int ≥ 0, got -1"),
-    Bad("float number of examples", tr.BleuReport.examples, lambda: report().examples(2.5), TypeError,
+    Bad("float number of examples", tr_scoring.BleuReport.examples, lambda: report().examples(2.5), TypeError,
         r"k must be an int, got float"),
-    Bad("exact match of an empty report", tr.BleuReport, lambda: report(hypotheses=[], references=[]).exact,
+    Bad("exact match of an empty report", tr_scoring.BleuReport, lambda: report(hypotheses=[], references=[]).exact,
         ValueError, r"exact is undefined for a report without references"),
 
     Bad("float max_len", tr.load_translation, lambda: tr.load_translation(max_len=6.5), TypeError,
@@ -1260,31 +1261,36 @@ TRANSLATION = [
     Bad("unknown release", tr.load_translation, lambda: tr.load_translation(release="europarl"), ValueError,
         r"release must be one of \['d2l', 'pytorch'\], got 'europarl'"),
 
-    Bad("fewer references", tr.corpus_bleu, lambda: tr.corpus_bleu(["a b", "c"], ["a b"]), ValueError,
+    Bad("fewer references", tr_scoring.corpus_bleu, lambda: tr_scoring.corpus_bleu(["a b", "c"], ["a b"]), ValueError,
         r"2 hypotheses but 1 references"),
-    Bad("an empty corpus", tr.corpus_bleu, lambda: tr.corpus_bleu([], []), ValueError,
+    Bad("an empty corpus", tr_scoring.corpus_bleu, lambda: tr_scoring.corpus_bleu([], []), ValueError,
         r"BLEU of an empty corpus is undefined"),
-    Bad("a string for the hypotheses (scored per character)", tr.corpus_bleu, lambda: tr.corpus_bleu("abc", "abc"),
-        TypeError, r"hypotheses must be a list of str, got str"),
-    Bad("token lists instead of strings", tr.corpus_bleu, lambda: tr.corpus_bleu(["le chat"], [["le", "chat"]]),
+    Bad("a string for the hypotheses (scored per character)", tr_scoring.corpus_bleu,
+        lambda: tr_scoring.corpus_bleu("abc", "abc"), TypeError, r"hypotheses must be a list of str, got str"),
+    Bad("token lists instead of strings", tr_scoring.corpus_bleu,
+        lambda: tr_scoring.corpus_bleu(["le chat"], [["le", "chat"]]),
         TypeError, r"references must hold str, got \['le', 'chat'\] \(list\)"),
-    Bad("fewer references", tr.corpus_chrf, lambda: tr.corpus_chrf(["a"], []), ValueError,
+    Bad("fewer references", tr_scoring.corpus_chrf, lambda: tr_scoring.corpus_chrf(["a"], []), ValueError,
         r"1 hypotheses but 0 references"),
-    Bad("a string for the references", tr.corpus_chrf, lambda: tr.corpus_chrf(["abc"], "abc"), TypeError,
-        r"references must be a list of str, got str"),
-    Bad("ids instead of strings", tr.corpus_chrf, lambda: tr.corpus_chrf([[4, 5]], ["a"]), TypeError,
+    Bad("a string for the references", tr_scoring.corpus_chrf, lambda: tr_scoring.corpus_chrf(["abc"], "abc"),
+        TypeError, r"references must be a list of str, got str"),
+    Bad("ids instead of strings", tr_scoring.corpus_chrf, lambda: tr_scoring.corpus_chrf([[4, 5]], ["a"]), TypeError,
         r"hypotheses must hold str, got \[4, 5\] \(list\)"),
-    Bad("lengths of another size", tr.bleu_by_length, lambda: tr.bleu_by_length([1], ["a", "b"], ["a", "b"], [(1, 2)]),
+    Bad("lengths of another size", tr_scoring.bleu_by_length,
+        lambda: tr_scoring.bleu_by_length([1], ["a", "b"], ["a", "b"], [(1, 2)]),
         ValueError, r"source_lengths, hypotheses and references must have the same length, got 1, 2, 2"),
-    Bad("an empty bucket", tr.bleu_by_length, lambda: tr.bleu_by_length([1], ["a"], ["a"], [(3, 1)]), ValueError,
+    Bad("an empty bucket", tr_scoring.bleu_by_length,
+        lambda: tr_scoring.bleu_by_length([1], ["a"], ["a"], [(3, 1)]), ValueError,
         r"bucket \(3, 1\) is empty: expected lo <= hi"),
-    Bad("numbers instead of buckets", tr.bleu_by_length, lambda: tr.bleu_by_length([1], ["a"], ["a"], [3]), TypeError,
+    Bad("numbers instead of buckets", tr_scoring.bleu_by_length,
+        lambda: tr_scoring.bleu_by_length([1], ["a"], ["a"], [3]), TypeError,
         r"buckets must hold \(lo, hi\) pairs of ints, got 3"),
-    Bad("float lengths", tr.bleu_by_length, lambda: tr.bleu_by_length([1.5], ["a"], ["a"], [(1, 2)]), TypeError,
+    Bad("float lengths", tr_scoring.bleu_by_length,
+        lambda: tr_scoring.bleu_by_length([1.5], ["a"], ["a"], [(1, 2)]), TypeError,
         r"source_lengths must hold ints, got \[1.5\]"),
-    Bad("zero max_len", tr.length_buckets, lambda: tr.length_buckets(0), ValueError,
+    Bad("zero max_len", tr_scoring.length_buckets, lambda: tr_scoring.length_buckets(0), ValueError,
         r"max_len must be positive, got 0"),
-    Bad("float width", tr.length_buckets, lambda: tr.length_buckets(10, 1.5), TypeError,
+    Bad("float width", tr_scoring.length_buckets, lambda: tr_scoring.length_buckets(10, 1.5), TypeError,
         r"width must be an int, got float"),
     Bad("a model without translate", tr.translator, lambda: tr.translator(nn.Linear(2, 2)), TypeError,
         r"model must have a translate\(src, src_mask, \.\.\.\) method, got Linear"),

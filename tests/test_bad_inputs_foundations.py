@@ -29,6 +29,7 @@ from coursekit import (
     checks,
     classifiers,
     data,
+    data_store,
     embeddings,
     metrics,
     resumable,
@@ -44,7 +45,7 @@ from coursekit.char_gpt import TrainConfig
 
 EXEMPT = {
     "coursekit.sgns.SGNSHistory": "a plain result container filled by train_sgns",
-    "coursekit.train.hardware": "takes no arguments: it describes the machine",
+    "coursekit.resumable.hardware": "takes no arguments: it describes the machine",
     "coursekit.runtime.oversubscribed": "takes no arguments: it reads the load average",
     "coursekit.runtime.use_one_thread_if_busy": "takes no arguments: it reads the load average and OMP_NUM_THREADS",
     "coursekit.runtime.environment_report": "takes no arguments; a bad $COURSEKIT_PROFILE is profile()'s row",
@@ -54,7 +55,7 @@ EXEMPT = {
     "coursekit.data.DataHashError": "an exception class raised by the data layer",
     "coursekit.data.UnknownCorpusError": "an exception class raised by the data layer (a KeyError)",
     "coursekit.data.RemoteFile": "a frozen registry record written in data.py, never by a caller",
-    "coursekit.data.cache_dir": "takes no arguments: it reads $COURSEKIT_CACHE",
+    "coursekit.data_store.cache_dir": "takes no arguments: it reads $COURSEKIT_CACHE",
 }
 
 f32, i64 = torch.float32, torch.long
@@ -1035,27 +1036,6 @@ def load_folder(folder, build=lambda config, extra: Configured(config)):
     return train.load_model_directory(folder, build, reproduce="make-it")
 
 
-def folder_run(work=None, **kw):
-    """train_in_folder on a two-pair toy problem; ``kw`` overrides one argument."""
-    model = nn.Linear(2, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-    args = dict(recipe={"lr": 0.1}, step_loss=lambda index, update: (model(torch.ones(len(index), 2)).pow(2).mean(),
-                                                                      {"tokens": len(index)}),
-                lengths=([3, 3], [3, 3]), max_tokens=100, max_updates=2, seed=0, clip=1.0, eval_every=1,
-                quiet=True) | kw
-    return train.train_in_folder(work if work is not None else tmp(), model, opt, sched, **args)
-
-
-def folder_with(content: bytes | dict):
-    work = tmp()
-    if isinstance(content, bytes):
-        (work / "checkpoint.pt").write_bytes(content)
-    else:
-        torch.save(content, work / "checkpoint.pt")
-    return work
-
-
 TRAIN = [
     Bad("unknown key", train.History.eval_curve, lambda: history(evals=[(1, {"mse": 0.1})]).eval_curve("acc"),
         KeyError, r"no evaluation recorded 'acc'; the evaluations hold \['mse'\]"),
@@ -1218,45 +1198,6 @@ TRAIN = [
     Bad("a list for model", train.count_parameters, lambda: train.count_parameters([nn.Linear(1, 1)]), TypeError,
         r"model must be an nn.Module, got list"),
 
-    Bad("a list for record", train.append_jsonl, lambda: train.append_jsonl(tmp() / "log", [1, 2]), TypeError,
-        r"record must be a dict, got list"),
-    Bad("a tensor in the record", train.append_jsonl,
-        lambda: train.append_jsonl(tmp() / "log", {"loss": torch.tensor(1.0)}), TypeError,
-        r"record must be JSON-serialisable: .*Tensor"),
-
-    Bad("a list for state", train.save_state_atomic, lambda: train.save_state_atomic(tmp() / "s.pt", [1]), TypeError,
-        r"state must be a dict, got list"),
-    Bad("a folder that does not exist", train.save_state_atomic,
-        lambda: train.save_state_atomic(tmp() / "absent" / "s.pt", {}), FileNotFoundError,
-        r"cannot write .*s.pt: the folder .*absent does not exist"),
-
-    Bad("max_updates 0", train.train_in_folder, lambda: folder_run(max_updates=0), ValueError,
-        r"max_updates must be positive, got 0"),
-    Bad("negative clip", train.train_in_folder, lambda: folder_run(clip=-1.0), ValueError,
-        r"clip must be positive and finite, got -1.0"),
-    Bad("eval_every 0 with an evaluation", train.train_in_folder,
-        lambda: folder_run(eval_every=0, evaluate=lambda u, s: {}), ValueError, r"eval_every must be positive, got 0"),
-    Bad("checkpoint_minutes 0", train.train_in_folder, lambda: folder_run(checkpoint_minutes=0), ValueError,
-        r"checkpoint_minutes must be positive and finite, got 0"),
-    Bad("max_tokens 0", train.train_in_folder, lambda: folder_run(max_tokens=0), ValueError,
-        r"max_tokens must be positive, got 0"),
-    Bad("lengths of different sizes", train.train_in_folder, lambda: folder_run(lengths=([3, 3], [3])), ValueError,
-        r"need as many source as target lengths"),
-    Bad("a list for recipe", train.train_in_folder, lambda: folder_run(recipe=[1]), TypeError,
-        r"recipe must be a dict, got list"),
-    Bad("step_loss not callable", train.train_in_folder, lambda: folder_run(step_loss=None), TypeError,
-        r"step_loss must be a function \(index, update\) -> \(loss, counts\), got NoneType"),
-    Bad("NaN loss stops the run", train.train_in_folder,
-        lambda: folder_run(step_loss=lambda index, update: (torch.tensor(NAN, requires_grad=True), {})),
-        FloatingPointError, r"loss became nan at update 1"),
-    Bad("a damaged checkpoint.pt", train.train_in_folder,
-        lambda: folder_run(folder_with(b"half a checkpoint"), resume=True), ValueError,
-        r"checkpoint.pt is truncated or not a checkpoint of this training loop.*remove it"),
-    Bad("a checkpoint of another loop", train.train_in_folder,
-        lambda: folder_run(folder_with({"model": {}}), resume=True), ValueError,
-        r"checkpoint.pt is not a checkpoint of this training loop: it lacks"),
-    Bad("a checkpoint without --resume", train.train_in_folder, lambda: folder_run(folder_with({}), resume=False),
-        FileExistsError, r"checkpoint.pt exists: pass resume=True \(--resume\) to continue it, or remove it"),
     Bad("--config with a typo", train.config_from_json, lambda: config_json('{"max_iter": 5}'), ValueError,
         r"unknown TrainConfig fields in .*config\.json: \['max_iter'\]; known fields: \[.*'max_iters'"),
     Bad("--config holding a list", train.config_from_json, lambda: config_json("[5]"), ValueError,
@@ -1281,6 +1222,27 @@ def config_json(text: str, base=None):
 # coursekit.resumable
 # ==============================================================================================
 
+def folder_run(work=None, **kw):
+    """train_in_folder on a two-pair toy problem; ``kw`` overrides one argument."""
+    model = nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    args = dict(recipe={"lr": 0.1}, step_loss=lambda index, update: (model(torch.ones(len(index), 2)).pow(2).mean(),
+                                                                      {"tokens": len(index)}),
+                lengths=([3, 3], [3, 3]), max_tokens=100, max_updates=2, seed=0, clip=1.0, eval_every=1,
+                quiet=True) | kw
+    return resumable.train_in_folder(work if work is not None else tmp(), model, opt, sched, **args)
+
+
+def folder_with(content: bytes | dict):
+    work = tmp()
+    if isinstance(content, bytes):
+        (work / "checkpoint.pt").write_bytes(content)
+    else:
+        torch.save(content, work / "checkpoint.pt")
+    return work
+
+
 def steps_run(work=None, **kw):
     model = nn.Linear(2, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -1291,6 +1253,46 @@ def steps_run(work=None, **kw):
 
 
 RESUMABLE = [
+    Bad("a list for record", resumable.append_jsonl, lambda: resumable.append_jsonl(tmp() / "log", [1, 2]),
+        TypeError, r"record must be a dict, got list"),
+    Bad("a tensor in the record", resumable.append_jsonl,
+        lambda: resumable.append_jsonl(tmp() / "log", {"loss": torch.tensor(1.0)}), TypeError,
+        r"record must be JSON-serialisable: .*Tensor"),
+
+    Bad("a list for state", resumable.save_state_atomic, lambda: resumable.save_state_atomic(tmp() / "s.pt", [1]),
+        TypeError, r"state must be a dict, got list"),
+    Bad("a folder that does not exist", resumable.save_state_atomic,
+        lambda: resumable.save_state_atomic(tmp() / "absent" / "s.pt", {}), FileNotFoundError,
+        r"cannot write .*s.pt: the folder .*absent does not exist"),
+
+    Bad("max_updates 0", resumable.train_in_folder, lambda: folder_run(max_updates=0), ValueError,
+        r"max_updates must be positive, got 0"),
+    Bad("negative clip", resumable.train_in_folder, lambda: folder_run(clip=-1.0), ValueError,
+        r"clip must be positive and finite, got -1.0"),
+    Bad("eval_every 0 with an evaluation", resumable.train_in_folder,
+        lambda: folder_run(eval_every=0, evaluate=lambda u, s: {}), ValueError, r"eval_every must be positive, got 0"),
+    Bad("checkpoint_minutes 0", resumable.train_in_folder, lambda: folder_run(checkpoint_minutes=0), ValueError,
+        r"checkpoint_minutes must be positive and finite, got 0"),
+    Bad("max_tokens 0", resumable.train_in_folder, lambda: folder_run(max_tokens=0), ValueError,
+        r"max_tokens must be positive, got 0"),
+    Bad("lengths of different sizes", resumable.train_in_folder, lambda: folder_run(lengths=([3, 3], [3])), ValueError,
+        r"need as many source as target lengths"),
+    Bad("a list for recipe", resumable.train_in_folder, lambda: folder_run(recipe=[1]), TypeError,
+        r"recipe must be a dict, got list"),
+    Bad("step_loss not callable", resumable.train_in_folder, lambda: folder_run(step_loss=None), TypeError,
+        r"step_loss must be a function \(index, update\) -> \(loss, counts\), got NoneType"),
+    Bad("NaN loss stops the run", resumable.train_in_folder,
+        lambda: folder_run(step_loss=lambda index, update: (torch.tensor(NAN, requires_grad=True), {})),
+        FloatingPointError, r"loss became nan at update 1"),
+    Bad("a damaged checkpoint.pt", resumable.train_in_folder,
+        lambda: folder_run(folder_with(b"half a checkpoint"), resume=True), ValueError,
+        r"checkpoint.pt is truncated or not a checkpoint of this training loop.*remove it"),
+    Bad("a checkpoint of another loop", resumable.train_in_folder,
+        lambda: folder_run(folder_with({"model": {}}), resume=True), ValueError,
+        r"checkpoint.pt is not a checkpoint of this training loop: it lacks"),
+    Bad("a checkpoint without --resume", resumable.train_in_folder, lambda: folder_run(folder_with({}), resume=False),
+        FileExistsError, r"checkpoint.pt exists: pass resume=True \(--resume\) to continue it, or remove it"),
+
     Bad("steps 0", resumable.train_steps_in_folder, lambda: steps_run(steps=0), ValueError,
         r"steps must be positive, got 0"),
     Bad("float steps", resumable.train_steps_in_folder, lambda: steps_run(steps=2.0), TypeError,
@@ -1527,14 +1529,14 @@ DATA = [
 
     Bad("unknown corpus", data.status, lambda: data.status("imagenet"), KeyError, r"unknown corpus 'imagenet'"),
 
-    Bad("a file of other content", data.copy_to_cache,
-        lambda: offline(lambda: data.copy_to_cache("tinyshakespeare", "input.txt", file_with(b"hello"))),
+    Bad("a file of other content", data_store.copy_to_cache,
+        lambda: offline(lambda: data_store.copy_to_cache("tinyshakespeare", "input.txt", file_with(b"hello"))),
         data.DataHashError, r"input.txt has sha256 .*, expected .*it was not used"),
-    Bad("missing source", data.copy_to_cache,
-        lambda: offline(lambda: data.copy_to_cache("tinyshakespeare", "input.txt", tmp() / "absent.txt")),
+    Bad("missing source", data_store.copy_to_cache,
+        lambda: offline(lambda: data_store.copy_to_cache("tinyshakespeare", "input.txt", tmp() / "absent.txt")),
         FileNotFoundError, r"no file at .*absent.txt"),
-    Bad("unknown file", data.copy_to_cache,
-        lambda: data.copy_to_cache("tinyshakespeare", "output.txt", file_with(b"hello")), KeyError,
+    Bad("unknown file", data_store.copy_to_cache,
+        lambda: data_store.copy_to_cache("tinyshakespeare", "output.txt", file_with(b"hello")), KeyError,
         r"corpus 'tinyshakespeare' has no file 'output.txt'"),
 ]
 

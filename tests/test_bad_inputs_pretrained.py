@@ -25,10 +25,13 @@ from torch import nn
 
 from coursekit import (
     bart,
+    bart_batches,
     bart_finetuning,
+    bart_heads,
     bart_pretraining,
     bert,
     bert_checkpoint,
+    bert_corpus,
     bert_data,
     bert_finetuning,
     bert_heads,
@@ -756,23 +759,23 @@ HF = [
 
 
 # ==============================================================================================
-# coursekit.bert_pretraining, coursekit.bert_checkpoint and coursekit.bert_finetuning
+# coursekit.bert_corpus, coursekit.bert_pretraining, coursekit.bert_checkpoint and coursekit.bert_finetuning
 # ==============================================================================================
 
-TINY_PT = bert_pretraining.PretrainConfig(vocab_size=V, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=16,
-                                          batch_size=4, steps=2, warmup_steps=1, eval_every=1, held_out_articles=1,
-                                          held_out_pairs=32)
+TINY_PT = bert_corpus.PretrainConfig(vocab_size=V, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=16,
+                                     batch_size=4, steps=2, warmup_steps=1, eval_every=1, held_out_articles=1,
+                                     held_out_pairs=32)
 TRAIN_DOCS = [[[5, 6, 7], [8, 9]], [[10, 11], [12, 13, 14]], [[15, 16], [17, 18, 19]]]
 
 
 def pt_corpus(**kw):
     args = dict(tokenizer=tokenizer(), train_docs=TRAIN_DOCS, held_docs=TRAIN_DOCS, in_domain=[[5, 6], [7, 8, 9]])
-    return bert_pretraining.PretrainingCorpus(**(args | kw))
+    return bert_corpus.PretrainingCorpus(**(args | kw))
 
 
 def pt_batch(**kw):
     """A held-out batch of the tiny corpus, with one part replaced."""
-    parts = dict(zip(("ids", "seg", "keep", "mlm", "nsp"), bert_pretraining.held_out_batch(pt_corpus(), TINY_PT),
+    parts = dict(zip(("ids", "seg", "keep", "mlm", "nsp"), bert_corpus.held_out_batch(pt_corpus(), TINY_PT),
                      strict=True))
     return tuple((parts | kw).values())
 
@@ -789,7 +792,7 @@ def one_labelled_nsp_row() -> dict:
 
 
 def make_batch(pairs=(([5, 6], [7, 8], 0),), singles=([9, 10],), **kw):
-    return bert_pretraining.make_batch(pt_corpus(), list(pairs), list(singles), **(dict(max_len=16) | kw))
+    return bert_corpus.make_batch(pt_corpus(), list(pairs), list(singles), **(dict(max_len=16) | kw))
 
 
 def saved_small_bert(model=None, tokenizer_=None, report=None) -> Path:
@@ -850,116 +853,116 @@ def finetune_once(**kw):
 
 
 BERT_PRETRAINING = [
-    Bad("zero steps", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, steps=0), ValueError,
+    Bad("zero steps", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, steps=0), ValueError,
         r"steps must be positive, got 0"),
-    Bad("in-domain fraction above 1", bert_pretraining.PretrainConfig,
+    Bad("in-domain fraction above 1", bert_corpus.PretrainConfig,
         lambda: replace(TINY_PT, in_domain_fraction=1.5), ValueError, r"in_domain_fraction must lie in \[0, 1\]"),
-    Bad("no NSP pair left", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, in_domain_fraction=0.9),
+    Bad("no NSP pair left", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, in_domain_fraction=0.9),
         ValueError, r"in_domain_fraction=0.9 leaves no NSP pair in a batch of 4"),
-    Bad("zero learning rate", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, learning_rate=0.0), ValueError,
+    Bad("zero learning rate", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, learning_rate=0.0), ValueError,
         r"learning_rate must be positive and finite, got 0.0"),
-    Bad("negative warm-up", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, warmup_steps=-1), ValueError,
+    Bad("negative warm-up", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, warmup_steps=-1), ValueError,
         r"warmup_steps must be (an int )?≥ 0, got -1"),
-    Bad("min_lr_ratio above 1", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, min_lr_ratio=2.0),
+    Bad("min_lr_ratio above 1", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, min_lr_ratio=2.0),
         ValueError, r"min_lr_ratio must lie in \[0, 1\], got 2.0"),
-    Bad("negative weight decay", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, weight_decay=-0.1),
+    Bad("negative weight decay", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, weight_decay=-0.1),
         ValueError, r"weight_decay must be (an int )?≥ 0 and finite, got -0.1"),
-    Bad("zero clipping", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, grad_clip=0.0), ValueError,
+    Bad("zero clipping", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, grad_clip=0.0), ValueError,
         r"grad_clip must be positive and finite, got 0.0"),
-    Bad("no room for [CLS] A [SEP] B [SEP]", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, max_len=4),
+    Bad("no room for [CLS] A [SEP] B [SEP]", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, max_len=4),
         ValueError, r"max_len must leave room for \[CLS\] A \[SEP\] B \[SEP\] \(at least 5\), got 4"),
-    Bad("heads do not divide the width", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, n_heads=3),
+    Bad("heads do not divide the width", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, n_heads=3),
         ValueError, r"d_model=8 must be divisible by n_heads=3"),
-    Bad("negative threads", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, threads=-1), ValueError,
+    Bad("negative threads", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, threads=-1), ValueError,
         r"threads must be (an int )?≥ 0, got -1"),
-    Bad("hold_out_selection as a string", bert_pretraining.PretrainConfig,
+    Bad("hold_out_selection as a string", bert_corpus.PretrainConfig,
         lambda: replace(TINY_PT, hold_out_selection="yes"), TypeError, r"hold_out_selection must be a bool, got str"),
-    Bad("unknown extra MLM text", bert_pretraining.PretrainConfig,
+    Bad("unknown extra MLM text", bert_corpus.PretrainConfig,
         lambda: replace(TINY_PT, extra_mlm_text="wikipedia"), ValueError,
         r"extra_mlm_text must be one of \('', 'translation_en'\), got 'wikipedia'"),
-    Bad("a dict for the config of the text", bert_pretraining.pretraining_text,
-        lambda: bert_pretraining.pretraining_text({"hold_out_selection": True}), TypeError,
+    Bad("a dict for the config of the text", bert_corpus.pretraining_text,
+        lambda: bert_corpus.pretraining_text({"hold_out_selection": True}), TypeError,
         r"cfg must be a PretrainConfig, got dict"),
-    Bad("float seed", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, seed=0.5), TypeError,
+    Bad("float seed", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, seed=0.5), TypeError,
         r"seed must be an int, got float"),
-    Bad("a string flag", bert_pretraining.PretrainConfig, lambda: replace(TINY_PT, pack_in_domain="yes"), TypeError,
+    Bad("a string flag", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, pack_in_domain="yes"), TypeError,
         r"pack_in_domain must be a bool, got str"),
-    Bad("zero vocabulary", bert_pretraining.PretrainConfig.model_config, lambda: TINY_PT.model_config(0), ValueError,
+    Bad("zero vocabulary", bert_corpus.PretrainConfig.model_config, lambda: TINY_PT.model_config(0), ValueError,
         r"BertConfig.vocab_size must be positive, got 0"),
 
-    Bad("a vocabulary dict for the tokenizer", bert_pretraining.PretrainingCorpus,
+    Bad("a vocabulary dict for the tokenizer", bert_corpus.PretrainingCorpus,
         lambda: pt_corpus(tokenizer={"[CLS]": 2}), TypeError,
         r"tokenizer must be a tokenizers.Tokenizer, got dict"),
-    Bad("documents of strings", bert_pretraining.PretrainingCorpus,
+    Bad("documents of strings", bert_corpus.PretrainingCorpus,
         lambda: pt_corpus(train_docs=[["The cat sat."]]), TypeError,
         r"train_docs must be a list of documents, each a list of sentences of token ids; got a str sentence"),
-    Bad("an unknown special token (would be None)", bert_pretraining.PretrainingCorpus.special_id,
+    Bad("an unknown special token (would be None)", bert_corpus.PretrainingCorpus.special_id,
         lambda: pt_corpus().special_id("[BOS]"), ValueError, r"the tokenizer has no token '\[BOS\]'"),
 
-    Bad("a dict for the config", bert_pretraining.build_corpus,
-        lambda: bert_pretraining.build_corpus({}, [], [], tokenizer()), TypeError,
+    Bad("a dict for the config", bert_corpus.build_corpus,
+        lambda: bert_corpus.build_corpus({}, [], [], tokenizer()), TypeError,
         r"cfg must be a PretrainConfig, got dict"),
-    Bad("one string for the WikiText lines", bert_pretraining.build_corpus,
-        lambda: bert_pretraining.build_corpus(TINY_PT, " = T = \n", [], tokenizer()), TypeError,
+    Bad("one string for the WikiText lines", bert_corpus.build_corpus,
+        lambda: bert_corpus.build_corpus(TINY_PT, " = T = \n", [], tokenizer()), TypeError,
         r"wiki_lines must be a list of strings, got one string"),
-    Bad("one string for the in-domain sentences", bert_pretraining.build_corpus,
-        lambda: bert_pretraining.build_corpus(TINY_PT, [], "the cat sat", tokenizer()), TypeError,
+    Bad("one string for the in-domain sentences", bert_corpus.build_corpus,
+        lambda: bert_corpus.build_corpus(TINY_PT, [], "the cat sat", tokenizer()), TypeError,
         r"in_domain_sentences must be a list of strings, got one string"),
-    Bad("a tokenizer without the BERT specials", bert_pretraining.build_corpus,
-        lambda: bert_pretraining.build_corpus(TINY_PT, [], [], tokenizer(False)), ValueError,
+    Bad("a tokenizer without the BERT specials", bert_corpus.build_corpus,
+        lambda: bert_corpus.build_corpus(TINY_PT, [], [], tokenizer(False)), ValueError,
         r"the tokenizer lacks the BERT special tokens \['\[PAD\]'\]"),
-    Bad("too few articles", bert_pretraining.build_corpus,
-        lambda: bert_pretraining.build_corpus(TINY_PT, [" = T = ", " The cat sat. It ran."], [], tokenizer()),
+    Bad("too few articles", bert_corpus.build_corpus,
+        lambda: bert_corpus.build_corpus(TINY_PT, [" = T = ", " The cat sat. It ran."], [], tokenizer()),
         ValueError, r"need more than 2 articles, got 1"),
 
-    Bad("nothing to batch", bert_pretraining.make_batch, lambda: make_batch((), ()), ValueError,
+    Bad("nothing to batch", bert_corpus.make_batch, lambda: make_batch((), ()), ValueError,
         r"make_batch needs at least one pair or sentence"),
-    Bad("NSP label 2", bert_pretraining.make_batch, lambda: make_batch(pairs=[([5], [6], 2)]), ValueError,
+    Bad("NSP label 2", bert_corpus.make_batch, lambda: make_batch(pairs=[([5], [6], 2)]), ValueError,
         r"pairs\[0\] has NSP label 2; expected IS_NEXT \(0\) or NOT_NEXT \(1\)"),
-    Bad("a pair without label", bert_pretraining.make_batch, lambda: make_batch(pairs=[([5], [6])]), ValueError,
+    Bad("a pair without label", bert_corpus.make_batch, lambda: make_batch(pairs=[([5], [6])]), ValueError,
         r"pairs\[0\] must be \(A, B, label\), got 2 items"),
-    Bad("an empty single sentence", bert_pretraining.make_batch, lambda: make_batch(singles=[[]]), ValueError,
+    Bad("an empty single sentence", bert_corpus.make_batch, lambda: make_batch(singles=[[]]), ValueError,
         r"ids_a must not be empty"),
-    Bad("max_len without room", bert_pretraining.make_batch, lambda: make_batch(max_len=2), ValueError,
+    Bad("max_len without room", bert_corpus.make_batch, lambda: make_batch(max_len=2), ValueError,
         r"max_len must leave room for the 3 special tokens, got 2"),
-    Bad("a list for the corpus", bert_pretraining.make_batch,
-        lambda: bert_pretraining.make_batch([], [([5], [6], 0)], [], max_len=8), TypeError,
+    Bad("a list for the corpus", bert_corpus.make_batch,
+        lambda: bert_corpus.make_batch([], [([5], [6], 0)], [], max_len=8), TypeError,
         r"corpus must be a PretrainingCorpus, got list"),
 
-    Bad("no sentences", bert_pretraining.pack_sentences,
-        lambda: bert_pretraining.pack_sentences([], 2, max_len=8, sep_id=SEP, rng=random.Random(0)), ValueError,
+    Bad("no sentences", bert_corpus.pack_sentences,
+        lambda: bert_corpus.pack_sentences([], 2, max_len=8, sep_id=SEP, rng=random.Random(0)), ValueError,
         r"pack_sentences needs at least one sentence"),
-    Bad("zero rows", bert_pretraining.pack_sentences,
-        lambda: bert_pretraining.pack_sentences([[5]], 0, max_len=8, sep_id=SEP, rng=random.Random(0)), ValueError,
+    Bad("zero rows", bert_corpus.pack_sentences,
+        lambda: bert_corpus.pack_sentences([[5]], 0, max_len=8, sep_id=SEP, rng=random.Random(0)), ValueError,
         r"n must be positive, got 0"),
-    Bad("a seed for the rng", bert_pretraining.pack_sentences,
-        lambda: bert_pretraining.pack_sentences([[5]], 2, max_len=8, sep_id=SEP, rng=0), TypeError,
+    Bad("a seed for the rng", bert_corpus.pack_sentences,
+        lambda: bert_corpus.pack_sentences([[5]], 2, max_len=8, sep_id=SEP, rng=0), TypeError,
         r"rng must be a random.Random, got int"),
-    Bad("max_len without room", bert_pretraining.pack_sentences,
-        lambda: bert_pretraining.pack_sentences([[5]], 2, max_len=2, sep_id=SEP, rng=random.Random(0)), ValueError,
+    Bad("max_len without room", bert_corpus.pack_sentences,
+        lambda: bert_corpus.pack_sentences([[5]], 2, max_len=2, sep_id=SEP, rng=random.Random(0)), ValueError,
         r"max_len must leave room for \[CLS\] and \[SEP\] and one token \(at least 3\), got 2"),
-    Bad("negative [SEP] id", bert_pretraining.pack_sentences,
-        lambda: bert_pretraining.pack_sentences([[5]], 2, max_len=8, sep_id=-1, rng=random.Random(0)), ValueError,
+    Bad("negative [SEP] id", bert_corpus.pack_sentences,
+        lambda: bert_corpus.pack_sentences([[5]], 2, max_len=8, sep_id=-1, rng=random.Random(0)), ValueError,
         r"sep_id must be a token id ≥ 0, got -1"),
-    Bad("an empty sentence", bert_pretraining.pack_sentences,
-        lambda: bert_pretraining.pack_sentences([[5], []], 2, max_len=8, sep_id=SEP, rng=random.Random(0)),
+    Bad("an empty sentence", bert_corpus.pack_sentences,
+        lambda: bert_corpus.pack_sentences([[5], []], 2, max_len=8, sep_id=SEP, rng=random.Random(0)),
         ValueError, r"sentences\[1\] is empty"),
 
-    Bad("a seed for the rng", bert_pretraining.sample_batch,
-        lambda: bert_pretraining.sample_batch(pt_corpus(), TINY_PT, 0, gen()), TypeError,
+    Bad("a seed for the rng", bert_corpus.sample_batch,
+        lambda: bert_corpus.sample_batch(pt_corpus(), TINY_PT, 0, gen()), TypeError,
         r"rng must be a random.Random, got int"),
-    Bad("a seed for the generator", bert_pretraining.sample_batch,
-        lambda: bert_pretraining.sample_batch(pt_corpus(), TINY_PT, random.Random(0), 0), TypeError,
+    Bad("a seed for the generator", bert_corpus.sample_batch,
+        lambda: bert_corpus.sample_batch(pt_corpus(), TINY_PT, random.Random(0), 0), TypeError,
         r"generator must be a torch.Generator, got int"),
-    Bad("a dict for the config", bert_pretraining.sample_batch,
-        lambda: bert_pretraining.sample_batch(pt_corpus(), {}, random.Random(0), gen()), TypeError,
+    Bad("a dict for the config", bert_corpus.sample_batch,
+        lambda: bert_corpus.sample_batch(pt_corpus(), {}, random.Random(0), gen()), TypeError,
         r"cfg must be a PretrainConfig, got dict"),
 
-    Bad("one held-out document", bert_pretraining.held_out_batch,
-        lambda: bert_pretraining.held_out_batch(pt_corpus(held_docs=TRAIN_DOCS[:1]), TINY_PT), ValueError,
+    Bad("one held-out document", bert_corpus.held_out_batch,
+        lambda: bert_corpus.held_out_batch(pt_corpus(held_docs=TRAIN_DOCS[:1]), TINY_PT), ValueError,
         r"make_nsp_pairs needs at least 2 documents with ≥ 2 sentences, got 1"),
-    Bad("a dict for the config", bert_pretraining.held_out_batch,
-        lambda: bert_pretraining.held_out_batch(pt_corpus(), {}), TypeError, r"cfg must be a PretrainConfig, got dict"),
+    Bad("a dict for the config", bert_corpus.held_out_batch,
+        lambda: bert_corpus.held_out_batch(pt_corpus(), {}), TypeError, r"cfg must be a PretrainConfig, got dict"),
 
     Bad("four parts instead of five", bert_pretraining.held_out_losses,
         lambda: bert_pretraining.held_out_losses(tiny_bert(), pt_batch()[:4]), ValueError,
@@ -993,10 +996,10 @@ BERT_PRETRAINING = [
         lambda: bert_pretraining.pretrain(TINY_PT, pt_corpus(), stop_at=0), ValueError,
         r"stop_at must be positive, got 0"),
 
-    Bad("a list for the corpus", bert_pretraining.unigram_entropy, lambda: bert_pretraining.unigram_entropy([[1]]),
+    Bad("a list for the corpus", bert_corpus.unigram_entropy, lambda: bert_corpus.unigram_entropy([[1]]),
         TypeError, r"corpus must be a PretrainingCorpus, got list"),
-    Bad("a corpus without tokens (the entropy would be NaN)", bert_pretraining.unigram_entropy,
-        lambda: bert_pretraining.unigram_entropy(pt_corpus(train_docs=[], in_domain=[])), ValueError,
+    Bad("a corpus without tokens (the entropy would be NaN)", bert_corpus.unigram_entropy,
+        lambda: bert_corpus.unigram_entropy(pt_corpus(train_docs=[], in_domain=[])), ValueError,
         r"the corpus has no tokens: the unigram entropy is undefined"),
 ]
 
@@ -1126,7 +1129,7 @@ BERT_FINETUNING = [
 
 
 # ==============================================================================================
-# coursekit.bart
+# coursekit.bart, coursekit.bart_batches and coursekit.bart_heads
 # ==============================================================================================
 
 B_PAD, B_BOS, B_EOS = 1, 0, 2
@@ -1155,88 +1158,101 @@ def bart_call(**kw):
 
 
 def classify(ids=None, keep=None, **kw):
-    return bart.BartForSequenceClassification(tiny_bart(), 3, **kw)(bart_ids() if ids is None else ids, keep)
+    return bart_heads.BartForSequenceClassification(tiny_bart(), 3, **kw)(bart_ids() if ids is None else ids, keep)
 
 
 def s2s_batch(**kw):
-    b = bart.seq2seq_batch([[0, 5, 6, 2], [0, 7, 2]], [[0, 8, 9, 2], [0, 10, 2]], pad_id=B_PAD, decoder_start_id=B_EOS)
-    return bart.Seq2SeqBatch(**(asdict(b) | kw))
+    b = bart_batches.seq2seq_batch([[0, 5, 6, 2], [0, 7, 2]], [[0, 8, 9, 2], [0, 10, 2]], pad_id=B_PAD,
+                                   decoder_start_id=B_EOS)
+    return bart_batches.Seq2SeqBatch(**(asdict(b) | kw))
 
 
 def seq2seq(sources=([0, 5, 2],), targets=([0, 6, 2],), **kw):
-    return bart.seq2seq_batch(list(sources), list(targets), **(dict(pad_id=B_PAD, decoder_start_id=B_EOS) | kw))
+    return bart_batches.seq2seq_batch(list(sources), list(targets), **(dict(pad_id=B_PAD, decoder_start_id=B_EOS) | kw))
 
 
 def denoise(documents=([0, 5, 6, 7, 2],), noise=None, **kw):
     noise = noise or (lambda ids, generator=None: noising.token_masking(ids, mask_id=3, generator=generator))
-    return bart.denoising_batch(list(documents), noise, **(dict(pad_id=B_PAD, decoder_start_id=B_EOS) | kw))
+    return bart_batches.denoising_batch(list(documents), noise, **(dict(pad_id=B_PAD, decoder_start_id=B_EOS) | kw))
 
 
 BART = [
-    Bad("1-D ids", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids()[0], B_PAD, B_EOS), ValueError,
+    Bad("1-D ids", bart_batches.shift_tokens_right,
+        lambda: bart_batches.shift_tokens_right(bart_ids()[0], B_PAD, B_EOS), ValueError,
         r"ids must have 2 dimensions, got shape \(6,\)"),
-    Bad("float ids", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids().float(), B_PAD, B_EOS),
+    Bad("float ids", bart_batches.shift_tokens_right,
+        lambda: bart_batches.shift_tokens_right(bart_ids().float(), B_PAD, B_EOS),
         TypeError, r"ids must be integer token ids, got torch.float32"),
-    Bad("a list of ids", bart.shift_tokens_right, lambda: bart.shift_tokens_right([[0, 5, 2]], B_PAD, B_EOS),
+    Bad("a list of ids", bart_batches.shift_tokens_right,
+        lambda: bart_batches.shift_tokens_right([[0, 5, 2]], B_PAD, B_EOS),
         TypeError, r"ids must be a torch.Tensor, got list"),
-    Bad("zero-length targets", bart.shift_tokens_right,
-        lambda: bart.shift_tokens_right(torch.zeros(2, 0, dtype=i64), B_PAD, B_EOS), ValueError,
+    Bad("zero-length targets", bart_batches.shift_tokens_right,
+        lambda: bart_batches.shift_tokens_right(torch.zeros(2, 0, dtype=i64), B_PAD, B_EOS), ValueError,
         r"ids must hold at least one token per row, got shape \(2, 0\)"),
-    Bad("a negative id other than -100", bart.shift_tokens_right,
-        lambda: bart.shift_tokens_right(torch.tensor([[0, -5, 2]]), B_PAD, B_EOS), ValueError,
+    Bad("a negative id other than -100", bart_batches.shift_tokens_right,
+        lambda: bart_batches.shift_tokens_right(torch.tensor([[0, -5, 2]]), B_PAD, B_EOS), ValueError,
         r"ids must hold token ids ≥ 0 \(or -100 for label padding\), got -5"),
-    Bad("float pad id", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids(), 1.0, B_EOS), TypeError,
+    Bad("float pad id", bart_batches.shift_tokens_right,
+        lambda: bart_batches.shift_tokens_right(bart_ids(), 1.0, B_EOS), TypeError,
         r"pad_id must be an int token id, got float"),
-    Bad("negative start id", bart.shift_tokens_right, lambda: bart.shift_tokens_right(bart_ids(), B_PAD, -2),
+    Bad("negative start id", bart_batches.shift_tokens_right,
+        lambda: bart_batches.shift_tokens_right(bart_ids(), B_PAD, -2),
         ValueError, r"decoder_start_id must be a token id ≥ 0, got -2"),
 
-    Bad("an integer keep-mask", bart.Seq2SeqBatch, lambda: s2s_batch(src_keep=s2s_batch().src_keep.long()), TypeError,
+    Bad("an integer keep-mask", bart_batches.Seq2SeqBatch,
+        lambda: s2s_batch(src_keep=s2s_batch().src_keep.long()), TypeError,
         r"src_keep must be a bool tensor \(True = keep\), got torch.int64"),
-    Bad("targets of another length", bart.Seq2SeqBatch, lambda: s2s_batch(tgt_out=s2s_batch().tgt_out[:, :-1]),
-        ValueError, r"tgt_out must have the shape of tgt_in \(2, 4\), got \(2, 3\)"),
-    Bad("sources of another batch size", bart.Seq2SeqBatch,
+    Bad("targets of another length", bart_batches.Seq2SeqBatch,
+        lambda: s2s_batch(tgt_out=s2s_batch().tgt_out[:, :-1]), ValueError,
+        r"tgt_out must have the shape of tgt_in \(2, 4\), got \(2, 3\)"),
+    Bad("sources of another batch size", bart_batches.Seq2SeqBatch,
         lambda: s2s_batch(src=s2s_batch().src[:1], src_keep=s2s_batch().src_keep[:1]), ValueError,
         r"src has 1 rows but tgt_in has 2: one source per target"),
-    Bad("a list for the source", bart.Seq2SeqBatch, lambda: s2s_batch(src=[[0, 5, 2]]), TypeError,
+    Bad("a list for the source", bart_batches.Seq2SeqBatch, lambda: s2s_batch(src=[[0, 5, 2]]), TypeError,
         r"src must be a torch.Tensor, got list"),
 
-    Bad("more sources than targets", bart.seq2seq_batch, lambda: seq2seq(sources=([0, 5, 2], [0, 6, 2])), ValueError,
+    Bad("more sources than targets", bart_batches.seq2seq_batch,
+        lambda: seq2seq(sources=([0, 5, 2], [0, 6, 2])), ValueError,
         r"need as many sources as targets \(at least one\), got 2 and 1"),
-    Bad("no pairs", bart.seq2seq_batch, lambda: seq2seq((), ()), ValueError,
+    Bad("no pairs", bart_batches.seq2seq_batch, lambda: seq2seq((), ()), ValueError,
         r"need as many sources as targets \(at least one\), got 0 and 0"),
-    Bad("float ids", bart.seq2seq_batch, lambda: seq2seq(sources=([0, 5.5, 2],)), TypeError,
+    Bad("float ids", bart_batches.seq2seq_batch, lambda: seq2seq(sources=([0, 5.5, 2],)), TypeError,
         r"sources\[0\] must hold ints, got \[5.5\] \(float\)"),
-    Bad("an empty target", bart.seq2seq_batch, lambda: seq2seq(targets=([],)), ValueError,
+    Bad("an empty target", bart_batches.seq2seq_batch, lambda: seq2seq(targets=([],)), ValueError,
         r"targets\[0\] is empty"),
-    Bad("a 2-D tensor as one source", bart.seq2seq_batch, lambda: seq2seq(sources=(torch.ones(2, 3, dtype=i64),)),
-        TypeError, r"sources\[0\] must be a 1-D integer tensor or a list of ints"),
-    Bad("a negative id", bart.seq2seq_batch, lambda: seq2seq(targets=([0, -1, 2],)), ValueError,
+    Bad("a 2-D tensor as one source", bart_batches.seq2seq_batch,
+        lambda: seq2seq(sources=(torch.ones(2, 3, dtype=i64),)), TypeError,
+        r"sources\[0\] must be a 1-D integer tensor or a list of ints"),
+    Bad("a negative id", bart_batches.seq2seq_batch, lambda: seq2seq(targets=([0, -1, 2],)), ValueError,
         r"targets\[0\] must hold token ids ≥ 0, got -1"),
-    Bad("negative pad id", bart.seq2seq_batch, lambda: seq2seq(pad_id=-1), ValueError,
+    Bad("negative pad id", bart_batches.seq2seq_batch, lambda: seq2seq(pad_id=-1), ValueError,
         r"pad_id must be a token id ≥ 0, got -1"),
 
-    Bad("no documents", bart.denoising_batch, lambda: denoise(()), ValueError,
+    Bad("no documents", bart_batches.denoising_batch, lambda: denoise(()), ValueError,
         r"denoising_batch needs at least one document"),
-    Bad("float ids (would be truncated)", bart.denoising_batch, lambda: denoise(([0, 5.7, 2],)), TypeError,
+    Bad("float ids (would be truncated)", bart_batches.denoising_batch, lambda: denoise(([0, 5.7, 2],)), TypeError,
         r"documents\[0\] must hold ints, got \[5.7\] \(float\)"),
-    Bad("a number for the noise", bart.denoising_batch, lambda: denoise(noise=3), TypeError,
+    Bad("a number for the noise", bart_batches.denoising_batch, lambda: denoise(noise=3), TypeError,
         r"noise must be a function noise\(ids, \*, generator\) -> ids, got int"),
-    Bad("a seed for the generator", bart.denoising_batch, lambda: denoise(generator=0), TypeError,
+    Bad("a seed for the generator", bart_batches.denoising_batch, lambda: denoise(generator=0), TypeError,
         r"generator must be a torch.Generator or None, got int"),
-    Bad("a noise that returns a batch", bart.denoising_batch,
+    Bad("a noise that returns a batch", bart_batches.denoising_batch,
         lambda: denoise(noise=lambda ids, generator=None: ids[None]), TypeError,
         r"sources\[0\] must be a 1-D integer tensor or a list of ints"),
 
-    Bad("a list for the batch", bart.denoising_loss, lambda: bart.denoising_loss(tiny_bart(), [1]), TypeError,
+    Bad("a list for the batch", bart_batches.denoising_loss,
+        lambda: bart_batches.denoising_loss(tiny_bart(), [1]), TypeError,
         r"batch must be a Seq2SeqBatch, got list"),
-    Bad("a function for the model", bart.denoising_loss, lambda: bart.denoising_loss(len, s2s_batch()), TypeError,
+    Bad("a function for the model", bart_batches.denoising_loss,
+        lambda: bart_batches.denoising_loss(len, s2s_batch()), TypeError,
         r"model must be an nn.Module, got builtin_function_or_method"),
-    Bad("a target id = vocab_size (the last target is never a decoder input)", bart.denoising_loss,
-        lambda: bart.denoising_loss(tiny_bart(), s2s_batch(tgt_out=s2s_batch().tgt_out.masked_fill(
+    Bad("a target id = vocab_size (the last target is never a decoder input)", bart_batches.denoising_loss,
+        lambda: bart_batches.denoising_loss(tiny_bart(), s2s_batch(tgt_out=s2s_batch().tgt_out.masked_fill(
             s2s_batch().tgt_out == B_EOS, BV))), ValueError,
         r"batch.tgt_out must hold class ids in \[0, 30\), got values in \[0, 30\]"),
-    Bad("no real target token (the loss would be NaN)", bart.denoising_loss,
-        lambda: bart.denoising_loss(tiny_bart(), s2s_batch(tgt_keep=torch.zeros(2, 4, dtype=torch.bool))), ValueError,
+    Bad("no real target token (the loss would be NaN)", bart_batches.denoising_loss,
+        lambda: bart_batches.denoising_loss(tiny_bart(), s2s_batch(tgt_keep=torch.zeros(2, 4, dtype=torch.bool))),
+        ValueError,
         r"batch.tgt_keep marks no target token: the loss is undefined"),
 
     Bad("zero vocabulary", bart.BartConfig, lambda: bart_config(vocab_size=0), ValueError,
@@ -1310,29 +1326,30 @@ BART = [
     Bad("an integer dtype", bart.Bart.from_hf, lambda: bart.Bart.from_hf(hf_bart_dir(), dtype=torch.int32),
         TypeError, r"dtype must be a floating-point torch.dtype \(e.g. torch.float64\), got torch.int32"),
 
-    Bad("a BERT for the model", bart.BartForSequenceClassification,
-        lambda: bart.BartForSequenceClassification(tiny_bert(), 2), TypeError,
+    Bad("a BERT for the model", bart_heads.BartForSequenceClassification,
+        lambda: bart_heads.BartForSequenceClassification(tiny_bert(), 2), TypeError,
         r"bart must be a coursekit.bart.Bart, got Bert"),
-    Bad("zero classes", bart.BartForSequenceClassification,
-        lambda: bart.BartForSequenceClassification(tiny_bart(), 0), ValueError, r"n_classes must be positive, got 0"),
-    Bad("dropout above 1", bart.BartForSequenceClassification,
-        lambda: bart.BartForSequenceClassification(tiny_bart(), 2, dropout=2.0), ValueError,
+    Bad("zero classes", bart_heads.BartForSequenceClassification,
+        lambda: bart_heads.BartForSequenceClassification(tiny_bart(), 0), ValueError,
+        r"n_classes must be positive, got 0"),
+    Bad("dropout above 1", bart_heads.BartForSequenceClassification,
+        lambda: bart_heads.BartForSequenceClassification(tiny_bart(), 2, dropout=2.0), ValueError,
         r"dropout must lie in \[0, 1\], got 2.0"),
-    Bad("a row without </s>", bart.BartForSequenceClassification.forward,
+    Bad("a row without </s>", bart_heads.BartForSequenceClassification.forward,
         lambda: classify(torch.tensor([[0, 5, 6], [0, 7, 2]])), ValueError,
         r"every input must contain an </s> \(id 2\) to classify; rows \[0\] have none"),
-    Bad("float keep-mask", bart.BartForSequenceClassification.forward,
+    Bad("float keep-mask", bart_heads.BartForSequenceClassification.forward,
         lambda: classify(keep=torch.ones(2, 6)), TypeError, r"keep must be a bool tensor"),
-    Bad("float ids", bart.BartForSequenceClassification.forward, lambda: classify(bart_ids().float()), TypeError,
+    Bad("float ids", bart_heads.BartForSequenceClassification.forward, lambda: classify(bart_ids().float()), TypeError,
         r"ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
-    Bad("1-D ids", bart.BartForSequenceClassification.sentence_representation,
-        lambda: bart.BartForSequenceClassification(tiny_bart(), 2).sentence_representation(bart_ids()[0]),
+    Bad("1-D ids", bart_heads.BartForSequenceClassification.sentence_representation,
+        lambda: bart_heads.BartForSequenceClassification(tiny_bart(), 2).sentence_representation(bart_ids()[0]),
         ValueError, r"ids must have 2 dimensions, got shape \(6,\)"),
-    Bad("an integer dtype", bart.BartForSequenceClassification.from_hf,
-        lambda: bart.BartForSequenceClassification.from_hf(hf_bart_dir(), dtype=torch.long), TypeError,
+    Bad("an integer dtype", bart_heads.BartForSequenceClassification.from_hf,
+        lambda: bart_heads.BartForSequenceClassification.from_hf(hf_bart_dir(), dtype=torch.long), TypeError,
         r"dtype must be a floating-point torch.dtype"),
-    Bad("a missing directory", bart.BartForSequenceClassification.from_hf,
-        lambda: bart.BartForSequenceClassification.from_hf(tmp() / "gone"), FileNotFoundError,
+    Bad("a missing directory", bart_heads.BartForSequenceClassification.from_hf,
+        lambda: bart_heads.BartForSequenceClassification.from_hf(tmp() / "gone"), FileNotFoundError,
         r"no checkpoint directory at"),
 ]
 
@@ -1566,7 +1583,7 @@ def sst(**kw):
 
 
 def sst_acc(**kw):
-    clf = bart.BartForSequenceClassification(vocab_bart(), 2)
+    clf = bart_heads.BartForSequenceClassification(vocab_bart(), 2)
     args = dict(clf=clf, ids=vocab_docs(), labels=[0, 1, 0], vocab=bart_vocab()) | kw
     return bart_finetuning.sst2_accuracy(args.pop("clf"), args.pop("ids"), args.pop("labels"), args.pop("vocab"),
                                          **args)

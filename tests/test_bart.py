@@ -7,14 +7,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from coursekit.bart import (  # noqa: E402
-    Bart,
-    BartConfig,
-    BartForSequenceClassification,
-    denoising_batch,
-    denoising_loss,
-    shift_tokens_right,
-)
+from coursekit.bart import Bart, BartConfig  # noqa: E402
+from coursekit.bart_batches import denoising_batch, denoising_loss, shift_tokens_right  # noqa: E402
+from coursekit.bart_heads import BartForSequenceClassification  # noqa: E402
 from coursekit.noising import text_infilling  # noqa: E402
 
 PAD, BOS, EOS = 1, 0, 2

@@ -9,6 +9,7 @@ import pytest
 from test_bert_pretraining import TINY, tiny_text
 
 from coursekit import bert_checkpoint as bc
+from coursekit import bert_corpus as bcorp
 from coursekit import bert_finetuning as bf
 from coursekit import bert_pretraining as bp
 from coursekit.bert_checkpoint import CHECKPOINT_DIR
@@ -20,7 +21,7 @@ FAST = bf.SST2Protocol(n_train=48, n_select=32, epochs=1, lrs=(3e-4, 3e-3), seed
 @pytest.fixture(scope="module")
 def tiny_model_dir(tmp_path_factory):
     lines, in_domain = tiny_text()
-    corpus = bp.build_corpus(dataclasses.replace(TINY, steps=2), lines, in_domain)
+    corpus = bcorp.build_corpus(dataclasses.replace(TINY, steps=2), lines, in_domain)
     model, report = bp.pretrain(dataclasses.replace(TINY, steps=2), corpus, progress=False)
     return bc.save_pretrained(tmp_path_factory.mktemp("bert") / "tiny", model, corpus.tokenizer, report)
 
@@ -81,9 +82,10 @@ def test_committed_downstream_table_holds_and_one_run_reproduces():
 def test_pretraining_text_can_hold_out_the_selection_sentences_and_add_english_sentences():
     """The MLM text never holds SST-2's dev sentences; with hold_out_selection not the selection
     sentences either, and translation_en adds the benchmark's English training sentences once each."""
-    _, default = bp.pretraining_text()
-    _, held = bp.pretraining_text(bp.PretrainConfig(hold_out_selection=True))
-    _, extended = bp.pretraining_text(bp.PretrainConfig(hold_out_selection=True, extra_mlm_text="translation_en"))
+    _, default = bcorp.pretraining_text()
+    _, held = bcorp.pretraining_text(bcorp.PretrainConfig(hold_out_selection=True))
+    _, extended = bcorp.pretraining_text(bcorp.PretrainConfig(hold_out_selection=True,
+                                                              extra_mlm_text="translation_en"))
     splits = bf.sst2_splits(1, bf.PROTOCOL.n_select)
     selection, dev = set(splits["select"]["sentence"]), set(splits["test"]["sentence"])
     assert selection <= set(default) and not selection & set(held)

@@ -1,5 +1,5 @@
-"""The small-BERT pre-training recipe (coursekit.bert_pretraining) and the committed checkpoint
-(coursekit.bert_checkpoint)."""
+"""The small-BERT pre-training recipe (coursekit.bert_corpus, coursekit.bert_pretraining) and the committed
+checkpoint (coursekit.bert_checkpoint)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from coursekit import bert_checkpoint as bc
+from coursekit import bert_corpus as bcorp
 from coursekit import bert_finetuning
 from coursekit import bert_pretraining as bp
 from coursekit.bert_data import IGNORE_INDEX
@@ -34,25 +35,25 @@ def tiny_text(n_articles=16, seed=0):
     return lines, in_domain
 
 
-TINY = bp.PretrainConfig(vocab_size=120, d_model=16, n_layers=2, n_heads=2, d_ff=32, max_len=24, batch_size=8,
-                         steps=6, warmup_steps=2, eval_every=3, held_out_articles=3, held_out_pairs=16)
+TINY = bcorp.PretrainConfig(vocab_size=120, d_model=16, n_layers=2, n_heads=2, d_ff=32, max_len=24,
+                            batch_size=8, steps=6, warmup_steps=2, eval_every=3, held_out_articles=3, held_out_pairs=16)
 
 
 @pytest.fixture(scope="module")
 def corpus():
     lines, in_domain = tiny_text()
-    return bp.build_corpus(TINY, lines, in_domain)
+    return bcorp.build_corpus(TINY, lines, in_domain)
 
 
 def test_config_checks():
     assert TINY.n_in_domain == 4
     with pytest.raises(ValueError, match="leaves no NSP pair"):
-        bp.PretrainConfig(batch_size=4, in_domain_fraction=0.9)
+        bcorp.PretrainConfig(batch_size=4, in_domain_fraction=0.9)
     with pytest.raises(ValueError, match="steps must be positive"):
-        bp.PretrainConfig(steps=0)
+        bcorp.PretrainConfig(steps=0)
     with pytest.raises(ValueError, match="in_domain_fraction"):
-        bp.PretrainConfig(in_domain_fraction=1.5)
-    assert bp.PretrainConfig().model_config(8000).vocab_size == 8000
+        bcorp.PretrainConfig(in_domain_fraction=1.5)
+    assert bcorp.PretrainConfig().model_config(8000).vocab_size == 8000
 
 
 def test_build_corpus_holds_out_the_last_articles(corpus):
@@ -62,15 +63,15 @@ def test_build_corpus_holds_out_the_last_articles(corpus):
     assert corpus.special_id("[MASK]") is not None
     lines, in_domain = tiny_text(n_articles=3)
     with pytest.raises(ValueError, match="need more than 4 articles"):
-        bp.build_corpus(TINY, lines, in_domain)
+        bcorp.build_corpus(TINY, lines, in_domain)
 
 
 def test_make_batch_layout_and_masking(corpus):
     docs = corpus.train_docs
     pairs = [(docs[0][0], docs[0][1], 0), (docs[1][0], docs[2][0], 1)]
     singles = corpus.in_domain[:3]
-    ids, seg, keep, mlm, nsp = bp.make_batch(corpus, pairs, singles, max_len=TINY.max_len,
-                                             generator=torch.Generator().manual_seed(0))
+    ids, seg, keep, mlm, nsp = bcorp.make_batch(corpus, pairs, singles, max_len=TINY.max_len,
+                                                generator=torch.Generator().manual_seed(0))
     B, T = ids.shape
     assert B == 5 and seg.shape == keep.shape == mlm.shape == (B, T) and T <= TINY.max_len
     assert nsp.tolist() == [0, 1, IGNORE_INDEX, IGNORE_INDEX, IGNORE_INDEX]
@@ -83,11 +84,11 @@ def test_make_batch_layout_and_masking(corpus):
     original = torch.where(selected, mlm, ids)
     assert not (selected & ((original == cls_id) | (original == sep_id))).any()
     with pytest.raises(ValueError, match="at least one pair or sentence"):
-        bp.make_batch(corpus, [], [], max_len=TINY.max_len)
+        bcorp.make_batch(corpus, [], [], max_len=TINY.max_len)
 
 
 def test_sample_batch_mixes_pairs_and_in_domain_sentences(corpus):
-    batch = bp.sample_batch(corpus, TINY, random.Random(0), torch.Generator().manual_seed(0))
+    batch = bcorp.sample_batch(corpus, TINY, random.Random(0), torch.Generator().manual_seed(0))
     nsp = batch[4]
     assert len(nsp) == TINY.batch_size
     assert int((nsp == IGNORE_INDEX).sum()) == TINY.n_in_domain
@@ -106,13 +107,13 @@ def test_pretrain_report_snapshots_and_round_trip(corpus, tmp_path):
     loaded, tokenizer, loaded_report = bc.load_small_bert(tmp_path / "out")
     assert tokenizer.get_vocab() == corpus.tokenizer.get_vocab()
     assert loaded_report["final"] == report["final"]
-    batch = bp.held_out_batch(corpus, TINY)
+    batch = bcorp.held_out_batch(corpus, TINY)
     assert bp.held_out_losses(loaded, batch) == pytest.approx(bp.held_out_losses(model, batch), abs=1e-6)
 
 
 def test_pack_sentences_fills_rows_with_whole_sentences():
     sentences = [[10, 11], [20, 21, 22], [30]]
-    rows = bp.pack_sentences(sentences, 50, max_len=9, sep_id=3, rng=random.Random(0))
+    rows = bcorp.pack_sentences(sentences, 50, max_len=9, sep_id=3, rng=random.Random(0))
     assert len(rows) == 50
     for row in rows:
         assert len(row) <= 9 - 2
@@ -127,12 +128,12 @@ def test_pack_sentences_fills_rows_with_whole_sentences():
         assert all(p in sentences for p in parts)                      # never a cut sentence
     assert sum(len(r) for r in rows) / len(rows) > 4                   # one sentence alone averages 2 pieces
     with pytest.raises(ValueError, match="at least one sentence"):
-        bp.pack_sentences([], 1, max_len=9, sep_id=3, rng=random.Random(0))
+        bcorp.pack_sentences([], 1, max_len=9, sep_id=3, rng=random.Random(0))
 
 
 def test_packed_batch_keeps_sep_unmasked_and_nsp_ignored(corpus):
     cfg = dataclasses.replace(TINY, pack_in_domain=True)
-    batch = bp.sample_batch(corpus, cfg, random.Random(0), torch.Generator().manual_seed(0))
+    batch = bcorp.sample_batch(corpus, cfg, random.Random(0), torch.Generator().manual_seed(0))
     ids, segments, _, mlm_labels, nsp = batch
     sep = corpus.special_id("[SEP]")
     in_domain = nsp == IGNORE_INDEX
@@ -162,7 +163,7 @@ def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
     bc.save_pretrained(tmp_path / "stage1", first, corpus.tokenizer, report)
     cfg = dataclasses.replace(TINY, init_from=str(tmp_path / "stage1"), in_domain_fraction=0.75,
                               pack_in_domain=True)
-    held = bp.held_out_batch(corpus, cfg)
+    held = bcorp.held_out_batch(corpus, cfg)
     second, second_report = bp.pretrain(cfg, corpus, progress=False)
     assert second_report["before"] == pytest.approx(bp.held_out_losses(first, held), abs=1e-6)
     assert not all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values(),
@@ -181,12 +182,12 @@ def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
     with pytest.raises(ValueError, match="holds a BERT with config"):
         bp.pretrain(dataclasses.replace(cfg, d_model=32, n_heads=2), corpus, progress=False)
     rot13 = [[codecs.encode(line, "rot13") for line in part] for part in tiny_text()]
-    other = bp.build_corpus(TINY, *rot13)                       # a vocabulary of the same size, other pieces
+    other = bcorp.build_corpus(TINY, *rot13)                    # a vocabulary of the same size, other pieces
     assert other.tokenizer.get_vocab_size() == corpus.tokenizer.get_vocab_size()
     with pytest.raises(ValueError, match="encoded with another vocabulary"):
         bp.pretrain(cfg, other, progress=False)
     with pytest.raises(TypeError, match="init_from must be a directory path"):
-        bp.PretrainConfig(init_from=None)
+        bcorp.PretrainConfig(init_from=None)
 
 
 def test_finetune_by_step_covers_the_random_start_and_every_snapshot(corpus, tmp_path):
@@ -203,7 +204,7 @@ def test_load_errors(tmp_path, corpus):
         bc.load_small_bert(tmp_path)
     model, report = bp.pretrain(dataclasses.replace(TINY, steps=1, eval_every=1), corpus, progress=False)
     bc.save_pretrained(tmp_path / "a", model, corpus.tokenizer, report)
-    other = bp.build_corpus(dataclasses.replace(TINY, vocab_size=90), *tiny_text())
+    other = bcorp.build_corpus(dataclasses.replace(TINY, vocab_size=90), *tiny_text())
     other.tokenizer.save(str(tmp_path / "a" / "tokenizer.json"))
     with pytest.raises(ValueError, match="tokenizer.json has"):
         bc.load_small_bert(tmp_path / "a")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import data
+from coursekit import data, data_store
 
 CONTENT = b"First Citizen:\nBefore we proceed any further, hear me speak.\n"
 
@@ -110,22 +110,22 @@ def test_unknown_corpus_names_the_nearest_known_one(typo, meant):
 def test_cli_unknown_corpus_is_one_line_and_exit_code_2(fake_corpus, capsys):
     tmp, _ = fake_corpus
     for command in ("fetch", "verify", "list"):
-        assert data._cli([command, "fake", "sst-2"]) == 2
+        assert data_store._cli([command, "fake", "sst-2"]) == 2
         captured = capsys.readouterr()
         assert captured.out == ""                                # nothing was done, not even for 'fake'
         assert captured.err.splitlines() == [
             f"python -m coursekit.data {command}: error: unknown corpus 'sst-2'; did you mean 'sst2'? "
             f"known corpora: {', '.join(sorted(data.REGISTRY))}"]
-    assert data._cli(["fetch", "imagenet"]) == 2
+    assert data_store._cli(["fetch", "imagenet"]) == 2
     assert "unknown corpus 'imagenet'; known corpora:" in capsys.readouterr().err
     assert not (tmp / "cache").exists()
 
 
 def test_cli_verify_and_list(fake_corpus, capsys):
-    assert data._cli(["fetch", "fake"]) == 0
+    assert data_store._cli(["fetch", "fake"]) == 0
     assert "ok      fake/input.txt" in capsys.readouterr().out
-    assert data._cli(["verify", "fake"]) == 0
-    assert data._cli(["list"]) == 0
+    assert data_store._cli(["verify", "fake"]) == 0
+    assert data_store._cli(["list"]) == 0
     assert "fake: a test corpus" in capsys.readouterr().out
 
 
@@ -139,7 +139,7 @@ def _file_lines(out: str, filename: str) -> list[str]:
 def test_cli_list_shows_size_location_url_and_sha256(fake_corpus, monkeypatch, capsys):
     tmp, upstream = fake_corpus
     spec = data.REGISTRY["fake"].files[0]
-    assert data._cli(["list", "fake"]) == 0
+    assert data_store._cli(["list", "fake"]) == 0
     out = capsys.readouterr().out
     assert f"cache: {tmp / 'cache'}" in out and "mirror ($COURSEKIT_DATA_MIRROR): not set" in out
     assert "full sha256" in out
@@ -152,7 +152,7 @@ def test_cli_list_shows_size_location_url_and_sha256(fake_corpus, monkeypatch, c
     mirror.mkdir(parents=True)
     (mirror / "input.txt.gz").write_bytes(gzip.compress(CONTENT))
     monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
-    assert data._cli(["list", "fake"]) == 0
+    assert data_store._cli(["list", "fake"]) == 0
     row = _file_lines(capsys.readouterr().out, "input.txt")[0]
     assert row.split()[1:] == [str(len(CONTENT)), "B", "mirror", "(gzipped)", "+", "cache"]
 
@@ -160,7 +160,7 @@ def test_cli_list_shows_size_location_url_and_sha256(fake_corpus, monkeypatch, c
 def test_cli_list_of_a_registered_corpus_shows_archive_member_and_size(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("COURSEKIT_CACHE", str(tmp_path))
     monkeypatch.delenv("COURSEKIT_DATA_MIRROR", raising=False)
-    assert data._cli(["list", "sst2"]) == 0
+    assert data_store._cli(["list", "sst2"]) == 0
     row, url, sha = _file_lines(capsys.readouterr().out, "train.tsv")
     assert row.split()[1:] == ["3.8", "MB", "missing"]
     assert url.split() == ["url", "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", "(the", "file",
@@ -176,11 +176,11 @@ def test_fetch_copies_the_mirror_into_the_cache_so_it_loads_without_the_mirror(f
     upstream.unlink()                                                 # offline: only the mirror can serve it
     monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
 
-    assert data._cli(["verify", "fake"]) == 0                         # verify is read-only: no cache is made
+    assert data_store._cli(["verify", "fake"]) == 0                         # verify is read-only: no cache is made
     assert "ok      fake/input.txt  sha256 ok in the mirror" in capsys.readouterr().out
     assert not (tmp / "cache").exists()
 
-    assert data._cli(["fetch", "fake"]) == 0
+    assert data_store._cli(["fetch", "fake"]) == 0
     out = capsys.readouterr().out
     assert "ok      fake/input.txt  copied from the mirror" in out
     assert out.splitlines()[-1] == f"1 of 1 files ready in {tmp / 'cache'}; the corpora load without " \
@@ -189,7 +189,7 @@ def test_fetch_copies_the_mirror_into_the_cache_so_it_loads_without_the_mirror(f
     assert cached.read_bytes() == CONTENT                             # decompressed, as copy_to_cache does
     assert [p.name for p in cached.parent.iterdir()] == ["input.txt"]  # no temporary file left behind
 
-    assert data._cli(["fetch", "fake"]) == 0                          # a second fetch keeps the good copy
+    assert data_store._cli(["fetch", "fake"]) == 0                          # a second fetch keeps the good copy
     assert "ok      fake/input.txt  already in the cache" in capsys.readouterr().out
 
     monkeypatch.delenv("COURSEKIT_DATA_MIRROR")
@@ -202,14 +202,14 @@ def test_fetch_replaces_a_damaged_cache_copy_from_the_mirror(fake_corpus, monkey
     cached = tmp / "cache" / "fake" / "input.txt"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"half a file")
-    assert data._cli(["verify", "fake"]) == 1                         # verify reports it and leaves it alone
+    assert data_store._cli(["verify", "fake"]) == 1                         # verify reports it and leaves it alone
     assert "FAILED  fake/input.txt: cache copy has the wrong sha256 (input.txt; not used)" in capsys.readouterr().err
     assert cached.read_bytes() == b"half a file"
     mirror = tmp / "mirror" / "fake"
     mirror.mkdir(parents=True)
     (mirror / "input.txt").write_bytes(CONTENT)
     monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
-    assert data._cli(["fetch", "fake"]) == 0
+    assert data_store._cli(["fetch", "fake"]) == 0
     assert "copied from the mirror (replaced a damaged cache copy)" in capsys.readouterr().out
     assert cached.read_bytes() == CONTENT
 
@@ -220,9 +220,9 @@ def test_fetch_from_a_mirror_that_is_the_cache_itself_keeps_the_files(fake_corpu
     cached.parent.mkdir(parents=True)
     cached.write_bytes(CONTENT)
     monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "cache"))
-    assert data._cli(["fetch", "fake"]) == 0
+    assert data_store._cli(["fetch", "fake"]) == 0
     assert cached.read_bytes() == CONTENT
-    assert data.copy_to_cache("fake", "input.txt", cached) == cached and cached.read_bytes() == CONTENT
+    assert data_store.copy_to_cache("fake", "input.txt", cached) == cached and cached.read_bytes() == CONTENT
 
 
 @pytest.fixture
@@ -242,7 +242,7 @@ def offline_corpus(fake_corpus, monkeypatch):
 def test_offline_fetch_prints_one_short_line_per_failure_and_a_summary(offline_corpus, capsys):
     tmp, _ = offline_corpus
     data.path("fake", "input.txt")                                    # 'fake' is downloaded from its upstream
-    assert data._cli(["fetch", "three", "fake"]) == 1
+    assert data_store._cli(["fetch", "three", "fake"]) == 1
     captured = capsys.readouterr()
     assert captured.out.splitlines() == ["ok      three/a.txt  already in the cache",
                                          "ok      fake/input.txt  already in the cache"]
@@ -258,12 +258,12 @@ def test_offline_fetch_summary_groups_whole_corpora_and_names_the_mirror(offline
     (tmp / "cache" / "three" / "a.txt").unlink()
     (tmp / "mirror").mkdir()
     monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
-    assert data._cli(["fetch", "three"]) == 1
+    assert data_store._cli(["fetch", "three"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 4 and all(len(line) < 120 for line in err[:-1])
     assert err[-1] == (f"0 of 3 files ready in {tmp / 'cache'}; 3 failed: three (all 3 files); "
                        f"re-run with network, or add them to the mirror {tmp / 'mirror'}")
-    assert data._cli(["verify", "three"]) == 1
+    assert data_store._cli(["verify", "three"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "FAILED  three/a.txt: missing (no copy in the mirror or the cache)"
     assert err[-1] == ("0 of 3 files verified (nothing was changed); 3 failed: three (all 3 files); "
@@ -276,7 +276,7 @@ def test_fetch_reports_a_damaged_mirror_copy_in_one_line(fake_corpus, monkeypatc
     mirror.mkdir(parents=True)
     (mirror / "input.txt").write_bytes(b"not the file")
     monkeypatch.setenv("COURSEKIT_DATA_MIRROR", str(tmp / "mirror"))
-    assert data._cli(["fetch", "fake"]) == 1
+    assert data_store._cli(["fetch", "fake"]) == 1
     assert capsys.readouterr().err.splitlines() == [
         "FAILED  fake/input.txt: mirror copy has the wrong sha256 (input.txt; not used)",
         f"0 of 1 files ready in {tmp / 'cache'}; 1 failed: fake/input.txt; "

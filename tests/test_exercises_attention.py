@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 from torch import nn
 
-from coursekit import exercises, transformer
+from coursekit import exercises, transformer_layers
 from coursekit.exercises.checks import attention as att
 from coursekit.exercises.checks import transformer as tr
 
@@ -154,10 +154,10 @@ def test_noam_schedule_check():
 
 def test_positional_encoding_refuses_the_library_table():
     check = tr.check_positional_encoding
-    refuses_delegation(check, lambda T, d: transformer.sinusoidal_positions(T, d),
-                       "coursekit.transformer.sinusoidal_positions", correct=True)
-    refuses_delegation(check, lambda T, d: transformer.SinusoidalPositions(d, T),
-                       "coursekit.transformer.SinusoidalPositions")
+    refuses_delegation(check, lambda T, d: transformer_layers.sinusoidal_positions(T, d),
+                       "coursekit.transformer_layers.sinusoidal_positions", correct=True)
+    refuses_delegation(check, lambda T, d: transformer_layers.SinusoidalPositions(d, T),
+                       "coursekit.transformer_layers.SinusoidalPositions")
     passes(check, _pe)
 
 

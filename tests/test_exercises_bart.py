@@ -6,8 +6,8 @@ import pytest
 import torch
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
-from coursekit import bart, noising
-from coursekit.bart import shift_tokens_right
+from coursekit import bart, bart_batches, noising
+from coursekit.bart_batches import shift_tokens_right
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
 from coursekit.exercises.core import NOT_ATTEMPTED, PASSED
 
@@ -306,7 +306,9 @@ def _shift_by_transformers(labels, pad_id, start_id):
     (check_sentence_permutation, _permute_by_library, "coursekit.noising.split_sentences", True),
     (check_sentence_permutation, lambda ids, order, e, sp: noising.sentence_permutation(ids, sentence_end_ids={e}),
      "coursekit.noising.sentence_permutation", False),
-    (check_shift_tokens_right, lambda labels, p, s: bart.shift_tokens_right(labels, p, s),
+    (check_shift_tokens_right, lambda labels, p, s: bart_batches.shift_tokens_right(labels, p, s),
+     "coursekit.bart_batches.shift_tokens_right", True),
+    (check_shift_tokens_right, lambda labels, p, s: bart.shift_tokens_right(labels, p, s),   # bart imports it
      "coursekit.bart.shift_tokens_right", True),
     (check_shift_tokens_right, _shift_by_transformers,
      "transformers.models.bart.modeling_bart.shift_tokens_right", True),

@@ -1,5 +1,5 @@
-"""Parity of coursekit.rnn with nn.RNN / nn.LSTM / nn.RNNCell / nn.LSTMCell (outputs and gradients),
-manual BPTT against autograd (coursekit.bptt), the scalar mix (coursekit.elmo), the character LM
+"""Parity of coursekit.rnn and coursekit.rnn_cells with nn.RNN / nn.LSTM / nn.RNNCell / nn.LSTMCell (outputs and
+gradients), manual BPTT against autograd (coursekit.bptt), the scalar mix (coursekit.elmo), the character LM
 (coursekit.char_lm), and clear errors on bad input."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from coursekit import bptt, char_lm, elmo, rnn
+from coursekit import bptt, char_lm, elmo, rnn, rnn_cells
 
 ATOL = 1e-5
 
@@ -48,7 +48,7 @@ def test_rnn_cell_matches_torch(nonlinearity, dtype):
     torch.manual_seed(0)
     ref = nn.RNNCell(5, 7, nonlinearity=nonlinearity).to(dtype)
     ours = rnn.from_torch(ref)
-    assert isinstance(ours, rnn.RNNCell)
+    assert isinstance(ours, rnn_cells.RNNCell)
     x = torch.randn(4, 5, dtype=dtype)
     h = torch.randn(4, 7, dtype=dtype)
     xo, ho = x.clone().requires_grad_(), h.clone().requires_grad_()
@@ -69,7 +69,7 @@ def test_rnn_cell_matches_torch(nonlinearity, dtype):
 def test_lstm_cell_matches_torch(dtype):
     torch.manual_seed(1)
     ref = nn.LSTMCell(6, 8).to(dtype)
-    ours = rnn.LSTMCell.from_torch(ref)
+    ours = rnn_cells.LSTMCell.from_torch(ref)
     x = torch.randn(3, 6, dtype=dtype)
     h0 = torch.randn(3, 8, dtype=dtype)
     c0 = torch.randn(3, 8, dtype=dtype)
@@ -92,7 +92,7 @@ def test_lstm_cell_matches_torch(dtype):
 
 def test_lstm_cell_gates_follow_the_four_equations():
     torch.manual_seed(2)
-    cell = rnn.LSTMCell(3, 4)
+    cell = rnn_cells.LSTMCell(3, 4)
     x, h, c = torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)
     (h1, c1), g = cell(x, (h, c), return_gates=True)
     H = 4
@@ -104,7 +104,7 @@ def test_lstm_cell_gates_follow_the_four_equations():
     torch.testing.assert_close(g["o"], torch.sigmoid(o))
     torch.testing.assert_close(c1, torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg))
     torch.testing.assert_close(h1, torch.sigmoid(o) * torch.tanh(c1))
-    assert rnn.GATE_ORDER == ("i", "f", "g", "o")
+    assert rnn_cells.GATE_ORDER == ("i", "f", "g", "o")
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,14 +221,14 @@ def test_forget_gate_bias_init():
     for cell in lstm.cells:
         torch.testing.assert_close(cell.bias_ih[4:8] + cell.bias_hh[4:8], torch.ones(4))
         assert not torch.allclose(cell.bias_ih[:4], torch.ones(4))   # other gates untouched
-    ref = rnn.init_forget_gate_bias(nn.LSTM(3, 4), 1.0)
+    ref = rnn_cells.init_forget_gate_bias(nn.LSTM(3, 4), 1.0)
     torch.testing.assert_close(ref.bias_ih_l0[4:8] + ref.bias_hh_l0[4:8], torch.ones(4))
-    cell = rnn.LSTMCell(2, 3, forget_bias=2.0)
+    cell = rnn_cells.LSTMCell(2, 3, forget_bias=2.0)
     torch.testing.assert_close(cell.bias_ih[3:6] + cell.bias_hh[3:6], torch.full((3,), 2.0))
     with pytest.raises(ValueError, match="no LSTM biases"):
-        rnn.init_forget_gate_bias(rnn.LSTM(2, 3, bias=False))
+        rnn_cells.init_forget_gate_bias(rnn.LSTM(2, 3, bias=False))
     with pytest.raises(ValueError, match="4\\*H"):
-        rnn.init_forget_gate_bias(nn.RNN(2, 3))
+        rnn_cells.init_forget_gate_bias(nn.RNN(2, 3))
 
 
 def test_no_bias_copies():
@@ -274,7 +274,7 @@ def test_manual_bptt_equals_autograd(seed):
         torch.testing.assert_close(manual[name].detach(), p.grad, atol=1e-10, rtol=1e-8, msg=name)
     torch.testing.assert_close(manual["dh"].detach(), torch.stack([s.grad for s in hs]), atol=1e-10, rtol=1e-8)
     # same forward as the module version
-    cell = rnn.RNNCell(I, H).double()
+    cell = rnn_cells.RNNCell(I, H).double()
     with torch.no_grad():
         cell.weight_ih.copy_(W), cell.weight_hh.copy_(V), cell.bias_ih.copy_(b), cell.bias_hh.zero_()
     torch.testing.assert_close(cell(x[:1], h0[None].detach())[0], manual["h"][0].detach())
@@ -322,7 +322,7 @@ def test_wrong_input_size_is_a_clear_error():
     with pytest.raises(ValueError, match="3 dimensions"):
         m(torch.randn(5, 3))
     with pytest.raises(ValueError, match=r"input_size=3"):
-        rnn.RNNCell(3, 4)(torch.randn(2, 5))
+        rnn_cells.RNNCell(3, 4)(torch.randn(2, 5))
     with pytest.raises(TypeError, match="floating-point"):
         m(torch.ones(2, 5, 3, dtype=torch.long))
 
@@ -339,9 +339,9 @@ def test_mismatched_hidden_state_is_a_clear_error():
     with pytest.raises(ValueError, match=r"h0 must have shape"):
         rnn.RNN(3, 4, bidirectional=True)(x, torch.zeros(1, 2, 4))
     with pytest.raises(ValueError, match=r"c must have shape \(B, hidden_size\)"):
-        rnn.LSTMCell(3, 4)(torch.randn(2, 3), (torch.zeros(2, 4), torch.zeros(2, 5)))
+        rnn_cells.LSTMCell(3, 4)(torch.randn(2, 3), (torch.zeros(2, 4), torch.zeros(2, 5)))
     with pytest.raises(ValueError, match=r"h must have shape"):
-        rnn.RNNCell(3, 4)(torch.randn(2, 3), torch.zeros(3, 4))
+        rnn_cells.RNNCell(3, 4)(torch.randn(2, 3), torch.zeros(3, 4))
 
 
 def test_bad_lengths_are_clear_errors():
@@ -361,7 +361,7 @@ def test_non_tensor_and_wrong_module_are_type_errors():
     with pytest.raises(TypeError, match="input must be a torch.Tensor, got list"):
         rnn.LSTM(3, 4)([[1.0, 2.0, 3.0]])
     with pytest.raises(TypeError, match="x must be a torch.Tensor"):
-        rnn.LSTMCell(3, 4)(None)
+        rnn_cells.LSTMCell(3, 4)(None)
     with pytest.raises(TypeError, match="from_torch expects"):
         rnn.from_torch(nn.GRU(3, 4))
     with pytest.raises(TypeError, match="expected an nn.LSTM"):

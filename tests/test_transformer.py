@@ -1,4 +1,4 @@
-"""coursekit.transformer against torch.nn.Transformer (copied weights), caches, positional encodings."""
+"""coursekit.transformer(_layers) against torch.nn.Transformer (copied weights), caches, positional encodings."""
 
 import math
 
@@ -7,7 +7,8 @@ import torch
 from torch import nn
 
 from coursekit.attention import causal_mask, padding_mask
-from coursekit.transformer import (
+from coursekit.transformer import Transformer, TransformerConfig
+from coursekit.transformer_layers import (
     Decoder,
     DecoderLayer,
     Encoder,
@@ -15,8 +16,6 @@ from coursekit.transformer import (
     FeedForward,
     LearnedPositions,
     SinusoidalPositions,
-    Transformer,
-    TransformerConfig,
     sinusoidal_positions,
 )
 

@@ -187,13 +187,35 @@ def _resolve(dotted: str) -> tuple[Any, str, Any]:
     raise ValueError(f"cannot resolve {dotted!r}")
 
 
+def _course_modules_binding(name: str, original: Any, owner: Any) -> list:
+    """The loaded ``coursekit`` modules other than ``owner`` that bind ``original`` as ``name`` (a module that
+    imports the function it uses from where it is defined), so that ``module.name`` is refused too."""
+    return [m for key, m in list(sys.modules.items())
+            if (key == "coursekit" or key.startswith("coursekit.")) and m is not owner and m is not None
+            and vars(m).get(name) is original]
+
+
+def _refusing(original: Callable, dotted: str, student_globals: dict, exercise: str) -> Callable:
+    """A stand-in for ``original`` that refuses calls from code whose globals are ``student_globals``."""
+    short = dotted.rsplit(".", 1)[-1]
+
+    def stand_in(*args, **kwargs):
+        if sys._getframe(1).f_globals is student_globals:
+            raise Delegated(f"{exercise} asks you to write this yourself: your code calls {dotted} (`{short}`), the "
+                            "function the exercise re-creates. Use basic tensor operations instead.")
+        return original(*args, **kwargs)
+
+    return stand_in
+
+
 @contextlib.contextmanager
 def forbid_references(student_fn: Callable, references: tuple[str, ...], exercise: str):
     """Within the block, a call of any of ``references`` *from the student's code* raises :class:`Delegated`.
 
-    Each reference is replaced, where it is defined and wherever the student's namespace binds it, by a
-    stand-in that looks at its caller: code whose globals are the student's (the notebook) is refused;
-    everything else — the check's own reference computation, library internals — gets the original.
+    Each reference is replaced, where it is defined, in every loaded ``coursekit`` module that imports it and
+    wherever the student's namespace binds it, by a stand-in that looks at its caller: code whose globals
+    are the student's (the notebook) is refused; everything else — the check's own reference computation,
+    library internals — gets the original.
     """
     _check_dotted_names(references, "references")
     originals = [_resolve(dotted)[2] for dotted in references]
@@ -205,25 +227,25 @@ def forbid_references(student_fn: Callable, references: tuple[str, ...], exercis
         yield
         return
     patches: list[tuple[Any, str, Any]] = []   # (where, name, original)
+    stand_ins: list[Callable] = []
     try:
         for dotted in references:
             owner, name, original = _resolve(dotted)
-            short = dotted.rsplit(".", 1)[-1]
-
-            def stand_in(*args, _original=original, _short=short, _dotted=dotted, **kwargs):
-                caller = sys._getframe(1).f_globals
-                if caller is student_globals:
-                    raise Delegated(f"{exercise} asks you to write this yourself: your code calls {_dotted} "
-                                    f"(`{_short}`), the function the exercise re-creates. Use basic tensor "
-                                    "operations instead.")
-                return _original(*args, **kwargs)
-
-            patches.append((owner, name, original))
-            setattr(owner, name, stand_in)
+            if any(original is s for s in stand_ins):   # another name of a reference patched above
+                continue
+            named_here = _refusing(original, dotted, student_globals, exercise)
+            # the modules that import it (coursekit.bart uses bart_batches.shift_tokens_right) refuse it too
+            places = [(owner, named_here)] + [
+                (m, _refusing(original, f"{m.__name__}.{name}", student_globals, exercise))
+                for m in _course_modules_binding(name, original, owner)]
+            for where, stand_in in places:
+                stand_ins.append(stand_in)
+                patches.append((where, name, original))
+                setattr(where, name, stand_in)
             for key, value in list(student_globals.items()):
                 if value is original:
                     patches.append((student_globals, key, original))
-                    student_globals[key] = stand_in
+                    student_globals[key] = named_here
         yield
     finally:
         for where, name, original in reversed(patches):

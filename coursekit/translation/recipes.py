@@ -36,14 +36,10 @@ from torch import nn
 from coursekit.checks import check_choice, check_positive_float, check_positive_int, check_probability
 from coursekit.checks import check_count as _check_count
 from coursekit.data import sha256_file
-from coursekit.train import hardware, train_in_folder
+from coursekit.resumable import hardware, train_in_folder
 from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
-from coursekit.translation.core import (
-    BleuReport,
-    TranslationData,
-    _check_strings,
-    _check_translation_model,
-)
+from coursekit.translation.core import TranslationData, _check_translation_model
+from coursekit.translation.scoring import BleuReport, _check_strings
 
 __all__ = ["Recipe", "RECIPES", "MODELS", "build_model", "train", "export", "load_model", "evaluate",
            "translate_sentences", "inverse_sqrt"]

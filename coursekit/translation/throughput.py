@@ -25,7 +25,8 @@ from torch import nn
 
 from coursekit.checks import check_bool_mask, check_positive_int, check_tensor, check_token_ids
 from coursekit.checks import check_count as _check_count
-from coursekit.transformer import Transformer, TransformerConfig, sinusoidal_positions
+from coursekit.transformer import Transformer, TransformerConfig
+from coursekit.transformer_layers import sinusoidal_positions
 from coursekit.translation.core import TranslationData
 
 __all__ = ["TorchTransformerMT", "compare"]

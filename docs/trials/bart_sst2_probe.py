@@ -2,7 +2,7 @@
 # Run from the repository root: python docs/trials/bart_sst2_probe.py  (1 thread, ~2 min on the 2-core CPU)
 import json, sys, torch, numpy as np
 from sklearn.linear_model import LogisticRegression
-from coursekit.bart import BartForSequenceClassification
+from coursekit.bart_heads import BartForSequenceClassification
 from coursekit.bart_finetuning import sst2_data, starting_model
 from coursekit.bart_pretraining import BartVocab
 from coursekit.text import pad_batch

@@ -242,7 +242,7 @@ def check_scaled_dot_product_attention(attention: Callable) -> None:
 # ----------------------------------------------------------------------------------------------
 
 @exercise_check("causal mask", reimplements=("coursekit.attention.causal_mask",
-                                              "coursekit.attention.core.causal_mask"))
+                                              "coursekit.attention.masks.causal_mask"))
 def check_causal_mask(make_mask: Callable[[int], torch.Tensor]) -> None:
     """``make_mask(T) -> (T, T)`` bool, True where query ``i`` may attend to key ``j`` (``j <= i``)."""
     require_function(make_mask, "causal mask")

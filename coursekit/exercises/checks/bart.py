@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from coursekit.bart import shift_tokens_right
+from coursekit.bart_batches import shift_tokens_right
 from coursekit.exercises.core import (
     CheckFailed,
     describe,
@@ -320,7 +320,7 @@ _SHIFT_CASES = [
 
 
 @exercise_check("shift_tokens_right (decoder inputs = [start] + targets[:-1]; -100 → <pad>)",
-                reimplements=("coursekit.bart.shift_tokens_right",
+                reimplements=("coursekit.bart_batches.shift_tokens_right",
                               "transformers.models.bart.modeling_bart.shift_tokens_right"))
 def check_shift_tokens_right(shift_fn) -> None:
     """``shift_fn(labels (B, T) long, pad_id, decoder_start_id) -> (B, T) long``."""

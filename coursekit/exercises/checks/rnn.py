@@ -111,7 +111,7 @@ def _elman_mistakes(x, h, W, V, b) -> dict:
 
 
 @exercise_check("one Elman RNN step", reimplements=(
-    "coursekit.rnn.RNNCell", "coursekit.rnn.RNN", "torch.nn.RNNCell", "torch.nn.RNN", "torch.rnn_tanh_cell"))
+    "coursekit.rnn_cells.RNNCell", "coursekit.rnn.RNN", "torch.nn.RNNCell", "torch.nn.RNN", "torch.rnn_tanh_cell"))
 def check_elman_step(student_fn):
     """``student_fn(x (B, I), h (B, H), W (H, I), V (H, H), b (H,)) -> h_t (B, H)``,
     ``h_t = tanh(W x_t + V h_{t-1} + b)`` for a batch of row vectors."""
@@ -413,7 +413,7 @@ def _lstm_cases():
 
 
 @exercise_check("one LSTM step", reimplements=(
-    "coursekit.rnn.LSTMCell", "coursekit.rnn.LSTM", "torch.nn.LSTMCell", "torch.nn.LSTM", "torch.lstm_cell"))
+    "coursekit.rnn_cells.LSTMCell", "coursekit.rnn.LSTM", "torch.nn.LSTMCell", "torch.nn.LSTM", "torch.lstm_cell"))
 def check_lstm_step(student_fn):
     """``student_fn(x (B, I), h (B, H), c (B, H), W_ih (4H, I), W_hh (4H, H), b (4H,)) -> (h_t, c_t)``
     with PyTorch's gate layout i, f, g, o (``b`` is the total bias ``bias_ih + bias_hh``)."""
@@ -481,7 +481,7 @@ def _forget_mistakes(old_ih: torch.Tensor, old_hh: torch.Tensor, H: int, value: 
     return out
 
 
-@exercise_check("forget-gate bias initialisation", reimplements=("coursekit.rnn.init_forget_gate_bias",))
+@exercise_check("forget-gate bias initialisation", reimplements=("coursekit.rnn_cells.init_forget_gate_bias",))
 def check_forget_gate_bias(student_fn):
     """``student_fn(lstm: nn.LSTM, value: float) -> None`` sets the *total* forget-gate bias
     ``bias_ih[f] + bias_hh[f]`` of every layer and direction to ``value``, leaving the other gates alone."""

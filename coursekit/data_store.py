@@ -1,0 +1,332 @@
+"""Local copies of the corpora: the offline mirror, the cache, hashing a copy, downloading and the command line.
+
+A file is looked for in ``$COURSEKIT_DATA_MIRROR`` (plain or ``.gz``), then in the cache (:func:`cache_dir`),
+then downloaded once from its upstream URL; every copy is checked against the sha256 in
+:data:`coursekit.data.REGISTRY` before use, and written to the cache through a temporary file, so a crash
+never leaves half a file. :func:`coursekit.data.path` is the public way in; :func:`copy_to_cache` adds a file
+obtained by other means. The ``list`` / ``fetch`` / ``verify`` command, run as ``python -m coursekit.data``,
+is :func:`_cli` here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import os
+import shutil
+import sys
+import tarfile
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+from coursekit.data import (
+    REGISTRY,
+    DataHashError,
+    DataNotFoundError,
+    RemoteFile,
+    UnknownCorpusError,
+    corpus,
+    sha256_bytes,
+    sha256_file,
+)
+
+MIRROR_ENV = "COURSEKIT_DATA_MIRROR"
+CACHE_ENV = "COURSEKIT_CACHE"
+FETCH_HINT = "python -m coursekit.data fetch {corpus}"
+
+
+def cache_dir() -> Path:
+    """Where downloads are kept: ``$COURSEKIT_CACHE``, ``data/cache`` in a checkout, or ``~/.cache/coursekit``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").exists() and (checkout / "data").is_dir():
+        return checkout / "data" / "cache"
+    return Path.home() / ".cache" / "coursekit"
+
+
+def _where(path: Path) -> str:
+    """``"mirror"``, ``"cache"`` or ``"given"``: which kind of copy ``path`` is (for short messages)."""
+    resolved = Path(path).resolve()
+    mirror = os.environ.get(MIRROR_ENV)
+    if mirror and Path(mirror).expanduser().resolve() in resolved.parents:
+        return "mirror"
+    if cache_dir().resolve() in resolved.parents:
+        return "cache"
+    return "given"
+
+
+def _verify(path: Path, expected: str, corpus_name: str) -> Path:
+    try:
+        got = sha256_file(path)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:  # truncated gzip raises EOFError
+        raise DataHashError(f"{corpus_name}: {path} could not be read completely ({exc}); "
+                            f"delete it and run `{FETCH_HINT.format(corpus=corpus_name)}`",
+                            short=f"{_where(path)} copy is truncated or unreadable ({path.name}; not used)") from exc
+    if got != expected:
+        raise DataHashError(f"{corpus_name}: {path} has sha256 {got}, expected {expected}. The file is corrupt, "
+                            f"truncated or a different version; it was not used. Delete it and run "
+                            f"`{FETCH_HINT.format(corpus=corpus_name)}`.",
+                            short=f"{_where(path)} copy has the wrong sha256 ({path.name}; not used)")
+    return path
+
+
+def _mirror_candidates(corpus_name: str, filename: str) -> list[Path]:
+    root = os.environ.get(MIRROR_ENV)
+    if not root:
+        return []
+    base = Path(root).expanduser() / corpus_name
+    return [base / filename, base / (filename + ".gz")]
+
+
+def _local_copies(corpus_name: str, filename: str) -> tuple[Path | None, Path | None]:
+    """``(mirror copy, cache copy)`` of one file, each ``None`` where absent (nothing is read or hashed)."""
+    mirror = next((p for p in _mirror_candidates(corpus_name, filename) if p.exists()), None)
+    cached = cache_dir() / corpus_name / filename
+    return mirror, cached if cached.exists() else None
+
+
+def _download(url: str, member: str | None) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - URLs come from the registry
+        payload = response.read()
+    if member is None:
+        return payload
+    if url.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+            return zf.read(member)
+    with tarfile.open(fileobj=io.BytesIO(payload)) as tf:
+        extracted = tf.extractfile(member)
+        if extracted is None:
+            raise DataNotFoundError(f"{member} is not a file in {url}")
+        return extracted.read()
+
+
+def _why(exc: BaseException) -> str:
+    """A download failure in a few words: ``HTTP 404``, ``Temporary failure in name resolution``, ``timed out``."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code}"
+    if isinstance(exc, urllib.error.URLError):
+        reason = exc.reason
+        text = (reason.strerror if isinstance(reason, OSError) and reason.strerror else None) or str(reason)
+    elif isinstance(exc, TimeoutError):
+        text = "timed out"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    text = " ".join(str(text).split())
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _write_atomically(target: Path, write) -> Path:
+    """Create ``target`` through a temporary file beside it, so a crash never leaves a half-written file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.part")
+    try:
+        with open(tmp, "wb") as fh:
+            write(fh)
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _download_to_cache(spec: RemoteFile, corpus_name: str, searched: list[str]) -> Path:
+    try:
+        payload = _download(spec.url, spec.member)
+    except Exception as exc:  # noqa: BLE001 - any network failure becomes one clear message
+        raise DataNotFoundError(_missing_message(corpus_name, spec.name, searched, exc),
+                                short=f"no local copy and the download failed ({_why(exc)})") from exc
+    got = sha256_bytes(payload)
+    if got != spec.sha256:
+        raise DataHashError(f"{corpus_name}: download of {spec.url} gave {spec.name} with sha256 {got}, "
+                            f"expected {spec.sha256}; not saved.",
+                            short="the download has the wrong sha256 (not saved)")
+    return _write_atomically(cache_dir() / corpus_name / spec.name, lambda fh: fh.write(payload))
+
+
+def _fetch_to_cache(corpus_name: str, filename: str) -> tuple[Path, str]:
+    """Make sure the cache holds a verified copy of one file; return it and how it got there.
+
+    A good cache copy is kept; otherwise the mirror copy is verified and copied (decompressed), else the file
+    is downloaded. A damaged cache copy is replaced only by a verified one, never deleted on its own.
+    """
+    spec = corpus(corpus_name).file(filename)
+    cached = cache_dir() / corpus_name / filename
+    damaged: DataHashError | None = None
+    if cached.exists():
+        try:
+            _verify(cached, spec.sha256, corpus_name)
+            return cached, "already in the cache"
+        except DataHashError as exc:
+            damaged = exc
+    replaced = " (replaced a damaged cache copy)" if damaged else ""
+    mirror, _ = _local_copies(corpus_name, filename)
+    if mirror is not None:
+        return copy_to_cache(corpus_name, filename, mirror), "copied from the mirror" + replaced
+    searched = [*map(str, _mirror_candidates(corpus_name, filename)), str(cached)]
+    try:
+        return _download_to_cache(spec, corpus_name, searched), "downloaded" + replaced
+    except DataNotFoundError:
+        if damaged is not None:
+            raise damaged from None
+        raise
+
+
+def _missing_message(corpus_name: str, filename: str, searched: list[str], exc: Exception | None) -> str:
+    mirror_note = "" if os.environ.get(MIRROR_ENV) else f" (set ${MIRROR_ENV} to use an offline mirror)"
+    reason = f"; the download failed: {exc}" if exc else ""
+    return (f"corpus {corpus_name!r}: {filename} not found. Searched: {', '.join(searched)}{mirror_note}{reason}. "
+            f"Fetch it while online with `{FETCH_HINT.format(corpus=corpus_name)}`, or point "
+            f"${MIRROR_ENV} at a directory holding {corpus_name}/{filename}.")
+
+
+def copy_to_cache(corpus_name: str, filename: str, source: Path) -> Path:
+    """Put a file you obtained by other means into the cache after verifying its hash (``.gz`` is decompressed)."""
+    spec = corpus(corpus_name).file(filename)
+    if not Path(source).is_file():
+        raise FileNotFoundError(f"no file at {source}")
+    source = Path(source)
+    _verify(source, spec.sha256, corpus_name)
+    opener = gzip.open if source.suffix == ".gz" else open
+
+    def write(dst) -> None:
+        with opener(source, "rb") as src:
+            shutil.copyfileobj(src, dst)
+
+    # through a temporary file: a mirror that is the cache itself is never truncated, a crash leaves no half file
+    return _write_atomically(cache_dir() / corpus_name / filename, write)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _size_text(n: int | None) -> str:
+    if n is None:
+        return "size ?"
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def _print_list(names: list[str]) -> None:
+    mirror_root = os.environ.get(MIRROR_ENV)
+    print(f"mirror (${MIRROR_ENV}): {Path(mirror_root).expanduser() if mirror_root else 'not set'}")
+    print(f"cache: {cache_dir()}")
+    print("Per file: size, where it is (mirror / cache / missing; not re-hashed, `verify` does that), "
+          "upstream URL, and the full sha256 of its content (after decompression).")
+    for name in names:
+        c = REGISTRY[name]
+        print(f"\n{c.name}: {c.description}\n  license: {c.license}\n  cite: {c.citation}")
+        for f in c.files:
+            mirror, cached = _local_copies(c.name, f.name)
+            where = [w for w in (mirror and ("mirror (gzipped)" if mirror.suffix == ".gz" else "mirror"),
+                                 cached and "cache") if w] or ["missing"]
+            size = f.size
+            if size is None and (cached or mirror) and (cached or mirror).suffix != ".gz":
+                size = (cached or mirror).stat().st_size
+            print(f"  {f.name:20s} {_size_text(size):>8s}  {' + '.join(where)}")
+            print(f"    url     {f.url}" + (f"  (the file {f.member} inside)" if f.member else ""))
+            print(f"    sha256  {f.sha256}")
+
+
+def _verify_local(corpus_name: str, spec: RemoteFile) -> str:
+    """Hash every local copy of one file (mirror and cache); read-only. Returns which copies were checked."""
+    mirror, cached = _local_copies(corpus_name, spec.name)
+    if mirror is None and cached is None:
+        searched = [*map(str, _mirror_candidates(corpus_name, spec.name)), str(cache_dir() / corpus_name / spec.name)]
+        raise DataNotFoundError(_missing_message(corpus_name, spec.name, searched, None),
+                                short="missing (no copy in the mirror or the cache)")
+    checked = []
+    for kind, copy in (("mirror", mirror), ("cache", cached)):
+        if copy is not None:
+            _verify(copy, spec.sha256, corpus_name)
+            checked.append(kind)
+    return "sha256 ok in the " + " and the ".join(checked)
+
+
+def _failed_names(failures: list[tuple[str, str, Exception]]) -> str:
+    """``sst2 (all 3 files), wikitext-2/wiki.test.raw``: the failed files, grouped by corpus when all failed."""
+    parts = []
+    for name in dict.fromkeys(n for n, _, _ in failures):
+        files = [f for n, f, _ in failures if n == name]
+        total = len(REGISTRY[name].files)
+        whole = total > 1 and len(files) == total
+        parts += [f"{name} (all {total} files)"] if whole else [f"{name}/{f}" for f in files]
+    return ", ".join(parts)
+
+
+def _fetch_or_verify(command: str, names: list[str]) -> int:
+    failures: list[tuple[str, str, Exception]] = []
+    total = 0
+    for name in names:
+        for f in REGISTRY[name].files:
+            total += 1
+            try:
+                note = _fetch_to_cache(name, f.name)[1] if command == "fetch" else _verify_local(name, f)
+            except (DataNotFoundError, DataHashError) as exc:
+                failures.append((name, f.name, exc))
+                print(f"FAILED  {name}/{f.name}: {exc.short}", file=sys.stderr, flush=True)
+            except OSError as exc:  # e.g. a cache folder that cannot be written
+                failures.append((name, f.name, exc))
+                print(f"FAILED  {name}/{f.name}: cannot write the cache copy ({exc.strerror or exc})",
+                      file=sys.stderr, flush=True)
+            else:
+                print(f"ok      {name}/{f.name}  {note}", flush=True)
+    ready = total - len(failures)
+    head = (f"{ready} of {total} files ready in {cache_dir()}" if command == "fetch"
+            else f"{ready} of {total} files verified (nothing was changed)")
+    if not failures:
+        print(head + (f"; the corpora load without ${MIRROR_ENV}" if command == "fetch" else ""), flush=True)
+        return 0
+    mirror = os.environ.get(MIRROR_ENV)
+    failed_corpora = " ".join(dict.fromkeys(n for n, _, _ in failures))
+    hints = []
+    if any(isinstance(e, DataNotFoundError) for _, _, e in failures):
+        if command == "verify":
+            hints.append(f"fetch them with `{FETCH_HINT.format(corpus=failed_corpora)}`")
+        elif mirror:
+            hints.append(f"re-run with network, or add them to the mirror {mirror}")
+        else:
+            hints.append(f"re-run with network or set {MIRROR_ENV}")
+    if any(isinstance(e, DataHashError) for _, _, e in failures):
+        hints.append("damaged copies are never used: delete them and re-run fetch")
+    if any(not isinstance(e, (DataNotFoundError, DataHashError)) for _, _, e in failures):
+        hints.append(f"make the cache folder writable or set {CACHE_ENV}")
+    print(f"{head}; {len(failures)} failed: {_failed_names(failures)}; {'; '.join(hints)}", file=sys.stderr)
+    return 1
+
+
+def _cli(argv: list[str] | None = None) -> int:
+    from coursekit import data  # the command is `python -m coursekit.data`: its help opens with that module's summary
+
+    parser = argparse.ArgumentParser(prog="python -m coursekit.data", description=data.__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    helps = {
+        "list": "show, per file, its size, where it is (mirror / cache / missing), upstream URL and full sha256",
+        "fetch": "put a verified copy of every file in the cache (copied from the mirror, else downloaded), "
+                 f"so that the corpora load offline without ${MIRROR_ENV}",
+        "verify": "re-hash every local copy (mirror and cache); changes nothing",
+    }
+    for name, text in helps.items():
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument("corpora", nargs="*", metavar="corpus", help="corpus names (default: all)")
+    args = parser.parse_args(argv)
+    names = list(dict.fromkeys(args.corpora)) or sorted(REGISTRY)
+    unknown = []
+    for name in names:
+        try:
+            corpus(name)
+        except UnknownCorpusError as exc:
+            unknown.append(str(exc))
+    for message in unknown:
+        print(f"{parser.prog} {args.command}: error: {message}", file=sys.stderr)
+    if unknown:
+        return 2
+    if args.command == "list":
+        _print_list(names)
+        return 0
+    return _fetch_or_verify(args.command, names)
+

@@ -8,7 +8,10 @@ import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub, wrong_solution_table
 
 from coursekit import bptt, elmo, exercises, rnn, rnn_cells
+from coursekit.exercises.checks import lstm as lstm_checks
 from coursekit.exercises.checks import rnn as checks
+
+CHECKS = {name: getattr(module, name) for module in (checks, lstm_checks) for name in module.__all__}
 
 
 def _status(check, fn):
@@ -16,8 +19,8 @@ def _status(check, fn):
 
 
 def test_checks_are_exported():
-    for name in checks.__all__:
-        assert getattr(exercises, name) is getattr(checks, name)
+    for name, check in CHECKS.items():
+        assert getattr(exercises, name) is check
 
 
 # ---------------------------------------------------------------- Elman step
@@ -135,8 +138,8 @@ def test_lstm_step_reference_equals_torch():
 
 
 def test_lstm_step():
-    assert _status(checks.check_lstm_step, lstm_ok).passed
-    assert _status(checks.check_lstm_step, stub).status == "not attempted"
+    assert _status(lstm_checks.check_lstm_step, lstm_ok).passed
+    assert _status(lstm_checks.check_lstm_step, stub).status == "not attempted"
 
     def wrong_order(x, h, c, W_ih, W_hh, b):          # reads i, g, f, o
         i, g, f, o = (x @ W_ih.T + h @ W_hh.T + b).chunk(4, dim=-1)
@@ -158,11 +161,11 @@ def test_lstm_step():
         c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
         return torch.sigmoid(o) * c, c
 
-    fails_with(checks.check_lstm_step, wrong_order, "wrong order")
-    fails_with(checks.check_lstm_step, no_forget, "forget gate is missing")
-    fails_with(checks.check_lstm_step, sigmoid_candidate, "sigmoid was used on the candidate")
-    fails_with(checks.check_lstm_step, no_cell_tanh, "tanh on the cell")
-    fails_with(checks.check_lstm_step, lambda *a: lstm_ok(*a)[0], "return the pair")
+    fails_with(lstm_checks.check_lstm_step, wrong_order, "wrong order")
+    fails_with(lstm_checks.check_lstm_step, no_forget, "forget gate is missing")
+    fails_with(lstm_checks.check_lstm_step, sigmoid_candidate, "sigmoid was used on the candidate")
+    fails_with(lstm_checks.check_lstm_step, no_cell_tanh, "tanh on the cell")
+    fails_with(lstm_checks.check_lstm_step, lambda *a: lstm_ok(*a)[0], "return the pair")
 
 
 # ---------------------------------------------------------------- forget-gate bias
@@ -177,11 +180,11 @@ def forget_ok(lstm, value):
 
 
 def test_forget_gate_bias():
-    assert _status(checks.check_forget_gate_bias, forget_ok).passed
+    assert _status(lstm_checks.check_forget_gate_bias, forget_ok).passed
     from coursekit.rnn_cells import init_forget_gate_bias
-    handed_in = _status(checks.check_forget_gate_bias, init_forget_gate_bias)   # the library function itself
+    handed_in = _status(lstm_checks.check_forget_gate_bias, init_forget_gate_bias)   # the library function itself
     assert not handed_in.passed and "library's own" in handed_in.message
-    assert _status(checks.check_forget_gate_bias, stub).status == "not attempted"
+    assert _status(lstm_checks.check_forget_gate_bias, stub).status == "not attempted"
 
     def input_block(lstm, value):
         H = lstm.hidden_size
@@ -204,9 +207,9 @@ def test_forget_gate_bias():
         with torch.no_grad():
             lstm.weight_hh_l0.zero_()
 
-    fails_with(checks.check_forget_gate_bias, input_block, "input gate block")
-    fails_with(checks.check_forget_gate_bias, both, "twice")
-    fails_with(checks.check_forget_gate_bias, touches_weights, "only the biases")
+    fails_with(lstm_checks.check_forget_gate_bias, input_block, "input gate block")
+    fails_with(lstm_checks.check_forget_gate_bias, both, "twice")
+    fails_with(lstm_checks.check_forget_gate_bias, touches_weights, "only the biases")
 
 
 # ---------------------------------------------------------------- scalar mix
@@ -216,13 +219,13 @@ def mix_ok(layers, w, gamma):
 
 
 def test_scalar_mix():
-    assert _status(checks.check_scalar_mix, mix_ok).passed
-    assert _status(checks.check_scalar_mix, stub).status == "not attempted"
-    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: gamma * torch.einsum("l,l...->...", w, layers),
+    assert _status(lstm_checks.check_scalar_mix, mix_ok).passed
+    assert _status(lstm_checks.check_scalar_mix, stub).status == "not attempted"
+    fails_with(lstm_checks.check_scalar_mix, lambda layers, w, gamma: gamma * torch.einsum("l,l...->...", w, layers),
                 "softmax")
-    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, 1.0), "gamma")
-    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: gamma * layers.mean(0), "averaged")
-    fails_with(checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, gamma)[0], "shape")
+    fails_with(lstm_checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, 1.0), "gamma")
+    fails_with(lstm_checks.check_scalar_mix, lambda layers, w, gamma: gamma * layers.mean(0), "averaged")
+    fails_with(lstm_checks.check_scalar_mix, lambda layers, w, gamma: mix_ok(layers, w, gamma)[0], "shape")
 
 
 # ---------------------------------------------------------------- calling the library is refused
@@ -280,23 +283,23 @@ def _mix_by_module(layers, w, gamma):
     (checks.check_state_gradients, lambda h, V, d: bptt.elman_bptt(h, h, V, V, d, V), "coursekit.bptt.elman_bptt",
      False),
     (checks.check_state_gradients, lambda h, V, d: torch.func.vjp(torch.tanh, h), "torch.func.vjp", False),
-    (checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(rnn_cells.LSTMCell, x, (h, c), *w),
+    (lstm_checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(rnn_cells.LSTMCell, x, (h, c), *w),
      "coursekit.rnn_cells.LSTMCell", True),
-    (checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(torch.nn.LSTMCell, x, (h, c), *w),
+    (lstm_checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(torch.nn.LSTMCell, x, (h, c), *w),
      "torch.nn.LSTMCell", True),
-    (checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.lstm_cell(x, (h, c), W_ih, W_hh, b,
+    (lstm_checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.lstm_cell(x, (h, c), W_ih, W_hh, b,
                                                                             torch.zeros_like(b)),
      "torch.lstm_cell", True),
-    (checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.nn.LSTM(W_ih.shape[1], h.shape[1]),
+    (lstm_checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.nn.LSTM(W_ih.shape[1], h.shape[1]),
      "torch.nn.LSTM", False),
-    (checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: rnn.LSTM(W_ih.shape[1], h.shape[1]),
+    (lstm_checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: rnn.LSTM(W_ih.shape[1], h.shape[1]),
      "coursekit.rnn.LSTM", False),
-    (checks.check_forget_gate_bias, lambda lstm, value: rnn_cells.init_forget_gate_bias(lstm, value),
+    (lstm_checks.check_forget_gate_bias, lambda lstm, value: rnn_cells.init_forget_gate_bias(lstm, value),
      "coursekit.rnn_cells.init_forget_gate_bias", True),
     # coursekit.rnn imports the cells' functions it uses: reaching them through it is refused too
-    (checks.check_forget_gate_bias, lambda lstm, value: rnn.init_forget_gate_bias(lstm, value),
+    (lstm_checks.check_forget_gate_bias, lambda lstm, value: rnn.init_forget_gate_bias(lstm, value),
      "coursekit.rnn.init_forget_gate_bias", True),
-    (checks.check_scalar_mix, _mix_by_module, "coursekit.elmo.ScalarMix", True),
+    (lstm_checks.check_scalar_mix, _mix_by_module, "coursekit.elmo.ScalarMix", True),
 ])
 def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)
@@ -310,7 +313,8 @@ def test_truncated_bptt_re_creates_no_library_function():
 
 @pytest.mark.parametrize("check, solution", [
     (checks.check_elman_step, elman_ok), (checks.check_state_gradients, grads_ok),
-    (checks.check_lstm_step, lstm_ok), (checks.check_forget_gate_bias, forget_ok), (checks.check_scalar_mix, mix_ok),
+    (lstm_checks.check_lstm_step, lstm_ok), (lstm_checks.check_forget_gate_bias, forget_ok),
+    (lstm_checks.check_scalar_mix, mix_ok),
 ])
 def test_reference_solutions_still_pass(check, solution):
     assert _status(check, solution).passed
@@ -335,12 +339,12 @@ NOTEBOOK_SOLUTIONS = {
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOK_SOLUTIONS))
 def test_the_notebook_solution_passes(name):
-    passes(getattr(checks, name), NOTEBOOK_SOLUTIONS[name])
+    passes(CHECKS[name], NOTEBOOK_SOLUTIONS[name])
 
 
 def test_every_check_has_a_notebook_solution_and_wrong_solutions():
-    assert set(NOTEBOOK_SOLUTIONS) == set(checks.__all__) == {check for check, _ in WRONG}
-    for check in checks.__all__:
+    assert set(NOTEBOOK_SOLUTIONS) == set(CHECKS) == {check for check, _ in WRONG}
+    for check in CHECKS:
         assert sum(c == check for c, _ in WRONG) >= 5, check
 
 
@@ -756,7 +760,7 @@ def mix_sigmoid_weights(layers, w, gamma):
 @pytest.mark.parametrize("check, name", sorted(WRONG))
 def test_realistic_wrong_solutions_fail_naming_the_input(check, name):
     fn, words = WRONG[(check, name)]
-    fails_with(getattr(checks, check), fn, "on ", *words)
+    fails_with(CHECKS[check], fn, "on ", *words)
 
 
 def _only_where(condition, wrong_fn, right_fn):
@@ -776,13 +780,13 @@ def _only_where(condition, wrong_fn, right_fn):
                                      nb_scalar_mix), "along the batch axis"),
 ])
 def test_a_mistake_that_usually_raises_gets_its_hint_where_it_runs_silently(check, fn, words):
-    fails_with(getattr(checks, check), fn, "on ", words)
+    fails_with(CHECKS[check], fn, "on ", words)
 
 
 def test_the_cases_vary_sizes_and_special_values():
     assert len({tuple(a[0].shape) for _, a in checks._elman_cases()}) >= 4
     assert {a[0].shape[0] for _, a in checks._state_gradient_cases()} >= {1, 2}
     assert {c[4] for c in checks._bptt_cases()} >= {1, 3, 4}
-    assert {c[2] for c in checks._forget_cases()} >= {2, 3, 4, 5}
-    assert {a[1].shape[1] for _, a in checks._lstm_cases()} >= {1, 2, 4, 5}
-    assert {c[1].shape[0] for c in checks._mix_cases()} >= {1, 2, 3, 4}
+    assert {c[2] for c in lstm_checks._forget_cases()} >= {2, 3, 4, 5}
+    assert {a[1].shape[1] for _, a in lstm_checks._lstm_cases()} >= {1, 2, 4, 5}
+    assert {c[1].shape[0] for c in lstm_checks._mix_cases()} >= {1, 2, 3, 4}

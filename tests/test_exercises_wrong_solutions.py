@@ -20,6 +20,7 @@ from coursekit.exercises.checks import (
     classifiers,
     embeddings,
     gpt,
+    lstm,
     prompting,
     rnn,
     seq2seq,
@@ -36,7 +37,7 @@ TABLES = {
     "test_exercises_embeddings": (embeddings, classifiers),
     "test_exercises_gpt": (gpt,),
     "test_exercises_prompting": (prompting,),
-    "test_exercises_rnn": (rnn,),
+    "test_exercises_rnn": (rnn, lstm),
     "test_exercises_seq2seq": (seq2seq,),
 }
 MINIMUM = 5

@@ -33,15 +33,9 @@ from torch import nn
 
 from coursekit.bart import Bart
 from coursekit.bart_batches import seq2seq_batch
+from coursekit.bart_corpus import RECIPE, BartVocab, _check_documents, _check_vocab
 from coursekit.bart_heads import BartForSequenceClassification
-from coursekit.bart_pretraining import (
-    RECIPE,
-    BartVocab,
-    _check_documents,
-    _check_vocab,
-    build_bart,
-    load_pretrained_bart,
-)
+from coursekit.bart_pretraining import build_bart, load_pretrained_bart
 from coursekit.checks import check_int as _check_int
 from coursekit.checks import (
     check_int_sequence,

@@ -49,6 +49,7 @@ from IPython.display import HTML, display
 
 from coursekit import (
     bart_batches,
+    bart_corpus,
     bart_finetuning,
     bart_pretraining,
     data,
@@ -352,7 +353,7 @@ print("position table rows:", tuple(ours.encoder_positions.embedding.weight.shap
 
 # %%
 pre, bvocab, pre_report = bart_pretraining.load_pretrained_bart()
-recipe = bart_pretraining.BartRecipe(**pre_report["recipe"])
+recipe = bart_corpus.BartRecipe(**pre_report["recipe"])
 hw = pre_report["hardware"]
 print(f"{pre_report['parameters']:,} parameters, {pre_report['size_bytes'] / 1e6:.1f} MB (fp16); "
       f"{pre_report['updates']:,} updates ({pre_report['epochs']:.2f} epochs) in "
@@ -386,7 +387,7 @@ assert held["fill_accuracy"] >= 3 * held["unigram_fill_accuracy"], "masked spans
 
 # %%
 bench = load_benchmark(tokenizer=bvocab.subwords)
-held_docs = bart_pretraining.held_out_sentences(recipe, bvocab, bench)
+held_docs = bart_corpus.held_out_sentences(recipe, bvocab, bench)
 g = torch.Generator().manual_seed(11)
 shown = held_docs[:3] + held_docs[recipe.n_held_out:recipe.n_held_out + 3]
 html, exact = "", 0
@@ -413,7 +414,7 @@ print(f"{exact} of {len(shown)} reconstructed exactly")
 # rate warms up over `S.pt_warmup` updates instead of 500, or a class-length run would hardly move.
 
 # %%
-live_corpus = bart_pretraining.build_corpus(recipe, data=bench)
+live_corpus = bart_corpus.build_corpus(recipe, data=bench)
 live_corpus.held_out = held_docs[:100] + held_docs[recipe.n_held_out:recipe.n_held_out + 100]
 with tempfile.TemporaryDirectory() as work:
     live_bart, live_state, _ = bart_pretraining.pretrain(

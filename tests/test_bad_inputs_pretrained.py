@@ -26,6 +26,7 @@ from torch import nn
 from coursekit import (
     bart,
     bart_batches,
+    bart_corpus,
     bart_finetuning,
     bart_heads,
     bart_pretraining,
@@ -1355,17 +1356,17 @@ BART = [
 
 
 # ==============================================================================================
-# coursekit.bart_pretraining and coursekit.bart_finetuning
+# coursekit.bart_corpus, coursekit.bart_pretraining and coursekit.bart_finetuning
 # ==============================================================================================
 
-TINY_BART = bart_pretraining.BartRecipe(arch=dict(d_model=8, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
-                                                  d_ff=16, dropout=0.0, max_len=32), max_tokens=300, max_updates=2,
-                                        warmup=1, eval_every=1, n_held_out=2)
+TINY_BART = bart_corpus.BartRecipe(arch=dict(d_model=8, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                                             d_ff=16, dropout=0.0, max_len=32), max_tokens=300, max_updates=2,
+                                   warmup=1, eval_every=1, n_held_out=2)
 
 
 @functools.cache
 def bart_vocab():
-    return bart_pretraining.BartVocab()
+    return bart_corpus.BartVocab()
 
 
 def vocab_docs():
@@ -1375,7 +1376,7 @@ def vocab_docs():
 
 def b_corpus(**kw):
     args = dict(vocab=bart_vocab(), train=vocab_docs(), held_out=vocab_docs()[:2], sources={}, unigram_top=10) | kw
-    return bart_pretraining.PretrainingCorpus(**args)
+    return bart_corpus.PretrainingCorpus(**args)
 
 
 def vocab_bart():
@@ -1433,58 +1434,58 @@ def export(**kw):
 
 
 BART_PRETRAINING = [
-    Bad("an architecture without d_ff", bart_pretraining.BartRecipe,
+    Bad("an architecture without d_ff", bart_corpus.BartRecipe,
         lambda: replace(TINY_BART, arch={k: v for k, v in TINY_BART.arch.items() if k != "d_ff"}), ValueError,
         r"arch must have the keys \[.*'d_ff'.*\]; missing \['d_ff'\]"),
-    Bad("an unknown architecture key (would be ignored)", bart_pretraining.BartRecipe,
+    Bad("an unknown architecture key (would be ignored)", bart_corpus.BartRecipe,
         lambda: replace(TINY_BART, arch=TINY_BART.arch | {"n_layers": 2}), ValueError,
         r"arch must have the keys .*; unknown \['n_layers'\]"),
-    Bad("a list for the architecture", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, arch=[]), TypeError,
+    Bad("a list for the architecture", bart_corpus.BartRecipe, lambda: replace(TINY_BART, arch=[]), TypeError,
         r"arch must be a dict, got list"),
-    Bad("mask ratio above 1", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, mask_ratio=1.5), ValueError,
+    Bad("mask ratio above 1", bart_corpus.BartRecipe, lambda: replace(TINY_BART, mask_ratio=1.5), ValueError,
         r"mask_ratio must lie in \[0, 1\], got 1.5"),
-    Bad("zero span length", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, poisson_lambda=0.0), ValueError,
+    Bad("zero span length", bart_corpus.BartRecipe, lambda: replace(TINY_BART, poisson_lambda=0.0), ValueError,
         r"poisson_lambda must be positive and finite, got 0.0"),
-    Bad("zero tokens per batch", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, max_tokens=0), ValueError,
+    Bad("zero tokens per batch", bart_corpus.BartRecipe, lambda: replace(TINY_BART, max_tokens=0), ValueError,
         r"max_tokens must be positive, got 0"),
-    Bad("zero learning rate", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, lr=0.0), ValueError,
+    Bad("zero learning rate", bart_corpus.BartRecipe, lambda: replace(TINY_BART, lr=0.0), ValueError,
         r"lr must be positive and finite, got 0.0"),
-    Bad("float seed", bart_pretraining.BartRecipe, lambda: replace(TINY_BART, seed=1.5), TypeError,
+    Bad("float seed", bart_corpus.BartRecipe, lambda: replace(TINY_BART, seed=1.5), TypeError,
         r"seed must be an int, got float"),
 
-    Bad("a string for the subwords", bart_pretraining.BartVocab, lambda: bart_pretraining.BartVocab("bpe.json"),
+    Bad("a string for the subwords", bart_corpus.BartVocab, lambda: bart_corpus.BartVocab("bpe.json"),
         TypeError, r"subwords must be a SubwordVocab \(from coursekit.translation.benchmark.load_tokenizer\), got str"),
-    Bad("one string for the words", bart_pretraining.BartVocab.encode, lambda: bart_vocab().encode("the cat"),
+    Bad("one string for the words", bart_corpus.BartVocab.encode, lambda: bart_vocab().encode("the cat"),
         TypeError, r"words must be a list of word strings, got one string"),
-    Bad("a number for the text", bart_pretraining.BartVocab.encode_text, lambda: bart_vocab().encode_text(3),
+    Bad("a number for the text", bart_corpus.BartVocab.encode_text, lambda: bart_vocab().encode_text(3),
         TypeError, r"text must be a string, got int"),
-    Bad("one string for the sentences", bart_pretraining.BartVocab.encode_many,
+    Bad("one string for the sentences", bart_corpus.BartVocab.encode_many,
         lambda: bart_vocab().encode_many("the cat"), TypeError, r"sentences must be a list of word lists, got str"),
-    Bad("a string among the sentences", bart_pretraining.BartVocab.encode_many,
+    Bad("a string among the sentences", bart_corpus.BartVocab.encode_many,
         lambda: bart_vocab().encode_many([["the", "cat"], "a dog"]), TypeError,
         r"sentences\[1\] must be a list of words, got str"),
-    Bad("an id past the vocabulary", bart_pretraining.BartVocab.detokenize,
+    Bad("an id past the vocabulary", bart_corpus.BartVocab.detokenize,
         lambda: bart_vocab().detokenize([5, 8001]), ValueError, r"ids must hold ids in \[0, 8001\), got 8001"),
-    Bad("float ids", bart_pretraining.BartVocab.detokenize, lambda: bart_vocab().detokenize([5.0, 6.0]), TypeError,
+    Bad("float ids", bart_corpus.BartVocab.detokenize, lambda: bart_vocab().detokenize([5.0, 6.0]), TypeError,
         r"ids must hold ints, got \[5.0, 6.0\] \(float\)"),
 
-    Bad("a dict for the vocabulary", bart_pretraining.PretrainingCorpus, lambda: b_corpus(vocab={}), TypeError,
+    Bad("a dict for the vocabulary", bart_corpus.PretrainingCorpus, lambda: b_corpus(vocab={}), TypeError,
         r"vocab must be a BartVocab, got dict"),
-    Bad("no training documents", bart_pretraining.PretrainingCorpus, lambda: b_corpus(train=[]), ValueError,
+    Bad("no training documents", bart_corpus.PretrainingCorpus, lambda: b_corpus(train=[]), ValueError,
         r"train must not be empty"),
-    Bad("unigram id past the vocabulary", bart_pretraining.PretrainingCorpus, lambda: b_corpus(unigram_top=9000),
+    Bad("unigram id past the vocabulary", bart_corpus.PretrainingCorpus, lambda: b_corpus(unigram_top=9000),
         ValueError, r"unigram_top must be a token id in \[0, 8001\), got 9000"),
 
-    Bad("a dict for the recipe", bart_pretraining.build_corpus, lambda: bart_pretraining.build_corpus({}), TypeError,
+    Bad("a dict for the recipe", bart_corpus.build_corpus, lambda: bart_corpus.build_corpus({}), TypeError,
         r"recipe must be a BartRecipe, got dict"),
-    Bad("one string for the SST-2 sentences", bart_pretraining.build_corpus,
-        lambda: bart_pretraining.build_corpus(TINY_BART, sst_sentences="a fine film"), TypeError,
+    Bad("one string for the SST-2 sentences", bart_corpus.build_corpus,
+        lambda: bart_corpus.build_corpus(TINY_BART, sst_sentences="a fine film"), TypeError,
         r"sst_sentences must be a list of strings, got one string"),
-    Bad("a dict for the recipe", bart_pretraining.held_out_sentences,
-        lambda: bart_pretraining.held_out_sentences({}, bart_vocab()), TypeError,
+    Bad("a dict for the recipe", bart_corpus.held_out_sentences,
+        lambda: bart_corpus.held_out_sentences({}, bart_vocab()), TypeError,
         r"recipe must be a BartRecipe, got dict"),
-    Bad("a dict for the vocabulary", bart_pretraining.held_out_sentences,
-        lambda: bart_pretraining.held_out_sentences(TINY_BART, {}), TypeError, r"vocab must be a BartVocab, got dict"),
+    Bad("a dict for the vocabulary", bart_corpus.held_out_sentences,
+        lambda: bart_corpus.held_out_sentences(TINY_BART, {}), TypeError, r"vocab must be a BartVocab, got dict"),
 
     Bad("a string seed", bart_pretraining.denoising_report,
         lambda: bart_pretraining.denoising_report(tiny_bart_dir(), seed="1"), TypeError,
@@ -1670,10 +1671,10 @@ BART_FINETUNING = [
     Bad("no selection sentences as None", bart_finetuning.FinetuneRecipe,
         lambda: bart_finetuning.FinetuneRecipe(n_sst2_select=None), TypeError, r"n_sst2_select"),
     Bad("a negative selection size", bart_finetuning.sst2_data,
-        lambda: bart_finetuning.sst2_data(bart_pretraining.BartVocab(), 10, -1), ValueError,
+        lambda: bart_finetuning.sst2_data(bart_corpus.BartVocab(), 10, -1), ValueError,
         r"n_select must be an int ≥ 0, got -1"),
     Bad("zero training sentences", bart_finetuning.sst2_data,
-        lambda: bart_finetuning.sst2_data(bart_pretraining.BartVocab(), 0), ValueError, r"n_train"),
+        lambda: bart_finetuning.sst2_data(bart_corpus.BartVocab(), 0), ValueError, r"n_train"),
     Bad("one result instead of a list", bart_finetuning.merge, lambda: bart_finetuning.merge({"seeds": [0]}),
         TypeError, r"parts must be a non-empty list of compare\(\) results"),
     Bad("parts of different recipes", bart_finetuning.merge,

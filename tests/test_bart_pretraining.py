@@ -1,5 +1,6 @@
-"""coursekit.bart_pretraining / bart_finetuning: the denoising recipe (exact resume), the reconstruction
-measures, the committed pre-trained BART (reload, hash, the issue's targets) and the fine-tuning code."""
+"""coursekit.bart_corpus / bart_pretraining / bart_finetuning: the denoising recipe (exact resume), the
+reconstruction measures, the committed pre-trained BART (reload, hash, the issue's targets) and the fine-tuning
+code."""
 
 import json
 import shutil
@@ -10,7 +11,7 @@ import pytest
 import torch
 
 from coursekit import bart, bart_finetuning, bart_pretraining, noising
-from coursekit.bart_pretraining import BartRecipe, BartVocab, PretrainingCorpus
+from coursekit.bart_corpus import BartRecipe, BartVocab, PretrainingCorpus
 from coursekit.data import model_dir
 from coursekit.metrics import select_then_test
 

@@ -5,7 +5,7 @@ import json, sys, time, torch
 from dataclasses import replace
 import coursekit.bart_finetuning as bf
 from coursekit.bart_heads import BartForSequenceClassification
-from coursekit.bart_pretraining import BartVocab
+from coursekit.bart_corpus import BartVocab
 torch.set_num_threads(1)
 
 class MeanHead(BartForSequenceClassification):

@@ -4,7 +4,7 @@ import json, sys, torch, numpy as np
 from sklearn.linear_model import LogisticRegression
 from coursekit.bart_heads import BartForSequenceClassification
 from coursekit.bart_finetuning import sst2_data, starting_model
-from coursekit.bart_pretraining import BartVocab
+from coursekit.bart_corpus import BartVocab
 from coursekit.text import pad_batch
 torch.set_num_threads(1)
 vocab = BartVocab()

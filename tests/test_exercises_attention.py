@@ -12,17 +12,18 @@ from torch import nn
 
 from coursekit import exercises, transformer_layers
 from coursekit.exercises.checks import attention as att
+from coursekit.exercises.checks import multihead as mh
 from coursekit.exercises.checks import transformer as tr
 
 
 def test_checks_are_exported():
-    for module in (att, tr):
+    for module in (att, mh, tr):
         for name in module.__all__:
             assert getattr(exercises, name) is getattr(module, name)
 
 
 def test_every_check_reports_a_stub_as_not_attempted():
-    for module in (att, tr):
+    for module in (att, mh, tr):
         for name in module.__all__:
             assert getattr(module, name)(stub, verbose=False).status == "not attempted", name
 
@@ -76,7 +77,7 @@ def test_causal_mask_check():
 # ---------------------------------------------------------------- heads
 
 def test_split_heads_check():
-    check = att.check_split_heads
+    check = mh.check_split_heads
     passes(check, lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2))
     fails_with(check, lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "viewed straight")
     fails_with(check, lambda x, h: x.view(x.shape[0], x.shape[1], -1, h).permute(0, 3, 1, 2), "interleaves")
@@ -84,7 +85,7 @@ def test_split_heads_check():
 
 
 def test_merge_heads_check():
-    check = att.check_merge_heads
+    check = mh.check_merge_heads
     passes(check, lambda x: x.transpose(1, 2).reshape(x.shape[0], x.shape[2], -1))
     fails_with(check, lambda x: x.reshape(x.shape[0], x.shape[2], -1), "without transposing")
     fails_with(check, lambda x: x.permute(0, 2, 3, 1).reshape(x.shape[0], x.shape[2], -1), "head after head")
@@ -101,7 +102,7 @@ def _mha(x, Wq, Wk, Wv, Wo, H, *, scale_full=False, no_out=False):
 
 
 def test_multi_head_attention_check():
-    check = att.check_multi_head_attention
+    check = mh.check_multi_head_attention
     passes(check, _mha)
     fails_with(check, lambda *a: _mha(*a, scale_full=True), "sqrt(d_model)")
     fails_with(check, lambda *a: _mha(*a, no_out=True), "W_o is missing")
@@ -237,9 +238,9 @@ def _scale_in_place(q, k, v, mask=None):
 @pytest.mark.parametrize("check, solution", [
     (att.check_scaled_dot_product_attention, nb_attention),
     (att.check_causal_mask, nb_causal_mask),
-    (att.check_split_heads, nb_split_heads),
-    (att.check_merge_heads, nb_merge_heads),
-    (att.check_multi_head_attention, nb_multi_head_attention),
+    (mh.check_split_heads, nb_split_heads),
+    (mh.check_merge_heads, nb_merge_heads),
+    (mh.check_multi_head_attention, nb_multi_head_attention),
     (tr.check_positional_encoding, nb_positional_encoding),
     (tr.check_residual_sublayer, nb_sublayer),
     (tr.check_noam_schedule, nb_noam_lr),
@@ -250,9 +251,9 @@ def _scale_in_place(q, k, v, mask=None):
     (att.check_scaled_dot_product_attention, lambda q, k, v, mask=None: (
         (lambda w: (w @ v, w))(torch.softmax((q / math.sqrt(q.shape[-1]) @ k.mT).masked_fill(
             mask == 0 if mask is not None else torch.zeros((), dtype=torch.bool), NEG), -1)))),
-    (att.check_split_heads, lambda x, h: torch.stack(x.chunk(h, dim=-1), dim=1)),
-    (att.check_merge_heads, lambda x: torch.cat(x.unbind(1), dim=-1)),
-    (att.check_multi_head_attention, _mha_wrong),
+    (mh.check_split_heads, lambda x, h: torch.stack(x.chunk(h, dim=-1), dim=1)),
+    (mh.check_merge_heads, lambda x: torch.cat(x.unbind(1), dim=-1)),
+    (mh.check_multi_head_attention, _mha_wrong),
     (tr.check_noam_schedule, lambda s, d, w: torch.tensor([nb_noam_lr(s, d, w)])),
     (tr.check_noam_schedule, lambda s, d, w: d ** -0.5 * (s * w ** -1.5 if s < w else s ** -0.5)),
 ])
@@ -415,9 +416,9 @@ NOAM_WRONG = {
 WRONG_TABLES = {
     att.check_scaled_dot_product_attention: SDPA_WRONG,
     att.check_causal_mask: CAUSAL_WRONG,
-    att.check_split_heads: SPLIT_WRONG,
-    att.check_merge_heads: MERGE_WRONG,
-    att.check_multi_head_attention: MHA_WRONG,
+    mh.check_split_heads: SPLIT_WRONG,
+    mh.check_merge_heads: MERGE_WRONG,
+    mh.check_multi_head_attention: MHA_WRONG,
     tr.check_positional_encoding: PE_WRONG,
     tr.check_residual_sublayer: SUBLAYER_WRONG,
     tr.check_noam_schedule: NOAM_WRONG,
@@ -431,7 +432,7 @@ def test_realistic_wrong_solutions_fail_naming_the_input(check, name, fn, words)
 
 
 def test_every_check_has_at_least_five_wrong_solutions():
-    for module in (att, tr):
+    for module in (att, mh, tr):
         for name in module.__all__:
             assert len(WRONG_TABLES[getattr(module, name)]) >= 5, name
 
@@ -442,7 +443,7 @@ KNOWN_UNCAUGHT: dict = {}
 
 
 def test_inputs_are_deterministic():
-    for module in (att, tr):
+    for module in (att, mh, tr):
         for name in module.__all__:
             check = getattr(module, name)
             first = check(lambda *a, **k: torch.ones(1), verbose=False).message

@@ -21,6 +21,7 @@ from coursekit.exercises.checks import (
     embeddings,
     gpt,
     lstm,
+    multihead,
     prompting,
     rnn,
     seq2seq,
@@ -29,7 +30,7 @@ from coursekit.exercises.checks import (
 
 # test module -> the check modules whose checks it feeds wrong solutions
 TABLES = {
-    "test_exercises_attention": (attention, transformer),
+    "test_exercises_attention": (attention, multihead, transformer),
     "test_exercises_attention_scores": (attention_scores,),
     "test_exercises_bart": (bart,),
     "test_exercises_basics": (basics,),

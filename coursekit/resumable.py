@@ -84,6 +84,19 @@ def _load_state(path: Path, keys: tuple[str, ...]) -> dict:
     return saved
 
 
+def _update(model: nn.Module, optimizer: torch.optim.Optimizer, scheduler, loss: torch.Tensor, clip: float, *,
+            at: str) -> None:
+    """One optimiser update of both loops: backward, clip the gradient norm to ``clip``, step, schedule.
+    A non-finite loss stops the run, naming where (``at``, e.g. ``"update 12"``)."""
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"loss became {loss.item()} at {at}; lower the learning rate")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    scheduler.step()
+
+
 def train_in_folder(work: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler, *,
                     recipe: dict, step_loss: Callable[[list[int], int], tuple[torch.Tensor, dict]],
                     lengths: tuple[list[int], list[int]], max_tokens: int, max_updates: int, seed: int,
@@ -152,14 +165,7 @@ def train_in_folder(work: str | Path, model: nn.Module, optimizer: torch.optim.O
         order = token_batches(*lengths, max_tokens, torch.Generator().manual_seed(seed * 1000 + st["epoch"]))
         for index in order[st["position"]:]:
             loss, counts = step_loss(index, st["update"])
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"loss became {loss.item()} at update {st['update'] + 1}; lower the "
-                                         f"learning rate")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), clip)
-            optimizer.step()
-            scheduler.step()
+            _update(model, optimizer, scheduler, loss, clip, at=f"update {st['update'] + 1}")
             st["update"] += 1
             st["position"] += 1
             window.append((loss.item(), counts))
@@ -274,13 +280,7 @@ def train_steps_in_folder(work: str | Path, model: nn.Module, optimizer: torch.o
     model.train()
     while st["step"] < end:
         loss, parts = step_loss(st["step"])
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"loss became {loss.item()} at step {st['step'] + 1}; lower the learning rate")
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
-        scheduler.step()
+        _update(model, optimizer, scheduler, loss, clip, at=f"step {st['step'] + 1}")
         st["step"] += 1
         st["parts"].append({k: round(float(v), 4) for k, v in parts.items()})
         if evaluate is not None and (st["step"] == steps or (eval_every and st["step"] % eval_every == 0)):

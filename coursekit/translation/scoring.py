@@ -33,14 +33,19 @@ def _check_strings(values, name: str) -> None:
         raise TypeError(f"{name} must hold str, got {bad!r} ({type(bad).__name__})")
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
-    """Corpus BLEU (sacrebleu, 13a tokenisation, 0–100) of detokenised strings, one reference each."""
+def _check_corpus(hypotheses, references, metric: str) -> None:
+    """Lists of str, one reference per hypothesis, and not empty (``metric`` names the score)."""
     _check_strings(hypotheses, "hypotheses")
     _check_strings(references, "references")
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
-        raise ValueError("BLEU of an empty corpus is undefined")
+        raise ValueError(f"{metric} of an empty corpus is undefined")
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU (sacrebleu, 13a tokenisation, 0–100) of detokenised strings, one reference each."""
+    _check_corpus(hypotheses, references, "BLEU")
     from coursekit.metrics import bleu
 
     # Our strings are space-tokenised ("il pleut ."); sacrebleu's 13a tokeniser splits punctuation off
@@ -58,12 +63,7 @@ def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus chrF (sacrebleu defaults: character 6-grams, β = 2; 0–100), one reference each."""
     import sacrebleu
 
-    _check_strings(hypotheses, "hypotheses")
-    _check_strings(references, "references")
-    if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
-    if not hypotheses:
-        raise ValueError("chrF of an empty corpus is undefined")
+    _check_corpus(hypotheses, references, "chrF")
     return float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score)
 
 

@@ -37,6 +37,7 @@ from coursekit.bert_data import (
     build_pair,
     make_nsp_pairs,
     mask_tokens,
+    split_sentences,
     wikitext_documents,
 )
 from coursekit.bert_heads import _check_tokenizer
@@ -49,6 +50,11 @@ __all__ = ["PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batc
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 EXTRA_MLM_TEXT = ("", "translation_en")
+#: Where the documents (NSP pairs + MLM) come from: WikiText-2 validation + test (raw, ~0.5M words; the first
+#: committed run), IMDB reviews (unlabelled + training texts, 17.4M words; movie reviews like SST-2's), WikiText-2's
+#: training split (tokenized, 2.1M words; general text), or both of the last two (reviews first, so the held-out
+#: documents are Wikipedia articles).
+DOCUMENTS = ("wikitext2", "imdb", "wikitext2-train", "imdb+wikitext2-train")
 
 
 @dataclass
@@ -81,6 +87,7 @@ class PretrainConfig:
     hold_out_selection: bool = False  # leave SST-2's learning-rate selection sentences out of the MLM text
     extra_mlm_text: str = ""         # "translation_en": add the English side of the translation benchmark's
                                      # training pairs (short everyday sentences) as MLM-only text
+    documents: str = "wikitext2"     # one of DOCUMENTS: the text of the NSP pairs (and most of the MLM)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "batch_size", "steps",
@@ -100,6 +107,8 @@ class PretrainConfig:
         for name in ("pack_in_domain", "hold_out_selection"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        if self.documents not in DOCUMENTS:
+            raise ValueError(f"documents must be one of {DOCUMENTS}, got {self.documents!r}")
         if self.extra_mlm_text not in EXTRA_MLM_TEXT:
             raise ValueError(f"extra_mlm_text must be one of {EXTRA_MLM_TEXT}, got {self.extra_mlm_text!r}")
         if self.max_len < 5:
@@ -198,11 +207,41 @@ def pretraining_text(cfg: PretrainConfig | None = None) -> tuple[list[str], list
     return lines, sentences
 
 
+def review_documents(reviews: list[str], *, min_sentences: int = 2) -> list[list[str]]:
+    """Reviews (cleaned text, :func:`coursekit.data.clean_review`) → documents, each a list of sentences
+    (:func:`coursekit.bert_data.split_sentences`); reviews of fewer than ``min_sentences`` sentences are left out."""
+    _check_text_list(reviews, "reviews")
+    check_positive_int(min_sentences, "min_sentences")
+    docs = [split_sentences(review) for review in reviews]
+    return [doc for doc in docs if len(doc) >= min_sentences]
+
+
+def pretraining_documents(cfg: PretrainConfig) -> list[list[str]]:
+    """The documents ``cfg.documents`` names, each a list of sentences (see :data:`DOCUMENTS`).
+
+    IMDB's test reviews are never read; SST-2 is not IMDB (Rotten Tomatoes snippets), and the overlap of its
+    dev sentences with these reviews is measured in docs/PRETRAINING_TRIALS.md.
+    """
+    from coursekit import data
+
+    _check_cfg(cfg)
+    if cfg.documents == "wikitext2":
+        return wikitext_documents(pretraining_text(cfg)[0])
+    docs: list[list[str]] = []
+    if "imdb" in cfg.documents:
+        reviews = list(data.load_imdb("unsup")["text"]) + list(data.load_imdb("train")["text"])
+        docs += review_documents(reviews)
+    if "wikitext2-train" in cfg.documents:
+        docs += wikitext_documents(data.load_wikitext2("tokens", ("train",))["train"]["text"])
+    return docs
+
+
 def build_corpus(cfg: PretrainConfig, wiki_lines: list[str] | None = None,
                  in_domain_sentences: list[str] | None = None, tokenizer=None) -> PretrainingCorpus:
     """Train the WordPiece vocabulary on all the text (unless ``tokenizer`` is given) and encode it.
 
-    Text not given comes from ``pretraining_text(cfg)``: WikiText-2 lines and in-domain sentences.
+    The documents are the articles of ``wiki_lines`` if given, else :func:`pretraining_documents` (what
+    ``cfg.documents`` names); the in-domain sentences not given come from ``pretraining_text(cfg)``.
     """
     from coursekit.text import train_wordpiece
 
@@ -212,16 +251,18 @@ def build_corpus(cfg: PretrainConfig, wiki_lines: list[str] | None = None,
             _check_text_list(value, name)
     if tokenizer is not None:
         _check_tokenizer(tokenizer)
-    if wiki_lines is None or in_domain_sentences is None:
+    if in_domain_sentences is None or (wiki_lines is None and cfg.documents == "wikitext2"):
         default_lines, default_sentences = pretraining_text(cfg)
-        wiki_lines = default_lines if wiki_lines is None else wiki_lines
+        if wiki_lines is None and cfg.documents == "wikitext2":
+            wiki_lines = default_lines                 # the vocabulary is trained on the lines, headings included
         in_domain_sentences = default_sentences if in_domain_sentences is None else in_domain_sentences
+    docs = wikitext_documents(wiki_lines) if wiki_lines is not None else pretraining_documents(cfg)
     if tokenizer is None:
-        tokenizer = train_wordpiece(list(wiki_lines) + list(in_domain_sentences), vocab_size=cfg.vocab_size)
+        text = list(wiki_lines) if wiki_lines is not None else [s for doc in docs for s in doc]
+        tokenizer = train_wordpiece(text + list(in_domain_sentences), vocab_size=cfg.vocab_size)
     missing = [t for t in SPECIAL_TOKENS if tokenizer.token_to_id(t) is None]
     if missing:
         raise ValueError(f"the tokenizer lacks the BERT special tokens {missing}")
-    docs = wikitext_documents(wiki_lines)
     if len(docs) <= cfg.held_out_articles + 1:
         raise ValueError(f"need more than {cfg.held_out_articles + 1} articles, got {len(docs)}")
     # a sentence that encodes to no piece at all cannot be an NSP sentence: it is left out, as in in_domain

@@ -28,9 +28,11 @@ that could not be made ready with status 1.
 
 from __future__ import annotations
 
+import csv
 import difflib
 import gzip
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,8 +84,11 @@ class RemoteFile:
     """One file of a corpus: its name here, its content hash and where upstream keeps it.
 
     ``url`` points at the file itself or at an archive; ``member`` names the file inside a
-    ``.zip`` / ``.tar.gz`` archive. ``size`` is the length in bytes of the content (after
-    decompression), when known; only ``sha256`` is checked.
+    ``.zip`` / ``.tar.gz`` archive. ``built_from`` is set instead where upstream has no such file
+    and :mod:`coursekit.data_store` assembles it from the archive's many files (IMDB: one file per
+    review); the rule is named there and the result is checked against ``sha256`` like any download.
+    ``size`` is the length in bytes of the content (after decompression), when known; only
+    ``sha256`` is checked.
     """
 
     name: str
@@ -91,6 +96,7 @@ class RemoteFile:
     url: str
     member: str | None = None
     size: int | None = None
+    built_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,8 @@ _GH = "https://raw.githubusercontent.com"
 _WT2_RAW = f"{_GH}/pytorch/examples/cf74c81ec00256a9511c054aaf0b3f62cd3aa62d/word_language_model/data/wikitext-2"
 _WT2_TOK = f"{_GH}/pytorch/examples/d5678bc8ac0cdd79dbd5e44d4130271018bcec4e/word_language_model/data/wikitext-2"
 _GENSIM = f"{_GH}/piskvorky/gensim/4.3.3/gensim/test/test_data"
+_WT2_ZIP = "https://wikitext.smerity.com/wikitext-2-v1.zip"
+_IMDB = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
 _RT = f"{_GH}/dennybritz/cnn-text-classification-tf/18762b459e21d9c70e5c242f8d43fc4e6db37a0d/data/rt-polaritydata"
 
 REGISTRY: dict[str, Corpus] = {c.name: c for c in [
@@ -153,7 +161,8 @@ REGISTRY: dict[str, Corpus] = {c.name: c for c in [
                     f"{_RT}/rt-polarity.neg", size=612506)),
     ),
     Corpus(
-        "wikitext-2", "WikiText-2 v1, validation and test splits (raw and tokenized).", "CC BY-SA 3.0",
+        "wikitext-2", "WikiText-2 v1: validation and test splits (raw and tokenized), training split (tokenized).",
+        "CC BY-SA 3.0",
         "Merity, Xiong, Bradbury, Socher, Pointer Sentinel Mixture Models, 2016",
         (RemoteFile("wiki.valid.raw", "4cd0f6876d07a413aa911261ff6d363c72d757d47f0fdd6015702014c89cb9c7",
                     f"{_WT2_RAW}/valid.txt", size=1146846),
@@ -162,7 +171,22 @@ REGISTRY: dict[str, Corpus] = {c.name: c for c in [
          RemoteFile("wiki.valid.tokens", "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8",
                     f"{_WT2_TOK}/valid.txt", size=1121681),
          RemoteFile("wiki.test.tokens", "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0",
-                    f"{_WT2_TOK}/test.txt", size=1256449)),
+                    f"{_WT2_TOK}/test.txt", size=1256449),
+         RemoteFile("wiki.train.tokens", "9e9fa1ad55b1c2c95b08e37dd8e653f638fac2c6de904b79e813611eefbc985f",
+                    _WT2_ZIP, member="wikitext-2/wiki.train.tokens", size=10797148)),
+    ),
+    Corpus(
+        "imdb", "IMDB Large Movie Review Dataset v1.0: 50,000 unlabelled reviews (one a line) and 25,000 + 25,000 "
+        "labelled ones (CSV: id, rating, label, text). Upstream keeps one file per review; these files are "
+        "assembled from its archive in id order (python -m coursekit.data fetch imdb does it when online).",
+        "none stated (cite Maas et al. 2011)",
+        "Maas, Daly, Pham, Huang, Ng, Potts, Learning Word Vectors for Sentiment Analysis, ACL 2011",
+        (RemoteFile("unsup.txt", "99782175a3703967cb05537657e2cea1d9a49bd3f8e2ffb19a15906fc1330551", _IMDB,
+                    size=66556794, built_from="aclImdb/train/unsup"),
+         RemoteFile("train.csv", "a9bdf1f8c2240da0cb01b613aa443afc49baeeb306004f65bdb04383ed974cc6", _IMDB,
+                    size=33554689, built_from="aclImdb/train"),
+         RemoteFile("test.csv", "214a56b7870f6530c2c22d414a0798b8e65f6db7d653b8ec307b756658c0da75", _IMDB,
+                    size=32772936, built_from="aclImdb/test")),
     ),
     Corpus(
         "word-embedding-eval", "word2vec analogy questions and WordSim-353 (as shipped in gensim).",
@@ -333,20 +357,78 @@ def load_rt_polarity():
     return Dataset.from_dict({"sentence": sentences, "label": labels})
 
 
-def load_wikitext2(kind: str = "tokens"):
-    """WikiText-2 validation and test splits → ``DatasetDict(validation, test)``, column ``text`` (one line per row).
+_WIKITEXT_SPLITS = {"train": "train", "validation": "valid", "test": "test"}
 
-    ``kind="tokens"`` is the tokenized release (rare words ``<unk>``), ``"raw"`` the original words.
-    The training split is not part of the offline mirror.
+
+def load_wikitext2(kind: str = "tokens", splits: tuple[str, ...] = ("validation", "test")):
+    """WikiText-2 → ``DatasetDict`` of the requested ``splits``, column ``text`` (one line per row).
+
+    ``kind="tokens"`` is the tokenized release (rare words ``<unk>``), ``"raw"`` the original words. The
+    training split (2.09M tokens) exists only tokenized (the mirror has no ``wiki.train.raw``), so
+    ``splits=("train",)`` needs ``kind="tokens"``.
     """
     from datasets import Dataset, DatasetDict
 
     if kind not in ("tokens", "raw"):
         raise ValueError(f"kind must be one of ['tokens', 'raw'], got {kind!r}")
-    return DatasetDict({
-        split: Dataset.from_dict({"text": read_text("wikitext-2", f"wiki.{name}.{kind}").splitlines()})
-        for split, name in (("validation", "valid"), ("test", "test"))
-    })
+    if isinstance(splits, str) or not isinstance(splits, (tuple, list)) or not splits:
+        raise TypeError(f"splits must be a non-empty tuple of split names from {list(_WIKITEXT_SPLITS)}, "
+                        f"got {splits!r}")
+    unknown = [s for s in splits if s not in _WIKITEXT_SPLITS]
+    if unknown:
+        raise ValueError(f"unknown WikiText-2 split(s) {unknown}; known: {list(_WIKITEXT_SPLITS)}")
+    if "train" in splits and kind == "raw":
+        raise ValueError("WikiText-2's training split is available tokenized only: use kind='tokens'")
+    out = {}
+    for split in splits:
+        with open_text("wikitext-2", f"wiki.{_WIKITEXT_SPLITS[split]}.{kind}") as fh:
+            out[split] = Dataset.from_dict({"text": [line.rstrip("\n") for line in fh]})
+    return DatasetDict(out)
+
+
+_HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def clean_review(text: str) -> str:
+    """An IMDB review as plain text: the HTML line breaks (``<br />``) become spaces, U+0085 (which stands for
+    "…" in the original reviews) becomes ``...``, and runs of whitespace become one space."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    return " ".join(_HTML_BREAK.sub(" ", text).replace("\u0085", "...").split())
+
+
+IMDB_SPLITS = ("train", "test", "unsup")
+
+
+def load_imdb(split: str, *, clean: bool = True):
+    """IMDB reviews (Maas et al. 2011) → ``Dataset`` with ``text``, ``label`` (1 = positive, 0 = negative,
+    -1 for the unlabelled ``unsup`` split) and ``rating`` (1–10 stars; 0 for ``unsup``).
+
+    ``clean=True`` passes every text through :func:`clean_review`. The unlabelled file is read line by line
+    (``str.splitlines`` would also split at the U+0085 characters some reviews contain).
+    """
+    from datasets import Dataset
+
+    if split not in IMDB_SPLITS:
+        raise ValueError(f"split must be one of {list(IMDB_SPLITS)}, got {split!r}")
+    texts, labels, ratings = [], [], []
+    if split == "unsup":
+        with open_text("imdb", "unsup.txt") as fh:
+            texts = [line.rstrip("\n") for line in fh]
+        labels, ratings = [-1] * len(texts), [0] * len(texts)
+    else:
+        with open_text("imdb", f"{split}.csv") as fh:
+            reader = csv.reader(fh)
+            header = next(reader)
+            if header != ["id", "rating", "label", "text"]:
+                raise ValueError(f"imdb/{split}.csv: unexpected header {header}")
+            for _, rating, label, text in reader:
+                texts.append(text)
+                labels.append(1 if label == "pos" else 0)
+                ratings.append(int(rating))
+    if clean:
+        texts = [clean_review(t) for t in texts]
+    return Dataset.from_dict({"text": texts, "label": labels, "rating": ratings})
 
 
 def load_analogies():

@@ -11,6 +11,7 @@ is :func:`_cli` here.
 from __future__ import annotations
 
 import argparse
+import csv
 import gzip
 import io
 import os
@@ -89,9 +90,44 @@ def _local_copies(corpus_name: str, filename: str) -> tuple[Path | None, Path | 
     return mirror, cached if cached.exists() else None
 
 
-def _download(url: str, member: str | None) -> bytes:
+def _review_files(tf: tarfile.TarFile, folder: str) -> dict[int, tuple[int, str]]:
+    """``{id: (rating, text)}`` of the ``<id>_<rating>.txt`` files directly inside ``folder`` of an aclImdb archive."""
+    reviews = {}
+    for info in tf.getmembers():
+        parent, _, leaf = info.name.rpartition("/")
+        if info.isfile() and parent == folder and leaf.endswith(".txt"):
+            review_id, _, rating = leaf[:-4].partition("_")
+            reviews[int(review_id)] = (int(rating), tf.extractfile(info).read().decode("utf-8"))
+    if sorted(reviews) != list(range(len(reviews))) or not reviews:
+        raise DataNotFoundError(f"{folder}: expected review files with ids 0..n-1, found {len(reviews)} files")
+    return reviews
+
+
+def build_imdb_file(tf: tarfile.TarFile, folder: str) -> bytes:
+    """One file of the ``imdb`` corpus from the upstream archive's one-file-per-review folders.
+
+    ``aclImdb/train/unsup`` → ``unsup.txt``: review *i* on line *i* (0-based), each followed by ``\n``.
+    ``aclImdb/train`` or ``aclImdb/test`` → the CSV ``id,rating,label,text``: ``neg`` ids 0…n−1, then ``pos``
+    (Python ``csv`` defaults, ``\n`` line ends). The texts are kept byte for byte.
+    """
+    if folder.endswith("/unsup"):
+        reviews = _review_files(tf, folder)
+        return "".join(reviews[i][1] + "\n" for i in range(len(reviews))).encode("utf-8")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "rating", "label", "text"])
+    for label in ("neg", "pos"):
+        reviews = _review_files(tf, f"{folder}/{label}")
+        writer.writerows([i, reviews[i][0], label, reviews[i][1]] for i in range(len(reviews)))
+    return out.getvalue().encode("utf-8")
+
+
+def _download(url: str, member: str | None, built_from: str | None = None) -> bytes:
     with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - URLs come from the registry
         payload = response.read()
+    if built_from is not None:
+        with tarfile.open(fileobj=io.BytesIO(payload)) as tf:
+            return build_imdb_file(tf, built_from)
     if member is None:
         return payload
     if url.endswith(".zip"):
@@ -134,7 +170,7 @@ def _write_atomically(target: Path, write) -> Path:
 
 def _download_to_cache(spec: RemoteFile, corpus_name: str, searched: list[str]) -> Path:
     try:
-        payload = _download(spec.url, spec.member)
+        payload = _download(spec.url, spec.member, spec.built_from)
     except Exception as exc:  # noqa: BLE001 - any network failure becomes one clear message
         raise DataNotFoundError(_missing_message(corpus_name, spec.name, searched, exc),
                                 short=f"no local copy and the download failed ({_why(exc)})") from exc
@@ -228,7 +264,9 @@ def _print_list(names: list[str]) -> None:
             if size is None and (cached or mirror) and (cached or mirror).suffix != ".gz":
                 size = (cached or mirror).stat().st_size
             print(f"  {f.name:20s} {_size_text(size):>8s}  {' + '.join(where)}")
-            print(f"    url     {f.url}" + (f"  (the file {f.member} inside)" if f.member else ""))
+            inside = (f"  (the file {f.member} inside)" if f.member else
+                      f"  (assembled from the review files under {f.built_from})" if f.built_from else "")
+            print(f"    url     {f.url}" + inside)
             print(f"    sha256  {f.sha256}")
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn as nn
 
-from coursekit.checks import (
+from coursekit.validation import (
     check_bool_mask,
     check_choice,
     check_finite,
@@ -240,7 +240,7 @@ def init_embeddings(embedding: nn.Embedding, itos: Sequence[str], word_vectors, 
                     match_scale: bool = True, seed: int = 0) -> float:
     """Copy pretrained vectors into ``embedding`` for every word of ``itos`` that they know.
 
-    ``word_vectors`` is a :class:`coursekit.word_vectors.WordVectors` (or anything with ``stoi`` and
+    ``word_vectors`` is a :class:`coursekit.embeddings.word_vectors.WordVectors` (or anything with ``stoi`` and
     ``vectors``) of the same dimension. With ``match_scale`` the words they do not know are
     re-initialised from N(0, σ²), σ the standard deviation of the pretrained vectors — as Kim (2014,
     §3.1) does — so that random rows (``nn.Embedding``'s N(0, 1)) do not dwarf the pretrained ones
@@ -253,8 +253,8 @@ def init_embeddings(embedding: nn.Embedding, itos: Sequence[str], word_vectors, 
     if len(itos) != embedding.num_embeddings:
         raise ValueError(f"itos has {len(itos)} words but the embedding has {embedding.num_embeddings} rows")
     if not (hasattr(word_vectors, "stoi") and hasattr(word_vectors, "vectors")):
-        raise TypeError(f"word_vectors must have .stoi and .vectors (e.g. a coursekit.word_vectors.WordVectors), "
-                        f"got {type(word_vectors).__name__}")
+        raise TypeError(f"word_vectors must have .stoi and .vectors (e.g. a "
+                        f"coursekit.embeddings.word_vectors.WordVectors), got {type(word_vectors).__name__}")
     vectors = torch.as_tensor(word_vectors.vectors, dtype=embedding.weight.dtype)
     check_tensor(vectors, "word_vectors.vectors", ndim=2)
     check_finite(vectors, "word_vectors.vectors")

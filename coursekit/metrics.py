@@ -7,21 +7,25 @@ import math
 import numbers
 import statistics
 from collections.abc import Sequence
+from sys import float_info
 
 import torch
 
-from coursekit.checks import check_finite, check_positive_int
+from coursekit.validation import check_finite, check_positive_int
 
 
 def perplexity(mean_nll: float) -> float:
-    """Perplexity = exp(mean negative log-likelihood per token, in nats)."""
+    """Perplexity = exp(mean negative log-likelihood per token, in nats).
+
+    A loss beyond the float range of ``exp`` (about 709.8 nats) gives ``math.inf``, as ``torch.exp`` would.
+    """
     if isinstance(mean_nll, torch.Tensor) and mean_nll.numel() == 1:
         mean_nll = mean_nll.item()
     if isinstance(mean_nll, bool) or not isinstance(mean_nll, numbers.Real):
         raise TypeError(f"mean_nll must be a number, got {type(mean_nll).__name__}")
     if not math.isfinite(mean_nll) or mean_nll < 0:
         raise ValueError(f"mean_nll must be a finite non-negative number of nats, got {mean_nll}")
-    return math.exp(mean_nll)
+    return math.exp(mean_nll) if mean_nll < math.log(float_info.max) else math.inf
 
 
 def accuracy(pred: torch.Tensor | Sequence[int], target: torch.Tensor | Sequence[int]) -> float:

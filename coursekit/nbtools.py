@@ -24,6 +24,9 @@ from pathlib import Path
 
 import nbformat
 
+from coursekit import runtime
+from coursekit.runtime import oversubscribed
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 TIMINGS = NOTEBOOKS / "timings.json"
@@ -58,8 +61,6 @@ def execute(nb: nbformat.NotebookNode, *, profile: str, cwd: Path, timeout: int 
     env = {"COURSEKIT_PROFILE": profile, "COURSEKIT_HEADLESS": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     env.update(extra_env or {})
     if "OMP_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in env:
-        from coursekit.runtime import oversubscribed
-
         if oversubscribed():
             env["OMP_NUM_THREADS"] = "1"  # see runtime.oversubscribed
     saved = {k: os.environ.get(k) for k in env}
@@ -80,8 +81,6 @@ def execute(nb: nbformat.NotebookNode, *, profile: str, cwd: Path, timeout: int 
 def run_metadata(profile: str, seconds: float, threads: str, load: float) -> dict:
     import importlib.metadata as md
     import platform
-
-    from coursekit import runtime
 
     def version(pkg: str) -> str:
         try:
@@ -123,7 +122,6 @@ def run(path: Path, profile: str, save: bool = True, timeout: int = 900) -> dict
     source = path.with_suffix(".py") if path.with_suffix(".py").exists() else path.with_suffix(".ipynb")
     nb = read_source(source)
     load = os.getloadavg()[0]
-    from coursekit.runtime import oversubscribed
 
     threads = os.environ.get("OMP_NUM_THREADS") or ("1" if oversubscribed() else str(os.cpu_count()))
     seconds = execute(nb, profile=profile, cwd=source.parent, timeout=timeout)

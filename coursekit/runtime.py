@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from coursekit.checks import check_positive_int
+from coursekit.validation import check_positive_int
 
 PROFILE_ENV = "COURSEKIT_PROFILE"
 DEVICE_ENV = "COURSEKIT_DEVICE"

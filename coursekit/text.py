@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from coursekit.checks import check_int_sequence, check_positive_int
+from coursekit.validation import check_generator, check_int_sequence, check_positive_int
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -279,3 +279,41 @@ def train_bpe(texts: Iterable[str], vocab_size: int = 1000, *, min_frequency: in
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer=trainer)
     return tok
+
+
+def token_batches(src_lengths: Sequence[int], tgt_lengths: Sequence[int], max_tokens: int,
+                  generator: torch.Generator | None = None, *, pool: int = 100) -> list[list[int]]:
+    """One epoch of length-grouped batches: lists of pair indices, each batch ≤ ``max_tokens`` tokens.
+
+    The pairs are shuffled, cut into pools of ``pool`` × a typical batch, sorted by length inside each
+    pool and cut into batches with B × (longest source + longest target) ≤ ``max_tokens``; the batch
+    order is shuffled again. Same lengths and same ``generator`` state → same batches (for ``--resume``).
+    """
+    src_lengths = check_int_sequence(src_lengths, "src_lengths")
+    tgt_lengths = check_int_sequence(tgt_lengths, "tgt_lengths")
+    check_positive_int(max_tokens, "max_tokens")
+    check_positive_int(pool, "pool")
+    check_generator(generator)
+    if len(src_lengths) != len(tgt_lengths) or not len(src_lengths):
+        raise ValueError(f"need as many source as target lengths (≥ 1), got {len(src_lengths)} and {len(tgt_lengths)}")
+    longest = max(s + t for s, t in zip(src_lengths, tgt_lengths))
+    if longest > max_tokens:
+        raise ValueError(f"a pair has {longest} tokens, more than max_tokens={max_tokens}")
+    order = torch.randperm(len(src_lengths), generator=generator).tolist()
+    per_batch = max(1, max_tokens // max(1, longest // 2))
+    batches: list[list[int]] = []
+    for start in range(0, len(order), pool * per_batch):
+        chunk = sorted(order[start:start + pool * per_batch], key=lambda i: (src_lengths[i], tgt_lengths[i]))
+        batch: list[int] = []
+        width_s = width_t = 0
+        for i in chunk:
+            s, t = max(width_s, src_lengths[i]), max(width_t, tgt_lengths[i])
+            if batch and (len(batch) + 1) * (s + t) > max_tokens:
+                batches.append(batch)
+                batch, s, t = [], src_lengths[i], tgt_lengths[i]
+            batch.append(i)
+            width_s, width_t = s, t
+        if batch:
+            batches.append(batch)
+    perm = torch.randperm(len(batches), generator=generator).tolist()
+    return [batches[i] for i in perm]

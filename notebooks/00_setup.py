@@ -17,7 +17,7 @@
 #   (CUDA → MPS → CPU), and the active *profile*.
 # - Know which corpora are available offline and how to fetch the missing ones.
 # - Understand profiles (`quick` / `class` / `full`) and where a notebook reads its size knobs.
-# - Train a tiny model end to end with `coursekit.train` and save it as a safetensors checkpoint.
+# - Train a tiny model end to end with `coursekit.training.loop` and save it as a safetensors checkpoint.
 
 # %%
 import math
@@ -28,8 +28,10 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-from coursekit import data, runtime, train, viz
+from coursekit import data, runtime
 from coursekit.exercises import check_accuracy, check_cross_entropy, check_softmax
+from coursekit.training import loop as train
+from coursekit.viz import plots as viz
 
 # %% [markdown]
 # ## 1. The environment report
@@ -113,7 +115,7 @@ print(pairs.column_names, pairs[1])
 #
 # We train a 2-layer MLP to separate two interleaved spirals. The recipe is the one every later
 # notebook follows: seed, make data **on the CPU**, then move it to the device; build the model;
-# hand `coursekit.train.fit` a loss function; look at the curve; check the result with an `assert`.
+# hand `coursekit.training.loop.fit` a loss function; look at the curve; check the result with an `assert`.
 
 # %%
 def two_spirals(n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -213,7 +215,7 @@ print(torch.equal(a, b), a.shape)
 #   knobs for the active profile (`COURSEKIT_PROFILE=quick|class|full`).
 # - `coursekit.data` finds each corpus in the offline mirror or cache, or downloads it, and always
 #   verifies its sha256; `python -m coursekit.data fetch` prefetches everything before a class.
-# - `coursekit.train.fit` is the small training loop the course uses; checkpoints are
+# - `coursekit.training.loop.fit` is the small training loop the course uses; checkpoints are
 #   safetensors with their config.
 # - Notebooks check themselves with `assert`s; a few cells marked `NBVAL_CHECK_OUTPUT` are
 #   compared exactly by `nbval` in CI.

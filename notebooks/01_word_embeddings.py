@@ -35,12 +35,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit import data, runtime, text, viz, widgets
-from coursekit import embeddings as E
-from coursekit import sgns as SG
-from coursekit import word_vectors as WV
+from coursekit import data, runtime, text
 from coursekit.data import model_dir
+from coursekit.embeddings import counts as E
+from coursekit.embeddings import sgns as SG
+from coursekit.embeddings import word_vectors as WV
 from coursekit.exercises import check_analogy, check_ppmi, check_sgns_loss
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 S = runtime.sizes(
     quick=dict(lines=1200, min_count=3, dim=50, window=5, epochs=3, lr=0.1, sample=1e-4, save=False,
@@ -127,7 +129,7 @@ print("most frequent:", vocab.itos[:12])
 #
 # *You shall know a word by the company it keeps* (Firth 1957). Count, for every word $w$, how often
 # each context word $c$ appears within a window of $\pm k$ words. We first do it by hand on a
-# two-sentence corpus and check the result against `coursekit.embeddings.cooccurrence_matrix`.
+# two-sentence corpus and check the result against `coursekit.embeddings.counts.cooccurrence_matrix`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -198,7 +200,7 @@ print("SVD neighbours of 'war':", [w for w, _ in svd_wv.nearest("war", 8)])
 # $$\mathcal{L} = -\log \sigma(u_o \cdot v_c) - \sum_{k=1}^{K} \log \sigma(-u_{w_k} \cdot v_c).$$
 #
 # It is a logistic regression "real pair or noise?", far cheaper than a softmax over the whole
-# vocabulary. We compute it once by hand and compare with `coursekit.sgns.sgns_loss`.
+# vocabulary. We compute it once by hand and compare with `coursekit.embeddings.sgns.sgns_loss`.
 
 # %%
 # NBVAL_CHECK_OUTPUT

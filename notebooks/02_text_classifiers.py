@@ -31,13 +31,14 @@ import torch
 import torch.nn.functional as F
 
 from coursekit import classifiers as CL
-from coursekit import data, runtime, text, viz
-from coursekit import embeddings as E
-from coursekit import sgns as SG
-from coursekit import word_vectors as WV
+from coursekit import data, runtime, text
 from coursekit.data import model_dir
+from coursekit.embeddings import counts as E
+from coursekit.embeddings import sgns as SG
+from coursekit.embeddings import word_vectors as WV
 from coursekit.exercises import check_bow_logits, check_dan_forward, check_max_over_time
-from coursekit.train import count_parameters, fit
+from coursekit.training.loop import count_parameters, fit
+from coursekit.viz import plots as viz
 
 S = runtime.sizes(
     quick=dict(n_train=4000, epochs=1, batch_size=64, embed_dim=100, n_filters=32, evals=1),

@@ -34,9 +34,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit import bptt, char_lm, data, metrics, rnn, runtime, viz, widgets
+from coursekit import data, metrics, runtime
 from coursekit.decoding import apply_temperature
 from coursekit.exercises import check_elman_step, check_state_gradients, check_truncated_bptt
+from coursekit.rnn import bptt, char_lm
+from coursekit.rnn import layers as rnn
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 S = runtime.sizes(
     quick=dict(hidden=64, steps=150, batch=32, seq_len=64, lr=3e-3, val_chars=20_000, sample_chars=150),
@@ -79,7 +83,7 @@ assert torch.allclose(ours, theirs, atol=1e-6) and torch.allclose(ours[-1], h_n[
 print("max |ours - nn.RNN| =", (ours - theirs).abs().max().item())
 
 # %% [markdown]
-# `coursekit.rnn_cells` has the same step as a module (`RNNCell`), `coursekit.rnn` the full `nn.RNN` interface
+# `coursekit.rnn.cells` has the same step as a module (`RNNCell`), `coursekit.rnn.layers` the full `nn.RNN` interface
 # (`RNN`: several layers, bidirectional, `batch_first`, lengths), loading weights with `from_torch`.
 # Its tests check outputs *and gradients* against PyTorch to 1e-5.
 

@@ -40,8 +40,12 @@ import torch.nn.functional as F
 from matplotlib.patches import Rectangle
 from torch import nn
 
-from coursekit import char_lm, data, elmo, metrics, rnn, rnn_cells, runtime, viz
+from coursekit import data, metrics, runtime
 from coursekit.exercises import check_forget_gate_bias, check_lstm_step, check_scalar_mix
+from coursekit.rnn import cells as rnn_cells
+from coursekit.rnn import char_lm, elmo
+from coursekit.rnn import layers as rnn
+from coursekit.viz import plots as viz
 
 S = runtime.sizes(
     # the character-LM knobs (hidden … val_chars) are the same as notebook 03's, so the

@@ -41,13 +41,15 @@ from collections import Counter
 import matplotlib.pyplot as plt
 import torch
 
-from coursekit import runtime, train, translation, viz
+from coursekit import runtime, translation
 from coursekit.data import model_dir
 from coursekit.decoding import beam_search, beam_search_step, greedy_search
 from coursekit.exercises import check_beam_search_step, check_greedy_decode, check_masked_nll
-from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig, teacher_forcing_schedule
+from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig, teacher_forcing_schedule
 from coursekit.text import Vocab
+from coursekit.training import loop as train
 from coursekit.translation import benchmark, recipes
+from coursekit.viz import plots as viz
 
 S = runtime.sizes(
     quick=dict(n_train=6000, n_test=200, d_emb=64, d_hidden=64, batch=64, steps=60,

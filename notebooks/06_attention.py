@@ -34,7 +34,7 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
-from coursekit import runtime, train, viz
+from coursekit import runtime
 from coursekit.attention import (
     SCORE_FUNCTIONS,
     AdditiveScore,
@@ -46,9 +46,11 @@ from coursekit.attention import (
     masked_softmax,
 )
 from coursekit.exercises import check_additive_score, check_attention_context, check_general_score
-from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
+from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
+from coursekit.training import loop as train
 from coursekit.translation import benchmark, recipes
-from coursekit.translation.inspect import alignment_monotonicity, translate_with_attention, translation_explorer
+from coursekit.translation.explore import alignment_monotonicity, translate_with_attention, translation_explorer
+from coursekit.viz import plots as viz
 
 S = runtime.sizes(
     quick=dict(n_train=4000, n_test=200, d_emb=64, d_hidden=64, batch=64, steps=40, lr=3e-3,

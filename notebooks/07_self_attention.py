@@ -40,7 +40,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from coursekit import runtime, viz
+from coursekit import runtime
 from coursekit.attention import (
     MultiHeadAttention,
     causal_mask,
@@ -57,7 +57,8 @@ from coursekit.exercises import (
     check_scaled_dot_product_attention,
     check_split_heads,
 )
-from coursekit.transformer_layers import sinusoidal_positions
+from coursekit.transformer.layers import sinusoidal_positions
+from coursekit.viz import plots as viz
 
 S = runtime.sizes(
     quick=dict(d_ks=[1, 4, 16, 64, 256, 1024], n_samples=256, lengths=[32, 64, 128, 256, 512, 1024], repeats=3,
@@ -530,14 +531,14 @@ assert slope("RNN (nn.RNN)", "peak MiB") < 1.3                      # one d-vect
 # Training runs the backward pass too, and it needs what the forward pass kept. The written-out
 # attention keeps its $(B, H, T, T)$ weights for it; the fused kernel (FlashAttention's idea) keeps
 # only one number per query row (the log-sum-exp of its scores) and recomputes the weights in the
-# backward pass. `coursekit.cost` measures forward + backward with the counter we just wrote — it is
-# `coursekit.cost.PeakMemory`; first we check that the two count the same — and also the batch axis,
+# backward pass. `coursekit.bench.cost` measures forward + backward with the counter we just wrote — it is
+# `coursekit.bench.cost.PeakMemory`; first we check that the two count the same — and also the batch axis,
 # and our whole Transformer against `nn.Transformer`. The long sweep (T = 64 … 2,048) was run once for
-# the course (`python -m coursekit.cost --out data/bench/attention_cost.json --plot
+# the course (`python -m coursekit.bench cost --out data/bench/attention_cost.json --plot
 # docs/attention_cost.png`); here we read it, and re-measure a few small points live.
 
 # %%
-from coursekit import cost
+from coursekit.bench import cost
 from coursekit.data import model_dir
 
 x = torch.randn(1, 256, d)

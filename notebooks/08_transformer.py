@@ -38,7 +38,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-from coursekit import runtime, train, viz, widgets
+from coursekit import runtime
 from coursekit.attention import (
     MultiHeadAttention,
     causal_mask,
@@ -48,10 +48,13 @@ from coursekit.attention import (
     window_mask,
 )
 from coursekit.exercises import check_noam_schedule, check_positional_encoding, check_residual_sublayer
-from coursekit.transformer import Transformer, TransformerConfig
-from coursekit.transformer_layers import EncoderLayer, FeedForward, LearnedPositions, sinusoidal_positions
+from coursekit.training import loop as train
+from coursekit.transformer.layers import EncoderLayer, FeedForward, LearnedPositions, sinusoidal_positions
+from coursekit.transformer.model import Transformer, TransformerConfig
 from coursekit.translation import benchmark, recipes
-from coursekit.translation.inspect import translation_explorer
+from coursekit.translation.explore import translation_explorer
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 S = runtime.sizes(
     quick=dict(n_train=4000, n_test=100, d_model=64, n_heads=4, n_layers=2, d_ff=128, max_tokens=1000,
@@ -121,7 +124,7 @@ for norm_first in (False, True):
 # slip: with it, sin and cos of a pair would turn at different speeds, a shift by $k$ positions would no
 # longer rotate each pair, and $PE_{pos} \cdot PE_{pos+k}$ would no longer depend on $k$ alone (the
 # property shown below). We derive the table and
-# compare it with `coursekit.transformer_layers.sinusoidal_positions`.
+# compare it with `coursekit.transformer.layers.sinusoidal_positions`.
 
 # %%
 def positional_encoding(T: int, d: int) -> torch.Tensor:

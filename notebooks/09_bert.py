@@ -36,21 +36,17 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from coursekit import (
-    bert,
-    bert_checkpoint,
-    bert_corpus,
-    bert_data,
-    bert_heads,
-    bert_pretraining,
-    data,
-    runtime,
-    text,
-    viz,
-    widgets,
-)
-from coursekit.bert_data import IGNORE_INDEX
+from coursekit import data, runtime, text
+from coursekit.bert import checkpoint as bert_checkpoint
+from coursekit.bert import corpus as bert_corpus
+from coursekit.bert import heads as bert_heads
+from coursekit.bert import model as bert
+from coursekit.bert import objectives as bert_data
+from coursekit.bert import pretraining as bert_pretraining
+from coursekit.bert.objectives import IGNORE_INDEX
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 S = runtime.sizes(
     quick=dict(pt_steps=40, pt_batch=16, mask_draws=5, small_train=400, small_epochs=1, small_lr=1e-3,
@@ -173,7 +169,7 @@ for t_in, t_out, lab in zip(s_ids[0].tolist(), by_hand[0].tolist(), labels_by_ha
           + (minilm_tok.id_to_token(lab) if lab != IGNORE_INDEX else "-100"))
 
 # %% [markdown]
-# `coursekit.bert_data.mask_tokens` implements the same rule (random replacements are drawn from the
+# `coursekit.bert.objectives.mask_tokens` implements the same rule (random replacements are drawn from the
 # non-special vocabulary). Its statistics over many draws of a padded batch of real sentences:
 
 # %%
@@ -274,7 +270,7 @@ print([minilm_tok.id_to_token(i) for i in demo_ids], demo_seg)
 # The committed run (loaded below) trained its WordPiece vocabulary on the same text: it has the same
 # 8,000 pieces as section 2's, but Hugging Face's trainer orders pieces of equal frequency arbitrarily,
 # so some ids differ. Both runs here use the committed tokenizer, so that they share one vocabulary.
-# First the batch by hand, checked against `coursekit.bert_corpus.make_batch`, which the recipe uses:
+# First the batch by hand, checked against `coursekit.bert.corpus.make_batch`, which the recipe uses:
 
 # %%
 small, small_tok, small_report = bert_checkpoint.load_small_bert()  # the committed run (section 5 loads it)
@@ -335,7 +331,7 @@ assert live_report["final"]["mlm"] < uniform - 0.5  # and is well below a unifor
 # %% [markdown]
 # The MLM loss drops quickly to about the **unigram entropy** — the loss of a model that ignores the
 # context and predicts every masked piece from the corpus frequencies — and NSP stays near ln 2. That
-# is a plateau, not the end: the same recipe, run for 10,000 steps (`python -m coursekit.bert_pretraining
+# is a plateau, not the end: the same recipe, run for 10,000 steps (`python -m coursekit.bert pretrain
 # --out data/bert`, committed with its report), leaves it after a couple of thousand steps, when
 # attention starts to use the context. We load that run and use it from here on.
 
@@ -476,7 +472,7 @@ print("greedy 'generation' by repeated [MASK] filling:", small_tok.decode(prompt
 # architecture with L = 6 layers, H = 384, A = 12 heads and the bert-base-uncased WordPiece vocabulary,
 # distilled from a larger model (MiniLM) and then trained as a sentence encoder. `Bert.from_hf` maps
 # Hugging Face's parameter names onto the course's modules (the attention is
-# `coursekit.attention.MultiHeadAttention`, each layer a post-LN `coursekit.transformer_layers.EncoderLayer`
+# `coursekit.attention.MultiHeadAttention`, each layer a post-LN `coursekit.transformer.layers.EncoderLayer`
 # with GELU and eps 1e-12). Same inputs, both implementations:
 
 # %%
@@ -685,7 +681,7 @@ if S.profile != "quick":  # 256 sentences (quick) are too few for either to be m
 # **What is pre-training worth as it goes on?** The committed run kept its weights every 500 steps. Each
 # snapshot was fine-tuned with this section's class recipe (3,000 sentences, 3 epochs, the same seed);
 # step 0 is the random initialisation, i.e. the no-pre-training row. This was measured once, when the
-# checkpoint was made (`python -m coursekit.bert_pretraining --sweep SNAPSHOTS --out data/bert`), and
+# checkpoint was made (`python -m coursekit.bert pretrain --sweep SNAPSHOTS --out data/bert`), and
 # stored in its report; the held-out MLM loss of the same run is on the right axis.
 
 # %%
@@ -712,7 +708,7 @@ if S.profile != "quick":  # with 400 sentences and one epoch (quick) both stay n
 # **A fair comparison, with seeds.** One fine-tuning run per start, at one learning rate chosen for
 # both, can flatter either side: a pre-trained and a random start need not want the same rate, and
 # one run is one draw of the data order and the dropout. So the committed table
-# (`python -m coursekit.bert_finetuning compare --out data/bert/downstream.json`, measured once on the
+# (`python -m coursekit.bert compare --out data/bert/downstream.json`, measured once on the
 # committed weights, 3,000 sentences, 3 epochs) fine-tunes each start with three seeds at each of two
 # rates, lets each start **choose its rate on 1,000 other SST-2 training sentences** (the `chosen` column),
 # and only then reads the dev set. (The selection sentences, like all SST-2 training text, were in the

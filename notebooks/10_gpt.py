@@ -36,11 +36,13 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from coursekit import decoding, metrics, runtime, text, viz, widgets
+from coursekit import decoding, metrics, runtime, text
 from coursekit.attention import causal_mask
-from coursekit.char_gpt import CHECKPOINT_DIR, TrainConfig, char_data, load_char_gpt, train
 from coursekit.exercises import check_kv_cache_step, check_temperature, check_top_p_filter
-from coursekit.gpt import GPT, GPTClassifier, GPTConfig, with_extra_tokens
+from coursekit.gpt.char import CHECKPOINT_DIR, TrainConfig, char_data, load_char_gpt, train
+from coursekit.gpt.model import GPT, GPTClassifier, GPTConfig, with_extra_tokens
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 S = runtime.sizes(
     quick=dict(pretrain=False, recipe="course", sample_chars=200, n_samples=3, kv_new=(64, 256),
@@ -189,7 +191,7 @@ assert ratio > 1.8
 # nanoGPT's `shakespeare_char` runs use the same data and split (first 90% train, last 10%
 # validation) and report validation loss **1.88** for the CPU recipe (4 layers × 4 heads × 128
 # dims, context 64, batch 12, 2,000 iterations) and **1.47** for the GPU recipe (6 × 6 × 384,
-# context 256, dropout 0.2, 5,000 iterations). The course's recipe (`python -m coursekit.char_gpt
+# context 256, dropout 0.2, 5,000 iterations). The course's recipe (`python -m coursekit.gpt
 # train`) is nanoGPT's CPU model with a 5× higher learning rate (5e-3, warm-up 100, cosine decay)
 # and 1,300 instead of 2,000 iterations: on this machine it reaches 1.886 after 1,200 iterations,
 # with about 60% of the compute nanoGPT's configuration needs for its 2,000. In the `quick`
@@ -235,7 +237,7 @@ plt.show()
 viz.show_table([
     {"model": "nanoGPT CPU recipe (4×4×128, ctx 64, 2,000 it)", "val loss": 1.88, "source": "nanoGPT README"},
     {"model": "nanoGPT GPU recipe (6×6×384, ctx 256, 5,000 it)", "val loss": 1.47, "source": "nanoGPT README"},
-    {"model": "nanoGPT's CPU configuration with coursekit.gpt (lr 1e-3, 2,000 it)",
+    {"model": "nanoGPT's CPU configuration with coursekit.gpt.model (lr 1e-3, 2,000 it)",
      "val loss": baseline["final"]["val"], "source": f"recorded: {baseline['cpu_seconds']:.0f} CPU-s, 1 thread"},
     {"model": f"ours ({cfg.n_layer}×{cfg.n_head}×{cfg.n_embd}, ctx {cfg.block_size}, lr {cfg.learning_rate:g}, "
               f"{cfg.max_iters} it)",

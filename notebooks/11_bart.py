@@ -47,28 +47,23 @@ import torch.nn.functional as F
 import transformers
 from IPython.display import HTML, display
 
-from coursekit import (
-    bart_batches,
-    bart_corpus,
-    bart_finetuning,
-    bart_pretraining,
-    data,
-    noising,
-    runtime,
-    text,
-    train,
-    translation,
-    viz,
-    widgets,
-)
+from coursekit import data, runtime, text, translation
 from coursekit.attention import causal_mask
-from coursekit.bart import Bart, BartConfig
-from coursekit.bart_batches import shift_tokens_right
-from coursekit.bart_heads import BartForSequenceClassification
-from coursekit.bert_data import wikitext_documents  # the article/sentence splitter of notebook 09
+from coursekit.bart import batches as bart_batches
+from coursekit.bart import corpus as bart_corpus
+from coursekit.bart import finetuning as bart_finetuning
+from coursekit.bart import noising
+from coursekit.bart import pretraining as bart_pretraining
+from coursekit.bart.batches import shift_tokens_right
+from coursekit.bart.heads import BartForSequenceClassification
+from coursekit.bart.model import Bart, BartConfig
+from coursekit.bert.objectives import wikitext_documents  # the article/sentence splitter of notebook 09
 from coursekit.data import model_dir
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
+from coursekit.training import loop as train
 from coursekit.translation.benchmark import load_benchmark
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 S = runtime.sizes(
     quick=dict(vocab=2500, d_model=32, n_layers=1, n_heads=2, d_ff=64, doc_len=32, lr=2e-3, eval_docs=32,
@@ -127,7 +122,7 @@ assert torch.equal(by_hand, shift_tokens_right(labels, pad_id=1, decoder_start_i
 # %% [markdown]
 # ## 2. The noise functions (§2.2, Figure 2)
 #
-# `coursekit.noising` implements the five corruptions of the paper. Each one corrupts **one document**
+# `coursekit.bart.noising` implements the five corruptions of the paper. Each one corrupts **one document**
 # (a 1-D sequence of ids), never touches special tokens (`<s>`, `</s>`, padding), and draws all its
 # randomness from a `torch.Generator`, so a seed reproduces a corruption exactly.
 #
@@ -278,7 +273,7 @@ print(f"text infilling: {n_content} tokens → {len(fill) - 2} tokens with {fill
 # %% [markdown]
 # ## 3. The model, and Hugging Face checkpoints
 #
-# `coursekit.bart.Bart` is assembled from the `Encoder` and `Decoder` of `coursekit.transformer_layers` (post-LN
+# `coursekit.bart.model.Bart` is assembled from the `Encoder` and `Decoder` of `coursekit.transformer.layers` (post-LN
 # layers, GELU) with the details of the released BART: learned positions read with an **offset of 2**
 # (row t + 2 for position t, a fairseq legacy), a **LayerNorm on the embeddings** of each stack, one token
 # embedding shared by encoder, decoder and output projection, and a `final_logits_bias`. First the
@@ -348,7 +343,7 @@ print("position table rows:", tuple(ours.encoder_positions.embedding.weight.shap
 #
 # The vocabulary is the benchmark's BPE plus `<mask>` (ids unchanged), the size that of notebook 08's
 # Transformer (d 256, 4 heads, FFN 1024, 3 + 3 layers). Pre-training takes longer than a class, so the
-# model in `data/bart/` was made by `python -m coursekit.bart_pretraining pretrain --work runs/bart --out
+# model in `data/bart/` was made by `python -m coursekit.bart pretrain --work runs/bart --out
 # data/bart` (checkpoints every few minutes, exact `--resume`); its report holds the curves.
 
 # %%
@@ -445,7 +440,7 @@ if S.pt_updates >= 60:
 # committed pre-trained weights or from a random initialisation, on a *small* parallel set — 4,000 of the
 # benchmark's training pairs — and measured on the benchmark's 1,000 test sentences (greedy decoding,
 # sacreBLEU, as in 05–08). Two seeds each; the fine-tuning takes longer than a class, so the table was made
-# by `python -m coursekit.bart_finetuning compare --out data/bart/downstream.json`.
+# by `python -m coursekit.bart compare --out data/bart/downstream.json`.
 
 # %%
 down = json.loads((model_dir("bart") / "downstream.json").read_text())
@@ -711,7 +706,7 @@ assert select["pretrained", low] - select["pretrained", high] < select["random",
 # for far longer, matches RoBERTa on SST-2 (Lewis et al. 2020, Table 2). Notebook 09's BERT, pre-trained
 # with a masked-LM objective on in-domain text, is the course's model for classification; making BART's
 # pre-training pay off here too (more in-domain text, a vocabulary that covers movie reviews, longer
-# pre-training) is open work (`python -m coursekit.bart_finetuning compare --tasks sst2` measures it).
+# pre-training) is open work (`python -m coursekit.bart compare --tasks sst2` measures it).
 #
 # ## 8. Explore the noise functions
 #

@@ -34,14 +34,16 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from coursekit import icl, icl_training, induction, runtime, viz
-from coursekit import prompting as P
-from coursekit.char_gpt import CharTokenizer, TrainConfig
-from coursekit.char_gpt import train as train_char_gpt
+from coursekit import runtime
 from coursekit.data import model_dir
 from coursekit.exercises import check_build_prompt, check_induction_score, check_label_likelihood
-from coursekit.gpt import GPT, GPTConfig
-from coursekit.train import load_checkpoint, read_checkpoint_metadata
+from coursekit.gpt import icl, icl_training, induction
+from coursekit.gpt import prompting as P
+from coursekit.gpt.char import CharTokenizer, TrainConfig
+from coursekit.gpt.char import train as train_char_gpt
+from coursekit.gpt.model import GPT, GPTConfig
+from coursekit.training.loop import load_checkpoint, read_checkpoint_metadata
+from coursekit.viz import plots as viz
 
 S = runtime.sizes(
     quick=dict(n_tasks=48, ft_tasks=6, ft_shots=[1, 4, 8], ft_steps=30, n_orders=3, n_repeats=32,
@@ -63,7 +65,7 @@ print(S, "on", device, "(runtime.device() would give", runtime.device(), ")")
 # **Fine-tuning** updates the weights with a gradient step per example. The three others only
 # change the *input*: a **task description**, then **k demonstrations** `x => y` (k = 0, 1 or a
 # few), then the **query** `x =>`, whose continuation is the answer. We write the prompt by hand
-# first, then check that `coursekit.prompting.build_prompt` writes the same string.
+# first, then check that `coursekit.gpt.prompting.build_prompt` writes the same string.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -165,7 +167,7 @@ print("ideal accuracy vs shots:", {k: icl.ideal_accuracy(k, K, L) for k in SHOTS
 #
 # ### The model and how it was trained
 #
-# A 2-layer, 4-head GPT from notebook 10 (`coursekit.gpt.GPT`, d = 64) trained on batches of 64
+# A 2-layer, 4-head GPT from notebook 10 (`coursekit.gpt.model.GPT`, d = 64) trained on batches of 64
 # sequences that alternate between two kinds:
 #
 # - **task sequences** as above, with the loss on the label positions only;
@@ -179,7 +181,7 @@ print("ideal accuracy vs shots:", {k: icl.ideal_accuracy(k, K, L) for k in SHOTS
 # learns does not depend on which tokens are inputs or labels — so it carries over to the held-out
 # pairings (exercise 4 asks what happens without them).
 #
-# The committed run (`python -m coursekit.prompting train --work runs/icl --out data/icl`, 15,000 steps)
+# The committed run (`python -m coursekit.gpt train-icl --work runs/icl --out data/icl`, 15,000 steps)
 # recorded its curves in `data/icl/report.json`: the training loss, the held-out accuracy at 8 shots and,
 # every 250 steps, the induction and previous-token score of each head (defined in section 7).
 
@@ -403,7 +405,7 @@ assert format_rows[0]["accuracy (8 shots)"] > 0.9 > 0.35 > max(r["accuracy (8 sh
 # sequences of random tokens repeated twice, `r_1 … r_p r_1 … r_p`, where the second half can only
 # be predicted by copying: the **induction score** of a head is its mean attention from a query
 # at position i of the repeated half to key i − p + 1. We derive it here, then compare with
-# `coursekit.induction.induction_scores`.
+# `coursekit.gpt.induction.induction_scores`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -721,7 +723,7 @@ check_induction_score(induction_score)
 
 # %% [markdown]
 # **Exercise 4 (open).** Train the in-context learner without the repeated segments (`repeat_every=0` in a
-# JSON config for `python -m coursekit.prompting train --config …`, or `icl_training.train_icl` with `stop_at`) and
+# JSON config for `python -m coursekit.gpt train-icl --config …`, or `icl_training.train_icl` with `stop_at`) and
 # compare its 8-shot accuracy on *held-out* pairings with that on *familiar* ones (section 4): what did the
 # repeated segments add? Then train with `format="arrow"` and measure the format table of section 6 again.
 # **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to

@@ -23,28 +23,31 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coursekit import bench, char_gpt, cost, gpt, icl, icl_training, induction
-from coursekit import prompting as P
+from coursekit import text
 from coursekit.attention import KVCache
+from coursekit.bench import cost
+from coursekit.bench import speed as bench
 from coursekit.exercises import core as ex_core
 from coursekit.exercises import grade as ex_grade
 from coursekit.exercises import student as ex_student
 from coursekit.exercises import written as ex_written
+from coursekit.gpt import char as char_gpt
+from coursekit.gpt import icl, icl_training, induction
+from coursekit.gpt import model as gpt
+from coursekit.gpt import prompting as P
 from coursekit.text import Vocab
-from coursekit.train import save_checkpoint
-from coursekit.transformer import Transformer, TransformerConfig
+from coursekit.training.loop import save_checkpoint
+from coursekit.transformer.model import Transformer, TransformerConfig
 from coursekit.translation import benchmark, recipes, subword, throughput
 from coursekit.translation import core as tr
-from coursekit.translation import inspect as tr_inspect
+from coursekit.translation import explore as tr_inspect
 from coursekit.translation import scoring as tr_scoring
 
 EXEMPT = {
-    "coursekit.bench.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
-    "coursekit.cost.main": "a CLI: argparse validates its arguments (--threads is checked before use)",
-    "coursekit.cost.PeakMemory": "a context manager that takes no argument; it counts what the block runs",
+    "coursekit.bench.cost.PeakMemory": "a context manager that takes no argument; it counts what the block runs",
     "coursekit.translation.core.TranslationBatch": "a plain container of tensors built by TranslationData.make_batch; "
                                                    "the models check what they read from it",
-    "coursekit.translation.inspect.Attended": "a plain result container filled by translate_with_attention",
+    "coursekit.translation.explore.Attended": "a plain result container filled by translate_with_attention",
     "coursekit.exercises.core.CheckFailed": "an exception class raised by the checks",
     "coursekit.exercises.core.Delegated": "an exception class raised by forbid_references",
     "coursekit.exercises.core.describe": "describes any value for a message: there is no wrong argument",
@@ -70,7 +73,7 @@ def gen(seed=0):
 
 
 # ==============================================================================================
-# coursekit.gpt and coursekit.char_gpt — a GPT with 11 tokens, a context of 8, 2 layers of width 8
+# coursekit.gpt.model and coursekit.gpt.char — a GPT with 11 tokens, a context of 8, 2 layers of width 8
 # ==============================================================================================
 
 V, CTX = 11, 8
@@ -297,7 +300,7 @@ GPT = [
         r"weight shapes differ from the config \(checkpoint, expected\): \{'wte.weight': \(\(11, 8\), \(11, 4\)\)"),
 
     Bad("a dict for the model", gpt.GPTClassifier, lambda: gpt.GPTClassifier({"n_embd": 8}, 3), TypeError,
-        r"gpt must be a coursekit.gpt.GPT, got dict"),
+        r"gpt must be a coursekit.gpt.model.GPT, got dict"),
     Bad("zero classes", gpt.GPTClassifier, lambda: classifier(n_classes=0), ValueError,
         r"n_classes must be positive, got 0"),
     Bad("negative LM weight", gpt.GPTClassifier, lambda: classifier(lm_weight=-0.5), ValueError,
@@ -318,7 +321,7 @@ GPT = [
         ValueError, r"labels must have 1 dimensions, got shape \(2, 1\)"),
 
     Bad("a dict for the model", gpt.with_extra_tokens, lambda: gpt.with_extra_tokens({}, 2), TypeError,
-        r"model must be a coursekit.gpt.GPT, got dict"),
+        r"model must be a coursekit.gpt.model.GPT, got dict"),
     Bad("no new tokens", gpt.with_extra_tokens, lambda: gpt.with_extra_tokens(tiny_gpt(), 0), ValueError,
         r"n_new must be positive, got 0"),
     Bad("float count", gpt.with_extra_tokens, lambda: gpt.with_extra_tokens(tiny_gpt(), 2.0), TypeError,
@@ -374,7 +377,7 @@ GPT = [
 
     Bad("a dict for the model", char_gpt.estimate_loss,
         lambda: char_gpt.estimate_loss({}, STREAM, batch_size=2, iters=1),
-        TypeError, r"model must be a coursekit.gpt.GPT, got dict"),
+        TypeError, r"model must be a coursekit.gpt.model.GPT, got dict"),
     Bad("zero iterations", char_gpt.estimate_loss,
         lambda: char_gpt.estimate_loss(tiny_gpt(), STREAM, batch_size=2, iters=0),
         ValueError, r"iters must be positive, got 0"),
@@ -387,7 +390,7 @@ GPT = [
         lambda: char_gpt.estimate_loss(tiny_gpt(), STREAM + V, batch_size=2, iters=1), ValueError,
         r"idx must hold ids in \[0, 11\)"),
     Bad("a dict for the model", char_gpt.fixed_val_loss, lambda: char_gpt.fixed_val_loss({}, STREAM), TypeError,
-        r"model must be a coursekit.gpt.GPT, got dict"),
+        r"model must be a coursekit.gpt.model.GPT, got dict"),
     Bad("float validation ids", char_gpt.fixed_val_loss, lambda: char_gpt.fixed_val_loss(tiny_gpt(), STREAM.float()),
         TypeError, r"val_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
     Bad("validation ids shorter than the context", char_gpt.fixed_val_loss,
@@ -395,10 +398,10 @@ GPT = [
         r"val_ids must hold more than block_size=8 tokens \(a window and its next token\), got 6"),
 
     Bad("a missing directory", char_gpt.load_char_gpt, lambda: char_gpt.load_char_gpt(tmp() / "gone"),
-        FileNotFoundError, r"no checkpoint at .*gone.*python -m coursekit.char_gpt train"),
+        FileNotFoundError, r"no checkpoint at .*gone.*python -m coursekit.gpt train"),
     Bad("no report.json", char_gpt.load_char_gpt,
         lambda: char_gpt.load_char_gpt(char_gpt_dir({"chars": "abcdefghijk"}, False)),
-        FileNotFoundError, r"no report at .*report.json; make the model with `python -m coursekit.char_gpt train"),
+        FileNotFoundError, r"no report at .*report.json; make the model with `python -m coursekit.gpt train"),
     Bad("a checkpoint without a character table", char_gpt.load_char_gpt,
         lambda: char_gpt.load_char_gpt(char_gpt_dir()),
         ValueError, r"holds no character-level GPT \(its metadata has no 'chars'\)"),
@@ -464,7 +467,8 @@ def generate_nan_keeps_mode():
 
 
 # ==============================================================================================
-# coursekit.icl, coursekit.icl_training and coursekit.induction — a task family of 16 tokens, a GPT with a context of 25
+# coursekit.gpt.icl, coursekit.gpt.icl_training and coursekit.gpt.induction — a task family of 16 tokens,
+# a GPT with a context of 25
 # ==============================================================================================
 
 def family(**kw):
@@ -748,7 +752,7 @@ ICL = [
 
     Bad("a dict for the model", icl_training.save_icl_checkpoint,
         lambda: icl_training.save_icl_checkpoint(tmp(), {}, icl_config(), {}),
-        TypeError, r"model must be a coursekit.gpt.GPT, got dict"),
+        TypeError, r"model must be a coursekit.gpt.model.GPT, got dict"),
     Bad("a dict for the recipe", icl_training.save_icl_checkpoint,
         lambda: icl_training.save_icl_checkpoint(tmp(), icl_gpt(), {}, {}),
         TypeError, r"cfg must be an ICLTrainConfig, got dict"),
@@ -761,7 +765,7 @@ ICL = [
 
     Bad("a missing directory", icl_training.load_icl_checkpoint,
         lambda: icl_training.load_icl_checkpoint(tmp() / "gone"), FileNotFoundError,
-        r"no checkpoint at .*gone.*python -m coursekit.prompting train"),
+        r"no checkpoint at .*gone.*python -m coursekit.gpt train-icl"),
     Bad("a character GPT's directory", icl_training.load_icl_checkpoint,
         lambda: icl_training.load_icl_checkpoint(char_gpt_dir({"chars": "abcdefghijk"})), ValueError,
         r"holds no in-context learner \(its metadata has no 'train_config'\)"),
@@ -832,7 +836,7 @@ REPEATS = induction.repeated_random_tokens(3, 4, VOCAB, gen())      # (3, 8)
 
 INDUCTION = [
     Bad("a dict for the model", induction.attention_maps, lambda: induction.attention_maps({}, REPEATS), TypeError,
-        r"model must be a coursekit.gpt.GPT, got dict"),
+        r"model must be a coursekit.gpt.model.GPT, got dict"),
     Bad("float ids", induction.attention_maps, lambda: induction.attention_maps(icl_gpt(), REPEATS.float()),
         TypeError, r"idx must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
     Bad("id = vocab_size", induction.attention_maps, lambda: induction.attention_maps(icl_gpt(), REPEATS + 12),
@@ -898,7 +902,7 @@ INDUCTION = [
         r"period must be an int, got float"),
 
     Bad("a dict for the model", induction.ablate_heads, lambda: ablate({}), TypeError,
-        r"model must be a coursekit.gpt.GPT, got dict"),
+        r"model must be a coursekit.gpt.model.GPT, got dict"),
     Bad("layer = n_layer", induction.ablate_heads, lambda: ablate(heads=[(2, 0)]), ValueError,
         r"layer must lie in 0…1, got 2"),
     Bad("negative layer (counted from the end)", induction.ablate_heads, lambda: ablate(heads=[(-1, 0)]), ValueError,
@@ -913,7 +917,7 @@ INDUCTION = [
         returns=lambda clean: clean is True),
 
     Bad("a dict for the model", induction.head_scores, lambda: induction.head_scores({}, VOCAB, n=2, period=4),
-        TypeError, r"model must be a coursekit.gpt.GPT, got dict"),
+        TypeError, r"model must be a coursekit.gpt.model.GPT, got dict"),
     Bad("repeats longer than the context", induction.head_scores,
         lambda: induction.head_scores(icl_gpt(), torch.arange(16), n=2, period=13), ValueError,
         r"idx has 26 tokens, more than the model's context block_size=25"),
@@ -925,7 +929,7 @@ INDUCTION = [
 
 
 # ==============================================================================================
-# coursekit.prompting — text prompts, token prompts, reading the answer of the tiny GPT
+# coursekit.gpt.prompting — text prompts, token prompts, reading the answer of the tiny GPT
 # ==============================================================================================
 
 ARROW = P.TokenFormat("arrow", between=(0,), after_y=(1,))
@@ -1372,19 +1376,19 @@ TRANSLATION = [
         r"n_test must be positive, got 0"),
     Bad("more test sentences than the data", benchmark.showcase, lambda: benchmark.showcase(tiny_data(), 5),
         ValueError, r"n_test=5 but the data has 2 test pairs"),
-    Bad("lengths of different sizes", benchmark.token_batches, lambda: benchmark.token_batches([3, 4], [3], 100),
+    Bad("lengths of different sizes", text.token_batches, lambda: text.token_batches([3, 4], [3], 100),
         ValueError, r"need as many source as target lengths \(≥ 1\), got 2 and 1"),
-    Bad("no pairs", benchmark.token_batches, lambda: benchmark.token_batches([], [], 100), ValueError,
+    Bad("no pairs", text.token_batches, lambda: text.token_batches([], [], 100), ValueError,
         r"need as many source as target lengths \(≥ 1\), got 0 and 0"),
-    Bad("zero budget", benchmark.token_batches, lambda: benchmark.token_batches([3], [3], 0), ValueError,
+    Bad("zero budget", text.token_batches, lambda: text.token_batches([3], [3], 0), ValueError,
         r"max_tokens must be positive, got 0"),
-    Bad("a pair over the budget", benchmark.token_batches, lambda: benchmark.token_batches([30], [30], 50), ValueError,
+    Bad("a pair over the budget", text.token_batches, lambda: text.token_batches([30], [30], 50), ValueError,
         r"a pair has 60 tokens, more than max_tokens=50"),
-    Bad("zero pool", benchmark.token_batches, lambda: benchmark.token_batches([3], [3], 100, pool=0), ValueError,
+    Bad("zero pool", text.token_batches, lambda: text.token_batches([3], [3], 100, pool=0), ValueError,
         r"pool must be positive, got 0"),
-    Bad("float lengths", benchmark.token_batches, lambda: benchmark.token_batches([3.5], [3], 100), TypeError,
+    Bad("float lengths", text.token_batches, lambda: text.token_batches([3.5], [3], 100), TypeError,
         r"src_lengths must hold ints, got \[3.5\]"),
-    Bad("a seed for the generator", benchmark.token_batches, lambda: benchmark.token_batches([3], [3], 100, 0),
+    Bad("a seed for the generator", text.token_batches, lambda: text.token_batches([3], [3], 100, 0),
         TypeError, r"generator must be a torch.Generator or None, got int"),
 
     Bad("a model without translate", tr_inspect.translate_with_attention,
@@ -1747,11 +1751,11 @@ BENCH = [
     Bad("a result instead of a function", bench.time_pair, lambda: bench.time_pair(print, 3, steps=1, warmup=0),
         TypeError, r"ours and reference must be functions of no arguments, got int"),
     Bad("a dict for the sizes", bench.run, lambda: bench.run({"batch": 2}), TypeError,
-        r"sizes must be a coursekit.bench.Sizes, got dict"),
+        r"sizes must be a coursekit.bench.speed.Sizes, got dict"),
     Bad("a string for compile", bench.run, lambda: bench.run(bench.QUICK, compile="yes"), TypeError,
         r"compile must be a bool, got str"),
     Bad("a dict for the sizes", bench.bench_compile, lambda: bench.bench_compile({"batch": 2}), TypeError,
-        r"sizes must be a coursekit.bench.Sizes, got dict"),
+        r"sizes must be a coursekit.bench.speed.Sizes, got dict"),
     Bad("a string for the log", bench.run, lambda: bench.run(bench.QUICK, log="print"), TypeError,
         r"log must be a function"),
 ]

@@ -23,6 +23,11 @@ SKIPPED_MODULES = {
     "coursekit.nbtools": "the maintainers' notebook runner (a CLI); its arguments come from argparse",
     "coursekit.translation.__main__": "a CLI: argparse validates its arguments",
     "coursekit.exercises.__main__": "a CLI: argparse validates its arguments",
+    "coursekit.data.__main__": "a CLI: argparse validates its arguments (tests/test_data.py runs it)",
+    "coursekit.bert.__main__": "a CLI: argparse validates its arguments",
+    "coursekit.gpt.__main__": "a CLI: argparse validates its arguments",
+    "coursekit.bart.__main__": "a CLI: argparse validates its arguments",
+    "coursekit.bench.__main__": "a CLI: argparse validates its arguments (--threads is checked before use)",
 }
 
 # Public names with nothing a caller can get wrong, with the reason; each table adds its own ``EXEMPT``.

@@ -25,37 +25,30 @@ from bad_input_helpers import Bad, check_bad_call, ids, register
 from safetensors.torch import save_file
 from torch import nn
 
-from coursekit import (
-    checks,
-    classifiers,
-    data,
-    data_store,
-    embeddings,
-    metrics,
-    resumable,
-    runtime,
-    sgns,
-    text,
-    train,
-    viz,
-    widgets,
-    word_vectors,
-)
-from coursekit.char_gpt import TrainConfig
+from coursekit import classifiers, data, metrics, runtime, text
+from coursekit import validation as checks
+from coursekit.data import store as data_store
+from coursekit.embeddings import counts as embeddings
+from coursekit.embeddings import sgns, word_vectors
+from coursekit.gpt.char import TrainConfig
+from coursekit.training import loop as train
+from coursekit.training import resumable
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 EXEMPT = {
-    "coursekit.sgns.SGNSHistory": "a plain result container filled by train_sgns",
-    "coursekit.resumable.hardware": "takes no arguments: it describes the machine",
+    "coursekit.embeddings.sgns.SGNSHistory": "a plain result container filled by train_sgns",
+    "coursekit.training.resumable.hardware": "takes no arguments: it describes the machine",
     "coursekit.runtime.oversubscribed": "takes no arguments: it reads the load average",
     "coursekit.runtime.use_one_thread_if_busy": "takes no arguments: it reads the load average and OMP_NUM_THREADS",
     "coursekit.runtime.environment_report": "takes no arguments; a bad $COURSEKIT_PROFILE is profile()'s row",
     "coursekit.runtime.exact_matmul": "a context manager without arguments",
-    "coursekit.widgets.headless": "takes no arguments: it reads $COURSEKIT_HEADLESS",
-    "coursekit.data.DataNotFoundError": "an exception class raised by the data layer",
-    "coursekit.data.DataHashError": "an exception class raised by the data layer",
-    "coursekit.data.UnknownCorpusError": "an exception class raised by the data layer (a KeyError)",
-    "coursekit.data.RemoteFile": "a frozen registry record written in data.py, never by a caller",
-    "coursekit.data_store.cache_dir": "takes no arguments: it reads $COURSEKIT_CACHE",
+    "coursekit.viz.widgets.headless": "takes no arguments: it reads $COURSEKIT_HEADLESS",
+    "coursekit.data.registry.DataNotFoundError": "an exception class raised by the data layer",
+    "coursekit.data.registry.DataHashError": "an exception class raised by the data layer",
+    "coursekit.data.registry.UnknownCorpusError": "an exception class raised by the data layer (a KeyError)",
+    "coursekit.data.registry.RemoteFile": "a frozen registry record written in registry.py, never by a caller",
+    "coursekit.data.store.cache_dir": "takes no arguments: it reads $COURSEKIT_CACHE",
 }
 
 f32, i64 = torch.float32, torch.long
@@ -75,10 +68,17 @@ def with_env(call, **env):
 
 
 # ==============================================================================================
-# coursekit.checks — the validators must reject what they promise
+# coursekit.validation — the validators must reject what they promise
 # ==============================================================================================
 
 CHECKS = [
+    Bad("float64 input for float32 weights", checks.check_same_dtype,
+        lambda: checks.check_same_dtype(torch.zeros(2, dtype=torch.float64), "query", torch.zeros(2)), TypeError,
+        r"query has dtype torch.float64 but the layer's weights are torch.float32; convert one of them"),
+    Bad("float row index", checks.check_row_index, lambda: checks.check_row_index(torch.tensor([0.0]), 2), TypeError,
+        r"index must be a 1-D integer tensor of batch rows, got torch.float32 \(1,\)"),
+    Bad("a row that does not exist", checks.check_row_index, lambda: checks.check_row_index(torch.tensor([0, 2]), 2),
+        ValueError, r"index values must lie in \[0, 2\) \(there are 2 batch rows\), got min 0, max 2"),
     Bad("list", checks.check_tensor, lambda: checks.check_tensor([1.0], "x"), TypeError,
         r"x must be a torch.Tensor, got list"),
     Bad("wrong number of dims", checks.check_tensor, lambda: checks.check_tensor(torch.zeros(2), "x", ndim=(2, 3)),
@@ -332,6 +332,8 @@ METRICS = [
         r"mean_nll must be a number, got str"),
     Bad("bool", metrics.perplexity, lambda: metrics.perplexity(True), TypeError,
         r"mean_nll must be a number, got bool"),
+    Bad("a loss beyond exp's float range (a convention: inf, as torch.exp gives)", metrics.perplexity,
+        lambda: metrics.perplexity(1000.0), returns=lambda value: value == float("inf")),
 
     Bad("probabilities instead of class ids", metrics.accuracy,
         lambda: metrics.accuracy(torch.tensor([0.9, 0.2]), torch.tensor([1, 0])), TypeError,
@@ -558,7 +560,7 @@ CLASSIFIERS = [
 
 
 # ==============================================================================================
-# coursekit.embeddings
+# coursekit.embeddings.counts
 # ==============================================================================================
 
 TINY = [["the", "cat", "sat", "on", "the", "mat"], ["the", "dog", "sat"]]
@@ -646,7 +648,7 @@ EMBEDDINGS = [
 
 
 # ==============================================================================================
-# coursekit.sgns
+# coursekit.embeddings.sgns
 # ==============================================================================================
 
 COUNTS = np.array([3, 1, 2, 1, 1, 1])
@@ -788,7 +790,7 @@ SGNS = [
 
 
 # ==============================================================================================
-# coursekit.word_vectors
+# coursekit.embeddings.word_vectors
 # ==============================================================================================
 
 def toy_vectors():
@@ -920,7 +922,7 @@ WORD_VECTORS = [
 
 
 # ==============================================================================================
-# coursekit.train
+# coursekit.training.loop
 # ==============================================================================================
 
 def linear_problem():
@@ -1219,7 +1221,7 @@ def config_json(text: str, base=None):
 
 
 # ==============================================================================================
-# coursekit.resumable
+# coursekit.training.resumable
 # ==============================================================================================
 
 def folder_run(work=None, **kw):
@@ -1389,7 +1391,7 @@ RUNTIME = [
 
 
 # ==============================================================================================
-# coursekit.viz and coursekit.widgets
+# coursekit.viz.plots and coursekit.viz.widgets
 # ==============================================================================================
 
 VIZ = [
@@ -1460,7 +1462,29 @@ def file_with(content: bytes) -> Path:
     return path
 
 
+def imdb_archive_with_a_gap():
+    """A tar archive laid out like aclImdb's, whose unsup folder lacks review 1 (ids 0 and 2)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name in ("aclImdb/train/unsup/0_0.txt", "aclImdb/train/unsup/2_0.txt"):
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            tf.addfile(info, io.BytesIO(b"a"))
+    buf.seek(0)
+    return tarfile.open(fileobj=buf)
+
+
 DATA = [
+    Bad("a list of reviews", data.clean_review, lambda: data.clean_review(["a <br /> b"]), TypeError,
+        r"text must be a str, got list"),
+    Bad("an unknown split", data.load_imdb, lambda: data.load_imdb("validation"), ValueError,
+        r"split must be one of \['train', 'test', 'unsup'\], got 'validation'"),
+    Bad("review ids with a gap", data_store.build_imdb_file,
+        lambda: data_store.build_imdb_file(imdb_archive_with_a_gap(), "aclImdb/train/unsup"), data.DataNotFoundError,
+        r"aclImdb/train/unsup: expected review files with ids 0..n-1, found 2 files"),
     Bad("empty name", data.model_dir, lambda: data.model_dir(""), ValueError,
         r"name must be the name of a folder under data/, e.g. 'gpt', got ''"),
     Bad("a path outside data/", data.model_dir, lambda: data.model_dir("../etc"), ValueError,
@@ -1469,9 +1493,9 @@ DATA = [
         r"name must be the name of a folder under data/.*got 3"),
 
     Bad("unknown corpus", data.corpus, lambda: data.corpus("imagenet"), data.UnknownCorpusError,
-        r"^unknown corpus 'imagenet'; known corpora: rt-polarity, sst2"),
+        r"^unknown corpus 'imagenet'; known corpora: imdb, rt-polarity, sst2"),
     Bad("a typo of a known corpus", data.corpus, lambda: data.corpus("sst-2"), data.UnknownCorpusError,
-        r"^unknown corpus 'sst-2'; did you mean 'sst2'\? known corpora: rt-polarity, sst2, tatoeba-eng-fra"),
+        r"^unknown corpus 'sst-2'; did you mean 'sst2'\? known corpora: imdb, rt-polarity, sst2, tatoeba-eng-fra"),
     Bad("not a string", data.corpus, lambda: data.corpus(["sst2"]), KeyError,
         r"unknown corpus \['sst2'\]; known corpora"),
     Bad("unknown file", data.Corpus.file, lambda: data.corpus("sst2").file("train.csv"), KeyError,

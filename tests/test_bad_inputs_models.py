@@ -12,9 +12,13 @@ import torch
 from bad_input_helpers import Bad, check_bad_call, ids, register
 from torch import nn
 
-from coursekit import bptt, char_lm, elmo, rnn, rnn_cells, seq2seq, transformer, transformer_layers
 from coursekit.attention import core, masks, scores
 from coursekit.decoding import sampling, search
+from coursekit.rnn import bptt, char_lm, elmo, seq2seq
+from coursekit.rnn import cells as rnn_cells
+from coursekit.rnn import layers as rnn
+from coursekit.transformer import layers as transformer_layers
+from coursekit.transformer import model as transformer
 from coursekit.translation import TranslationBatch
 
 EXEMPT = {
@@ -365,6 +369,14 @@ SCORES = [
 
     Bad("list scores", scores.masked_softmax, lambda: scores.masked_softmax([1.0, 2.0]), TypeError,
         r"scores must be a torch.Tensor, got list"),
+    Bad("a +inf score (its softmax is NaN)", scores.masked_softmax,
+        lambda: scores.masked_softmax(torch.tensor([[1.0, float("inf"), 0.0]]), torch.tensor([[True, True, False]])),
+        ValueError, r"scores contain NaN or \+inf.*-inf is allowed"),
+    Bad("a NaN score", scores.masked_softmax, lambda: scores.masked_softmax(torch.tensor([[1.0, float("nan")]])),
+        ValueError, r"scores contain NaN or \+inf"),
+    Bad("-inf scores are weight 0 (a convention)", scores.masked_softmax,
+        lambda: scores.masked_softmax(torch.tensor([[0.0, float("-inf")]])),
+        returns=lambda w: torch.equal(w, torch.tensor([[1.0, 0.0]]))),
     Bad("integer scores", scores.masked_softmax, lambda: scores.masked_softmax(torch.ones(2, 3, dtype=i64)),
         TypeError, r"scores must be a floating-point tensor, got torch.int64"),
     Bad("additive float mask", scores.masked_softmax, lambda: scores.masked_softmax(randn(2, 3), torch.zeros(2, 3)),
@@ -438,7 +450,7 @@ SCORES = [
 
 
 # ==============================================================================================
-# coursekit.transformer and coursekit.transformer_layers
+# coursekit.transformer.model and coursekit.transformer.layers
 # ==============================================================================================
 
 def cfg(**kw):
@@ -929,7 +941,7 @@ SEARCH = [
 
 
 # ==============================================================================================
-# coursekit.seq2seq
+# coursekit.rnn.seq2seq
 # ==============================================================================================
 
 def s2s_cfg(**kw):
@@ -1113,7 +1125,7 @@ SEQ2SEQ = [
 
 
 # ==============================================================================================
-# coursekit.rnn, coursekit.rnn_cells, coursekit.bptt, coursekit.elmo, coursekit.char_lm
+# coursekit.rnn.layers, coursekit.rnn.cells, coursekit.rnn.bptt, coursekit.rnn.elmo, coursekit.rnn.char_lm
 # ==============================================================================================
 
 def manual_bptt(H=3, I=2, O=4, **kw):  # noqa: E741 - I, O as in the equations

@@ -23,28 +23,29 @@ from bad_input_helpers import Bad, check_bad_call, ids, register
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coursekit import (
-    bart,
-    bart_batches,
-    bart_corpus,
-    bart_finetuning,
-    bart_heads,
-    bart_pretraining,
-    bert,
-    bert_checkpoint,
-    bert_corpus,
-    bert_data,
-    bert_finetuning,
-    bert_heads,
-    bert_pretraining,
-    hf,
-    noising,
-    train,
-)
+from coursekit.bart import batches as bart_batches
+from coursekit.bart import corpus as bart_corpus
+from coursekit.bart import finetuning as bart_finetuning
+from coursekit.bart import heads as bart_heads
+from coursekit.bart import model as bart
+from coursekit.bart import noising
+from coursekit.bart import pretraining as bart_pretraining
+from coursekit.bert import checkpoint as bert_checkpoint
+from coursekit.bert import corpus as bert_corpus
+from coursekit.bert import finetuning as bert_finetuning
+from coursekit.bert import heads as bert_heads
+from coursekit.bert import model as bert
+from coursekit.bert import objectives as bert_data
+from coursekit.bert import pretraining as bert_pretraining
+from coursekit.bert import sst2 as bert_sst2
 from coursekit.data import sha256_file
+from coursekit.training import loop as train
+from coursekit.transformer import hf
 
 EXEMPT = {
-    "coursekit.bert.BertOutput": "a plain result container filled by Bert.forward",
+    "coursekit.bert.model.BertOutput": "a plain result container filled by Bert.forward",
+    "coursekit.bert.checkpoint.origin_record": "records a report load_small_bert has just read and checked; "
+                                               "continued_from is the checked way in",
 }
 
 f32, i64 = torch.float32, torch.long
@@ -362,7 +363,7 @@ BERT_MODEL = [
     Bad("truncated pytorch_model.bin", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bert_bin_dir()), ValueError,
         r"pytorch_model.bin is truncated or not a PyTorch state dict"),
     Bad("the directory of a BART", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bart_dir()), ValueError,
-        r"not a BERT that coursekit.bert can load: model_type='bart'"),
+        r"not a BERT that coursekit.bert.model can load: model_type='bart'"),
     Bad("an integer dtype", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bert_dir(), dtype=torch.long), TypeError,
         r"dtype must be a floating-point torch.dtype \(e.g. torch.float64\), got torch.int64"),
     Bad("a string dtype", bert.Bert.from_hf, lambda: bert.Bert.from_hf(hf_bert_dir(), dtype="float64"), TypeError,
@@ -379,7 +380,7 @@ BERT_HEADS = [
         ValueError, r"pretraining_loss needs a model with an MLM head"),
     Bad("a Linear for the model", bert_data.pretraining_loss,
         lambda: pretraining_loss(model=nn.Linear(2, 2)), TypeError,
-        r"model must be a coursekit.bert.Bert, got Linear"),
+        r"model must be a coursekit.bert.model.Bert, got Linear"),
     Bad("float MLM labels", bert_data.pretraining_loss, lambda: pretraining_loss(mlm_labels=mlm_labels().float()),
         TypeError, r"mlm_labels must be an integer \(int64 or int32\) tensor of class ids, got torch.float32"),
     Bad("MLM label = vocab_size", bert_data.pretraining_loss,
@@ -411,7 +412,7 @@ BERT_HEADS = [
 
     Bad("a Linear for the body", bert_heads.BertForSequenceClassification,
         lambda: bert_heads.BertForSequenceClassification(nn.Linear(8, 8), 2), TypeError,
-        r"bert must be a coursekit.bert.Bert, got Linear"),
+        r"bert must be a coursekit.bert.model.Bert, got Linear"),
     Bad("zero classes", bert_heads.BertForSequenceClassification,
         lambda: bert_heads.BertForSequenceClassification(tiny_bert(), 0), ValueError,
         r"n_classes must be positive, got 0"),
@@ -434,7 +435,7 @@ BERT_HEADS = [
 
     Bad("a Linear for the body", bert_heads.BertForTokenClassification,
         lambda: bert_heads.BertForTokenClassification(nn.Linear(8, 8), 3), TypeError,
-        r"bert must be a coursekit.bert.Bert, got Linear"),
+        r"bert must be a coursekit.bert.model.Bert, got Linear"),
     Bad("zero labels", bert_heads.BertForTokenClassification,
         lambda: bert_heads.BertForTokenClassification(tiny_bert(), 0),
         ValueError, r"n_labels must be positive, got 0"),
@@ -454,7 +455,7 @@ BERT_HEADS = [
         r"n_layers must be an int in \[0, 1\], got 1.0"),
     Bad("a classifier for the body", bert_heads.freeze_bottom,
         lambda: bert_heads.freeze_bottom(bert_heads.BertForSequenceClassification(tiny_bert(), 2), 0), TypeError,
-        r"model must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+        r"model must be a coursekit.bert.model.Bert, got BertForSequenceClassification"),
 
     Bad("no batches", bert_heads.fine_tune,
         lambda: fine_tune(batches=[]), ValueError, r"fine_tune needs at least one batch"),
@@ -488,7 +489,7 @@ BERT_HEADS = [
         r"n_layers must be an int in \[0, 1\], got 3"),
     Bad("a classifier for the body", bert_heads.fine_tune,
         lambda: fine_tune(body=bert_heads.BertForSequenceClassification(tiny_bert(), 2)), TypeError,
-        r"body must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+        r"body must be a coursekit.bert.model.Bert, got BertForSequenceClassification"),
     Bad("an unknown device", bert_heads.fine_tune, lambda: fine_tune(device="gpu"), ValueError,
         r"device 'gpu': expected cpu, cuda\[:N\] or mps"),
 
@@ -588,7 +589,7 @@ BERT_DATA = [
         TypeError, r"shuffle_seed must be an int or None, got str"),
 
     Bad("a Linear for the model", bert_heads.sentence_features, lambda: features(model=nn.Linear(8, 8)), TypeError,
-        r"model must be a coursekit.bert.Bert, got Linear"),
+        r"model must be a coursekit.bert.model.Bert, got Linear"),
     Bad("one string for the choices", bert_heads.sentence_features, lambda: features(how="last"), TypeError,
         r"how must be a list of choices from FEATURE_CHOICES, got one string"),
     Bad("unknown choice", bert_heads.sentence_features, lambda: features(how=["last", "first"]), ValueError,
@@ -726,7 +727,7 @@ BERT_MASKING = [
 
 
 # ==============================================================================================
-# coursekit.hf
+# coursekit.transformer.hf
 # ==============================================================================================
 
 HF = [
@@ -760,7 +761,7 @@ HF = [
 
 
 # ==============================================================================================
-# coursekit.bert_corpus, coursekit.bert_pretraining, coursekit.bert_checkpoint and coursekit.bert_finetuning
+# coursekit.bert.corpus, coursekit.bert.pretraining, coursekit.bert.checkpoint and coursekit.bert.finetuning
 # ==============================================================================================
 
 TINY_PT = bert_corpus.PretrainConfig(vocab_size=V, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=16,
@@ -1009,7 +1010,7 @@ BERT_CHECKPOINT = [
     Bad("a classifier for the model", bert_checkpoint.save_pretrained,
         lambda: bert_checkpoint.save_pretrained(tmp(), bert_heads.BertForSequenceClassification(tiny_bert(), 2),
                                                 tokenizer(), {}), TypeError,
-        r"model must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+        r"model must be a coursekit.bert.model.Bert, got BertForSequenceClassification"),
     Bad("a vocabulary dict for the tokenizer", bert_checkpoint.save_pretrained,
         lambda: bert_checkpoint.save_pretrained(tmp(), tiny_bert(), {"a": 1}, {}), TypeError,
         r"tokenizer must be a tokenizers.Tokenizer, got dict"),
@@ -1033,34 +1034,34 @@ BERT_CHECKPOINT = [
     Bad("a directory as an int", bert_checkpoint.continued_from, lambda: bert_checkpoint.continued_from(3),
         TypeError, r"directory must be a path \(str or Path\), got int"),
     Bad("an empty directory", bert_checkpoint.continued_from, lambda: bert_checkpoint.continued_from(tmp()),
-        FileNotFoundError, r"python -m coursekit.bert_pretraining --out"),
+        FileNotFoundError, r"python -m coursekit.bert pretrain --out"),
     Bad("an empty directory", bert_checkpoint.load_small_bert, lambda: bert_checkpoint.load_small_bert(tmp()),
-        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bert_pretraining"),
+        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bert pretrain"),
     Bad("truncated model.safetensors", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(damaged(saved_small_bert(), "model.safetensors", "cut")), ValueError,
-        r"model.safetensors is truncated or damaged.*python -m coursekit.bert_pretraining"),
+        r"model.safetensors is truncated or damaged.*python -m coursekit.bert pretrain"),
     Bad("a safetensors file without metadata", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(small_bert_without_metadata()), ValueError,
-        r"is not a coursekit checkpoint.*python -m coursekit.bert_pretraining"),
+        r"is not a coursekit checkpoint.*python -m coursekit.bert pretrain"),
     Bad("a Hugging Face directory", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(hf_bert_dir()), ValueError,
-        r"is not a coursekit checkpoint: its metadata has no config.*python -m coursekit.bert_pretraining"),
+        r"is not a coursekit checkpoint: its metadata has no config.*python -m coursekit.bert pretrain"),
     Bad("the directory of a BART", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(tiny_bart_dir()), ValueError,
         r"is not a BERT checkpoint: its config has the fields .*n_encoder_layers.*re-run "
-        r"`python -m coursekit.bert_pretraining"),
+        r"`python -m coursekit.bert pretrain"),
     Bad("no tokenizer.json", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("tokenizer.json", None)), FileNotFoundError,
-        r"no tokenizer at .*tokenizer.json; make it with `python -m coursekit.bert_pretraining"),
+        r"no tokenizer at .*tokenizer.json; make it with `python -m coursekit.bert pretrain"),
     Bad("a damaged tokenizer.json", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("tokenizer.json", '{"model": ')), ValueError,
-        r"tokenizer.json is not a tokenizers file \(truncated or damaged.*python -m coursekit.bert_pretraining"),
+        r"tokenizer.json is not a tokenizers file \(truncated or damaged.*python -m coursekit.bert pretrain"),
     Bad("no report.json", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("report.json", None)), FileNotFoundError,
-        r"no report at .*report.json; make it with `python -m coursekit.bert_pretraining"),
+        r"no report at .*report.json; make it with `python -m coursekit.bert pretrain"),
     Bad("a damaged report.json", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(small_bert_dir_with("report.json", '{"steps": ')), ValueError,
-        r"report.json is not valid JSON.*python -m coursekit.bert_pretraining"),
+        r"report.json is not valid JSON.*python -m coursekit.bert pretrain"),
     Bad("a tokenizer of another vocabulary", bert_checkpoint.load_small_bert,
         lambda: bert_checkpoint.load_small_bert(small_bert_of_another_vocabulary()), ValueError,
         r"tokenizer.json has 20 pieces but the model's vocabulary is 30"),
@@ -1068,33 +1069,42 @@ BERT_CHECKPOINT = [
 
 
 BERT_FINETUNING = [
-    Bad("no learning rates", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(lrs=()), ValueError,
+    Bad("seeds given as a count", bert_finetuning.sst2_gain, lambda: bert_finetuning.sst2_gain(seeds=3), ValueError,
+        r"seeds must be a non-empty tuple of ints, got 3"),
+    Bad("a folder without downstream.json", bert_finetuning.sst2_gain,
+        lambda: bert_finetuning.sst2_gain(saved_small_bert(), seeds=(0,)), FileNotFoundError,
+        r"downstream.json is missing: run `python -m coursekit.bert compare --out"),
+    Bad("a start of another width", bert_pretraining.continue_from,
+        lambda: bert_pretraining.continue_from(tiny_bert(), pt_corpus(), bert.Bert(bert_config(d_model=16)),
+                                               tokenizer(), {}, directory="runs/x"), ValueError,
+        r"init_from='runs/x' holds a BERT with config .*'d_model': 16.*but the recipe builds"),
+    Bad("no learning rates", bert_sst2.SST2Protocol, lambda: bert_sst2.SST2Protocol(lrs=()), ValueError,
         r"lrs must be positive floats, got \(\)"),
-    Bad("a zero learning rate", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(lrs=(0.0,)),
+    Bad("a zero learning rate", bert_sst2.SST2Protocol, lambda: bert_sst2.SST2Protocol(lrs=(0.0,)),
         ValueError, r"lrs must be positive floats, got \(0.0,\)"),
-    Bad("no seeds", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(seeds=()), ValueError,
+    Bad("no seeds", bert_sst2.SST2Protocol, lambda: bert_sst2.SST2Protocol(seeds=()), ValueError,
         r"seeds must be a non-empty tuple of ints, got \(\)"),
-    Bad("zero training sentences", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(n_train=0),
+    Bad("zero training sentences", bert_sst2.SST2Protocol, lambda: bert_sst2.SST2Protocol(n_train=0),
         ValueError, r"n_train must be positive, got 0"),
-    Bad("no selection sentences (the learning rate could not be chosen)", bert_finetuning.SST2Protocol,
-        lambda: bert_finetuning.SST2Protocol(n_select=0), ValueError, r"n_select must be positive, got 0"),
-    Bad("zero epochs", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(epochs=0), ValueError,
+    Bad("no selection sentences (the learning rate could not be chosen)", bert_sst2.SST2Protocol,
+        lambda: bert_sst2.SST2Protocol(n_select=0), ValueError, r"n_select must be positive, got 0"),
+    Bad("zero epochs", bert_sst2.SST2Protocol, lambda: bert_sst2.SST2Protocol(epochs=0), ValueError,
         r"epochs must be positive, got 0"),
-    Bad("float batch size", bert_finetuning.SST2Protocol, lambda: bert_finetuning.SST2Protocol(batch_size=16.0),
+    Bad("float batch size", bert_sst2.SST2Protocol, lambda: bert_sst2.SST2Protocol(batch_size=16.0),
         TypeError, r"batch_size must be an int, got float"),
 
-    Bad("zero training sentences (an empty training set)", bert_finetuning.sst2_splits,
-        lambda: bert_finetuning.sst2_splits(0, 10), ValueError, r"n_train must be positive, got 0"),
-    Bad("more training sentences than the offset", bert_finetuning.sst2_splits,
-        lambda: bert_finetuning.sst2_splits(60_001, 10), ValueError, r"n_train must be ≤ 60000"),
-    Bad("negative selection", bert_finetuning.sst2_splits, lambda: bert_finetuning.sst2_splits(10, -1), ValueError,
+    Bad("zero training sentences (an empty training set)", bert_sst2.sst2_splits,
+        lambda: bert_sst2.sst2_splits(0, 10), ValueError, r"n_train must be positive, got 0"),
+    Bad("more training sentences than the offset", bert_sst2.sst2_splits,
+        lambda: bert_sst2.sst2_splits(60_001, 10), ValueError, r"n_train must be ≤ 60000"),
+    Bad("negative selection", bert_sst2.sst2_splits, lambda: bert_sst2.sst2_splits(10, -1), ValueError,
         r"n_select must be (an int )?≥ 0, got -1"),
-    Bad("float training size", bert_finetuning.sst2_splits, lambda: bert_finetuning.sst2_splits(10.0, 10), TypeError,
+    Bad("float training size", bert_sst2.sst2_splits, lambda: bert_sst2.sst2_splits(10.0, 10), TypeError,
         r"n_train must be an int, got float"),
 
     Bad("a classifier for the body", bert_finetuning.finetune_once,
         lambda: finetune_once(body=bert_heads.BertForSequenceClassification(tiny_bert(), 2)), TypeError,
-        r"body must be a coursekit.bert.Bert, got BertForSequenceClassification"),
+        r"body must be a coursekit.bert.model.Bert, got BertForSequenceClassification"),
     Bad("splits without the test set", bert_finetuning.finetune_once,
         lambda: finetune_once(splits={k: v for k, v in SPLITS.items() if k != "test"}), ValueError,
         r"splits must have the keys \['select', 'test', 'train'\], got \['select', 'train'\]"),
@@ -1130,7 +1140,7 @@ BERT_FINETUNING = [
 
 
 # ==============================================================================================
-# coursekit.bart, coursekit.bart_batches and coursekit.bart_heads
+# coursekit.bart.model, coursekit.bart.batches and coursekit.bart.heads
 # ==============================================================================================
 
 B_PAD, B_BOS, B_EOS = 1, 0, 2
@@ -1277,7 +1287,7 @@ BART = [
         r"hf must be a transformers.BartConfig or a config.json dict, got list"),
     Bad("a BERT config", bart.BartConfig.from_hf_config,
         lambda: bart.BartConfig.from_hf_config(bert_config().to_hf_dict() | {"model_type": "bert"}), ValueError,
-        r"not a BART that coursekit.bart can load: model_type='bert'"),
+        r"not a BART that coursekit.bart.model can load: model_type='bert'"),
 
     Bad("a dict for the config", bart.Bart, lambda: bart.Bart({"vocab_size": BV}), TypeError,
         r"config must be a BartConfig, got dict"),
@@ -1323,13 +1333,13 @@ BART = [
         lambda: bart.Bart.from_hf(damaged(hf_bart_dir(), "model.safetensors", "cut")), ValueError,
         r"model.safetensors is truncated or not a safetensors file .*restore the checkpoint directory"),
     Bad("the directory of a BERT", bart.Bart.from_hf, lambda: bart.Bart.from_hf(hf_bert_dir()), ValueError,
-        r"not a BART that coursekit.bart can load: model_type='bert'"),
+        r"not a BART that coursekit.bart.model can load: model_type='bert'"),
     Bad("an integer dtype", bart.Bart.from_hf, lambda: bart.Bart.from_hf(hf_bart_dir(), dtype=torch.int32),
         TypeError, r"dtype must be a floating-point torch.dtype \(e.g. torch.float64\), got torch.int32"),
 
     Bad("a BERT for the model", bart_heads.BartForSequenceClassification,
         lambda: bart_heads.BartForSequenceClassification(tiny_bert(), 2), TypeError,
-        r"bart must be a coursekit.bart.Bart, got Bert"),
+        r"bart must be a coursekit.bart.model.Bart, got Bert"),
     Bad("zero classes", bart_heads.BartForSequenceClassification,
         lambda: bart_heads.BartForSequenceClassification(tiny_bart(), 0), ValueError,
         r"n_classes must be positive, got 0"),
@@ -1356,7 +1366,7 @@ BART = [
 
 
 # ==============================================================================================
-# coursekit.bart_corpus, coursekit.bart_pretraining and coursekit.bart_finetuning
+# coursekit.bart.corpus, coursekit.bart.pretraining and coursekit.bart.finetuning
 # ==============================================================================================
 
 TINY_BART = bart_corpus.BartRecipe(arch=dict(d_model=8, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
@@ -1492,7 +1502,7 @@ BART_PRETRAINING = [
         r"seed must be an int, got str"),
     Bad("a missing directory", bart_pretraining.denoising_report,
         lambda: bart_pretraining.denoising_report(tmp() / "gone"), FileNotFoundError,
-        r"no report at .*report.json; make the model with `python -m coursekit.bart_pretraining pretrain"),
+        r"no report at .*report.json; make the model with `python -m coursekit.bart pretrain"),
 
     Bad("a dict for the recipe", bart_pretraining.build_bart, lambda: bart_pretraining.build_bart({}, bart_vocab()),
         TypeError, r"recipe must be a BartRecipe, got dict"),
@@ -1536,7 +1546,7 @@ BART_PRETRAINING = [
         ValueError, r"checkpoint_minutes must be positive and finite, got 0.0"),
 
     Bad("a BERT for the model", bart_pretraining.export, lambda: export(model=tiny_bert()), TypeError,
-        r"model must be a coursekit.bart.Bart, got Bert"),
+        r"model must be a coursekit.bart.model.Bart, got Bert"),
     Bad("a state without its counters (nothing is written)", bart_pretraining.export,
         lambda: export(state={"update": 1}), ValueError,
         r"state must be the training state of pretrain\(\); it lacks \['curve', 'epoch', 'hardware'"),
@@ -1545,27 +1555,27 @@ BART_PRETRAINING = [
 
     Bad("a missing directory", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(tmp() / "nothing"), FileNotFoundError,
-        r"no report at .*python -m coursekit.bart_pretraining pretrain"),
+        r"no report at .*python -m coursekit.bart pretrain"),
     Bad("a damaged report.json", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(bart_dir_with_report('{"recipe": ')), ValueError,
-        r"report.json is not valid JSON.*re-run `python -m coursekit.bart_pretraining pretrain"),
+        r"report.json is not valid JSON.*re-run `python -m coursekit.bart pretrain"),
     Bad("a report without the file's hash", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(tiny_bart_dir(file_sha256=None)), ValueError,
-        r"report.json is not a report of coursekit.bart_pretraining: it lacks \['file_sha256'\]"),
+        r"report.json is not a report of coursekit.bart.pretraining: it lacks \['file_sha256'\]"),
     Bad("a truncated model.safetensors", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(damaged(tiny_bart_dir(), "model.safetensors", "cut")),
         ValueError, r"does not match its report .*a truncated or replaced file; re-run "
-                    r"`python -m coursekit.bart_pretraining pretrain"),
+                    r"`python -m coursekit.bart pretrain"),
     Bad("no model.safetensors", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(damaged(tiny_bart_dir(), "model.safetensors", "drop")),
-        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bart_pretraining"),
+        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bart.pretraining"),
     Bad("a checkpoint without the recipe", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(bart_dir_without_recipe()), ValueError,
-        r"is not a BART checkpoint of coursekit.bart_pretraining: its metadata lacks \['recipe', 'tokenizer_sha256'\]"
-        r".*python -m coursekit.bart_pretraining pretrain"),
+        r"is not a BART checkpoint of coursekit.bart.pretraining: its metadata lacks \['recipe', 'tokenizer_sha256'\]"
+        r".*python -m coursekit.bart pretrain"),
     Bad("the directory of the small BERT", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(bart_dir_holding_a_bert()), ValueError,
-        r"report.json is not a report of coursekit.bart_pretraining: it lacks \['recipe'"),
+        r"report.json is not a report of coursekit.bart.pretraining: it lacks \['recipe'"),
 ]
 
 
@@ -1615,7 +1625,7 @@ BART_FINETUNING = [
     Bad("no pairs", bart_finetuning.finetune_translation, lambda: mt(sources=[], targets=[]), ValueError,
         r"finetune_translation needs at least one pair"),
     Bad("a BERT for the model", bart_finetuning.finetune_translation, lambda: mt(model=tiny_bert()), TypeError,
-        r"model must be a coursekit.bart.Bart, got Bert"),
+        r"model must be a coursekit.bart.model.Bart, got Bert"),
     Bad("a dict for the recipe", bart_finetuning.finetune_translation, lambda: mt(recipe={}), TypeError,
         r"recipe must be a FinetuneRecipe, got dict"),
     Bad("an id past the vocabulary (found before training)", bart_finetuning.finetune_translation,
@@ -1630,7 +1640,7 @@ BART_FINETUNING = [
         r"data must be a TranslationData \(from load_benchmark\), got NoneType"),
     Bad("a BERT for the model", bart_finetuning.translation_bleu,
         lambda: bart_finetuning.translation_bleu(tiny_bert(), bart_vocab(), None), TypeError,
-        r"model must be a coursekit.bart.Bart, got Bert"),
+        r"model must be a coursekit.bart.model.Bart, got Bert"),
 
     Bad("label 2 in a two-class task", bart_finetuning.finetune_sst2, lambda: sst(labels=[0, 2, 1]), ValueError,
         r"labels must hold class ids in \[0, 2\), got values in \[0, 2\]"),
@@ -1684,7 +1694,7 @@ BART_FINETUNING = [
 
 
 # ==============================================================================================
-# coursekit.noising
+# coursekit.bart.noising
 # ==============================================================================================
 
 DOC = [0, 5, 6, 7, 8, 9, 2]

@@ -1,4 +1,4 @@
-"""Tests of coursekit.bart: parity with Hugging Face BART (random tiny checkpoints), heads, decoding, errors."""
+"""Tests of coursekit.bart.model: parity with Hugging Face BART (random tiny checkpoints), heads, decoding, errors."""
 
 from functools import partial
 
@@ -7,10 +7,10 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from coursekit.bart import Bart, BartConfig  # noqa: E402
-from coursekit.bart_batches import denoising_batch, denoising_loss, shift_tokens_right  # noqa: E402
-from coursekit.bart_heads import BartForSequenceClassification  # noqa: E402
-from coursekit.noising import text_infilling  # noqa: E402
+from coursekit.bart.batches import denoising_batch, denoising_loss, shift_tokens_right  # noqa: E402
+from coursekit.bart.heads import BartForSequenceClassification  # noqa: E402
+from coursekit.bart.model import Bart, BartConfig  # noqa: E402
+from coursekit.bart.noising import text_infilling  # noqa: E402
 
 PAD, BOS, EOS = 1, 0, 2
 V = 61

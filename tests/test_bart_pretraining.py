@@ -1,4 +1,4 @@
-"""coursekit.bart_corpus / bart_pretraining / bart_finetuning: the denoising recipe (exact resume), the
+"""coursekit.bart.corpus / bart_pretraining / bart_finetuning: the denoising recipe (exact resume), the
 reconstruction measures, the committed pre-trained BART (reload, hash, the issue's targets) and the fine-tuning
 code."""
 
@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from coursekit import bart, bart_finetuning, bart_pretraining, noising
-from coursekit.bart_corpus import BartRecipe, BartVocab, PretrainingCorpus
+from coursekit.bart import finetuning as bart_finetuning
+from coursekit.bart import noising
+from coursekit.bart import pretraining as bart_pretraining
+from coursekit.bart.__main__ import main as bart_cli
+from coursekit.bart.corpus import BartRecipe, BartVocab, PretrainingCorpus
 from coursekit.data import model_dir
 from coursekit.metrics import select_then_test
 
@@ -101,7 +104,7 @@ def test_pretraining_resumes_exactly_and_exports_a_loadable_model(tmp_path, voca
     (tmp_path / "out" / "report.json").write_text(json.dumps(report))
     with pytest.raises(ValueError, match="does not match its report"):
         bart_pretraining.load_pretrained_bart(tmp_path / "out")
-    with pytest.raises(FileNotFoundError, match="python -m coursekit.bart_pretraining pretrain"):
+    with pytest.raises(FileNotFoundError, match="python -m coursekit.bart pretrain"):
         bart_pretraining.load_pretrained_bart(tmp_path / "nothing")
 
 
@@ -150,7 +153,7 @@ def test_committed_bart_must_match_its_report(tmp_path):
 
 @committed
 def test_denoise_command_prints_json(capsys):
-    assert bart.main(["denoise", "--json"]) == 0
+    assert bart_cli(["denoise", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["copy_accuracy"] >= 0.95 and out["fill_accuracy"] > out["unigram_fill_accuracy"]
 

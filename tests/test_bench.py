@@ -1,4 +1,4 @@
-"""coursekit.bench: every comparison runs and reports consistent numbers (a benchmark: nothing about time)."""
+"""coursekit.bench.speed: every comparison runs and reports consistent numbers (a benchmark: nothing about time)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import shutil
 import pytest
 import torch
 
-from coursekit import bench
+from coursekit.bench import speed as bench
+from coursekit.bench.__main__ import main as bench_cli
 
 
 def test_quick_json_lists_every_comparison(capsys):
-    assert bench.main(["--quick", "--json", "--threads", str(torch.get_num_threads())]) == 0
+    assert bench_cli(["--quick", "--json", "--threads", str(torch.get_num_threads())]) == 0
     rows = json.loads(capsys.readouterr().out)
     names = [r["name"] for r in rows]
     for words in ("F.scaled_dot_product_attention", "nn.MultiheadAttention", "nn.RNN", "nn.LSTM", "nn.Transformer",
@@ -28,7 +29,7 @@ def test_quick_json_lists_every_comparison(capsys):
 
 def test_out_file_records_the_machine(tmp_path):
     out = tmp_path / "bench.json"
-    bench.main(["--quick", "--out", str(out)])
+    bench_cli(["--quick", "--out", str(out)])
     result = json.loads(out.read_text())
     assert result["matmul_gflops"] > 0 and result["torch_threads"] >= 1
     assert {"load_average_before", "load_average_after", "torch", "sizes"} <= set(result)
@@ -38,7 +39,7 @@ def test_out_file_records_the_machine(tmp_path):
 def test_same_weights_same_outputs():
     """The pairs are timed on equal footing: ours and the reference compute the same function."""
     from coursekit.attention import MultiHeadAttention, causal_mask
-    from coursekit.rnn import from_torch
+    from coursekit.rnn.layers import from_torch
 
     torch.manual_seed(0)
     ref = torch.nn.MultiheadAttention(16, 4, batch_first=True)

@@ -1,6 +1,6 @@
-"""Tests of coursekit.bert, coursekit.bert_data and coursekit.bert_heads: masked-LM corruption, NSP pairs, the model
-and its checkpoint import, the fine-tuning heads and frozen features (and the MiniLM loader of
-coursekit.bert_checkpoint)."""
+"""Tests of coursekit.bert.model, coursekit.bert.objectives and coursekit.bert.heads: masked-LM corruption, NSP
+pairs, the model and its checkpoint import, the fine-tuning heads and frozen features (and the MiniLM loader of
+coursekit.bert.checkpoint)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coursekit import bert, bert_checkpoint, bert_data, bert_heads
-from coursekit.bert_data import (
+from coursekit.bert import checkpoint as bert_checkpoint
+from coursekit.bert import heads as bert_heads
+from coursekit.bert import model as bert
+from coursekit.bert import objectives as bert_data
+from coursekit.bert.objectives import (
     IGNORE_INDEX,
     IS_NEXT,
     KEEP,
@@ -414,7 +417,7 @@ def test_freeze_bottom_stops_gradients_below_the_cut():
     for bad in (-1, 5, 1.0, True):
         with pytest.raises(ValueError, match=r"n_layers must be an int in \[0, 4\]"):
             bert_heads.freeze_bottom(body, bad)
-    with pytest.raises(TypeError, match="must be a coursekit.bert.Bert"):
+    with pytest.raises(TypeError, match="must be a coursekit.bert.model.Bert"):
         bert_heads.freeze_bottom(clf, 1)
 
 

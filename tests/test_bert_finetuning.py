@@ -1,4 +1,4 @@
-"""The fair SST-2 comparison of the small BERT (coursekit.bert_finetuning) and its committed table."""
+"""The fair SST-2 comparison of the small BERT (coursekit.bert.finetuning) and its committed table."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ import json
 import pytest
 from test_bert_pretraining import TINY, tiny_text
 
-from coursekit import bert_checkpoint as bc
-from coursekit import bert_corpus as bcorp
-from coursekit import bert_finetuning as bf
-from coursekit import bert_pretraining as bp
-from coursekit.bert_checkpoint import CHECKPOINT_DIR
+from coursekit.bert import checkpoint as bc
+from coursekit.bert import corpus as bcorp
+from coursekit.bert import finetuning as bf
+from coursekit.bert import pretraining as bp
+from coursekit.bert import sst2 as bert_sst2
+from coursekit.bert.checkpoint import CHECKPOINT_DIR
 from coursekit.data import sha256_file
 
-FAST = bf.SST2Protocol(n_train=48, n_select=32, epochs=1, lrs=(3e-4, 3e-3), seeds=(0, 1))
+FAST = bert_sst2.SST2Protocol(n_train=48, n_select=32, epochs=1, lrs=(3e-4, 3e-3), seeds=(0, 1))
 
 
 @pytest.fixture(scope="module")
@@ -28,19 +29,19 @@ def tiny_model_dir(tmp_path_factory):
 
 def test_protocol_checks():
     with pytest.raises(ValueError, match="lrs must be positive floats"):
-        bf.SST2Protocol(lrs=())
+        bert_sst2.SST2Protocol(lrs=())
     with pytest.raises(ValueError, match="lrs must be positive floats"):
-        bf.SST2Protocol(lrs=(1,))
+        bert_sst2.SST2Protocol(lrs=(1,))
     with pytest.raises(ValueError, match="seeds must be"):
-        bf.SST2Protocol(seeds=(True,))
+        bert_sst2.SST2Protocol(seeds=(True,))
     with pytest.raises(ValueError, match="n_train must be"):
-        bf.sst2_splits(70_000, 10)
+        bert_sst2.sst2_splits(70_000, 10)
 
 
 def test_splits_are_disjoint():
-    splits = bf.sst2_splits(500, 300)
+    splits = bert_sst2.sst2_splits(500, 300)
     assert len(splits["train"]) == 500 and len(splits["select"]) == 300 and len(splits["test"]) == 872
-    shuffled = bf.sst2_splits(bf.SELECT_OFFSET, 300)["train"]["sentence"]
+    shuffled = bert_sst2.sst2_splits(bert_sst2.SELECT_OFFSET, 300)["train"]["sentence"]
     assert splits["train"]["sentence"] == shuffled[:500]                      # the first rows of one shuffle
     assert splits["select"]["sentence"] != shuffled[:300]                     # rows after all possible train rows
     assert not set(splits["test"]["sentence"]) & set(splits["train"]["sentence"])
@@ -73,7 +74,7 @@ def test_committed_downstream_table_holds_and_one_run_reproduces():
     lr, seed = summary["pretrained"]["chosen_lr"], protocol["seeds"][0]
     row = next(r for r in table["rows"] if r["init"] == "pretrained" and r["lr"] == lr and r["seed"] == seed)
     model, tokenizer, _ = bc.load_small_bert()
-    splits = bf.sst2_splits(protocol["n_train"], protocol["n_select"])
+    splits = bert_sst2.sst2_splits(protocol["n_train"], protocol["n_select"])
     again = bf.finetune_once(model, tokenizer, splits, lr=lr, seed=seed, epochs=protocol["epochs"],
                              batch_size=protocol["batch_size"])
     assert again["test"] == pytest.approx(row["test"], abs=0.005)     # ±4 of 872 sentences (thread-count rounding)
@@ -86,7 +87,7 @@ def test_pretraining_text_can_hold_out_the_selection_sentences_and_add_english_s
     _, held = bcorp.pretraining_text(bcorp.PretrainConfig(hold_out_selection=True))
     _, extended = bcorp.pretraining_text(bcorp.PretrainConfig(hold_out_selection=True,
                                                               extra_mlm_text="translation_en"))
-    splits = bf.sst2_splits(1, bf.PROTOCOL.n_select)
+    splits = bert_sst2.sst2_splits(1, bert_sst2.PROTOCOL.n_select)
     selection, dev = set(splits["select"]["sentence"]), set(splits["test"]["sentence"])
     assert selection <= set(default) and not selection & set(held)
     assert not dev & set(default) and not dev & set(extended)

@@ -1,5 +1,5 @@
-"""The small-BERT pre-training recipe (coursekit.bert_corpus, coursekit.bert_pretraining) and the committed
-checkpoint (coursekit.bert_checkpoint)."""
+"""The small-BERT pre-training recipe (coursekit.bert.corpus, coursekit.bert.pretraining) and the committed
+checkpoint (coursekit.bert.checkpoint)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import random
 import pytest
 import torch
 
-from coursekit import bert_checkpoint as bc
-from coursekit import bert_corpus as bcorp
-from coursekit import bert_finetuning
-from coursekit import bert_pretraining as bp
-from coursekit.bert_data import IGNORE_INDEX
+from coursekit.bert import checkpoint as bc
+from coursekit.bert import corpus as bcorp
+from coursekit.bert import finetuning as bert_finetuning
+from coursekit.bert import pretraining as bp
+from coursekit.bert.objectives import IGNORE_INDEX
 from coursekit.data import sha256_file
 
 WORDS = ("river bank water boat fish stone city road king queen army war song album film music game team "
@@ -200,7 +200,7 @@ def test_finetune_by_step_covers_the_random_start_and_every_snapshot(corpus, tmp
 
 
 def test_load_errors(tmp_path, corpus):
-    with pytest.raises(FileNotFoundError, match="python -m coursekit.bert_pretraining --out"):
+    with pytest.raises(FileNotFoundError, match="python -m coursekit.bert pretrain --out"):
         bc.load_small_bert(tmp_path)
     model, report = bp.pretrain(dataclasses.replace(TINY, steps=1, eval_every=1), corpus, progress=False)
     bc.save_pretrained(tmp_path / "a", model, corpus.tokenizer, report)

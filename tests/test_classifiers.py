@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from coursekit import classifiers as C
-from coursekit.word_vectors import WordVectors
+from coursekit.embeddings.word_vectors import WordVectors
 
 V = 30
 KINDS = ["bow", "cbow", "dan", "cnn"]

@@ -1,4 +1,4 @@
-"""coursekit.cost: the measured memory is the activations autograd keeps, and it grows as the theory says."""
+"""coursekit.bench.cost: the measured memory is the activations autograd keeps, and it grows as the theory says."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 
 import torch
 
-from coursekit import cost
+from coursekit.bench import cost
+from coursekit.bench.__main__ import cost_main
 
 
 def test_saved_bytes_counts_activations_not_parameters_or_inputs():
@@ -48,7 +49,7 @@ def test_quadratic_onset_finds_where_doubling_starts_to_more_than_triple():
 
 def test_cli_quick_writes_json_and_figure(tmp_path):
     out, fig = tmp_path / "cost.json", tmp_path / "cost.png"
-    assert cost.main(["--quick", "--out", str(out), "--plot", str(fig)]) == 0
+    assert cost_main(["--quick", "--out", str(out), "--plot", str(fig)]) == 0
     result = json.loads(out.read_text())
     assert {(r["model"], r["impl"]) for r in result["rows"]} == {
         ("attention", "explicit"), ("attention", "fused"), ("Transformer", "ours"), ("Transformer", "nn.Transformer")}

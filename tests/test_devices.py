@@ -10,10 +10,11 @@ import pytest
 import torch
 from torch import nn
 
-from coursekit import rnn, runtime
+from coursekit import runtime
 from coursekit.attention import MultiHeadAttention, scaled_dot_product_attention
-from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
-from coursekit.transformer import Transformer
+from coursekit.rnn import layers as rnn
+from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
+from coursekit.transformer.model import Transformer
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + \
           (["mps"] if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else [])
@@ -76,7 +77,7 @@ def test_transformer_matches_nn_transformer(device):
 
 def test_greedy_and_beam_search_run_on_the_device(device):
     """Beam search once built its first reorder index on the CPU for a CUDA state (RuntimeError)."""
-    from coursekit.transformer import TransformerConfig
+    from coursekit.transformer.model import TransformerConfig
 
     torch.manual_seed(0)
     models = [Transformer(TransformerConfig(30, 30, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,

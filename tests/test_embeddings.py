@@ -1,4 +1,4 @@
-"""Tests of coursekit.embeddings, sgns and word_vectors: counts by hand, PPMI properties, the SGNS loss and its
+"""Tests of coursekit.embeddings.counts, sgns and word_vectors: counts by hand, PPMI properties, the SGNS loss and its
 gradient, evaluation."""
 
 import math
@@ -10,9 +10,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coursekit import embeddings as E
-from coursekit import sgns as SG
-from coursekit import word_vectors as WV
+from coursekit.embeddings import counts as E
+from coursekit.embeddings import sgns as SG
+from coursekit.embeddings import word_vectors as WV
 from coursekit.text import Vocab
 
 # "the cat sat on the mat" / "the dog sat": ids the=0 cat=1 sat=2 on=3 mat=4 dog=5

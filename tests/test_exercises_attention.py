@@ -10,10 +10,11 @@ import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 from torch import nn
 
-from coursekit import exercises, transformer_layers
+from coursekit import exercises
 from coursekit.exercises.checks import attention as att
 from coursekit.exercises.checks import multihead as mh
 from coursekit.exercises.checks import transformer as tr
+from coursekit.transformer import layers as transformer_layers
 
 
 def test_checks_are_exported():
@@ -156,9 +157,9 @@ def test_noam_schedule_check():
 def test_positional_encoding_refuses_the_library_table():
     check = tr.check_positional_encoding
     refuses_delegation(check, lambda T, d: transformer_layers.sinusoidal_positions(T, d),
-                       "coursekit.transformer_layers.sinusoidal_positions", correct=True)
+                       "coursekit.transformer.layers.sinusoidal_positions", correct=True)
     refuses_delegation(check, lambda T, d: transformer_layers.SinusoidalPositions(d, T),
-                       "coursekit.transformer_layers.SinusoidalPositions")
+                       "coursekit.transformer.layers.SinusoidalPositions")
     passes(check, _pe)
 
 

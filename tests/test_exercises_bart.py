@@ -6,8 +6,10 @@ import pytest
 import torch
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
-from coursekit import bart, bart_batches, noising
-from coursekit.bart_batches import shift_tokens_right
+from coursekit.bart import batches as bart_batches
+from coursekit.bart import model as bart
+from coursekit.bart import noising
+from coursekit.bart.batches import shift_tokens_right
 from coursekit.exercises import check_sentence_permutation, check_shift_tokens_right, check_text_infilling
 from coursekit.exercises.core import NOT_ATTEMPTED, PASSED
 
@@ -300,16 +302,16 @@ def _shift_by_transformers(labels, pad_id, start_id):
 
 @pytest.mark.parametrize("check, delegating, dotted, correct", [
     (check_text_infilling, lambda ids, spans, m, sp: noising.text_infilling(ids, mask_id=m, special_ids=sp),
-     "coursekit.noising.text_infilling", False),
+     "coursekit.bart.noising.text_infilling", False),
     (check_text_infilling, lambda ids, spans, m, sp: noising._rebuild_with_masks(torch.tensor(ids), *[None] * 3, m),
-     "coursekit.noising._rebuild_with_masks", False),
-    (check_sentence_permutation, _permute_by_library, "coursekit.noising.split_sentences", True),
+     "coursekit.bart.noising._rebuild_with_masks", False),
+    (check_sentence_permutation, _permute_by_library, "coursekit.bart.noising.split_sentences", True),
     (check_sentence_permutation, lambda ids, order, e, sp: noising.sentence_permutation(ids, sentence_end_ids={e}),
-     "coursekit.noising.sentence_permutation", False),
+     "coursekit.bart.noising.sentence_permutation", False),
     (check_shift_tokens_right, lambda labels, p, s: bart_batches.shift_tokens_right(labels, p, s),
-     "coursekit.bart_batches.shift_tokens_right", True),
+     "coursekit.bart.batches.shift_tokens_right", True),
     (check_shift_tokens_right, lambda labels, p, s: bart.shift_tokens_right(labels, p, s),   # bart imports it
-     "coursekit.bart.shift_tokens_right", True),
+     "coursekit.bart.model.shift_tokens_right", True),
     (check_shift_tokens_right, _shift_by_transformers,
      "transformers.models.bart.modeling_bart.shift_tokens_right", True),
 ])

@@ -7,8 +7,9 @@ import torch
 import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
-from coursekit import bert, bert_data
-from coursekit.bert_data import IGNORE_INDEX, mask_tokens
+from coursekit.bert import model as bert
+from coursekit.bert import objectives as bert_data
+from coursekit.bert.objectives import IGNORE_INDEX, mask_tokens
 from coursekit.exercises import check_cls_head, check_mask_tokens, check_segment_embeddings
 from coursekit.exercises.core import FAILED, NOT_ATTEMPTED, PASSED
 
@@ -347,15 +348,16 @@ def test_cls_head_wrong_solutions_fail(name):
 # ------------------------------------------------------------------ calling the library is refused
 
 @pytest.mark.parametrize("check, delegating, dotted, correct", [
-    (check_mask_tokens, lambda ids, **kw: bert_data.mask_tokens(ids, **kw), "coursekit.bert_data.mask_tokens",
+    (check_mask_tokens, lambda ids, **kw: bert_data.mask_tokens(ids, **kw), "coursekit.bert.objectives.mask_tokens",
      True),
-    (check_mask_tokens, lambda ids, **kw: bert_data.StaticMasking(ids, **kw)[0], "coursekit.bert_data.StaticMasking",
-     True),
+    (check_mask_tokens, lambda ids, **kw: bert_data.StaticMasking(ids, **kw)[0],
+     "coursekit.bert.objectives.StaticMasking", True),
     (check_mask_tokens, lambda ids, **kw: bert_data.mlm_actions(ids != kw["pad_id"]),
-     "coursekit.bert_data.mlm_actions", False),
-    (check_segment_embeddings, lambda emb, ids, seg: emb(ids, seg), "coursekit.bert.BertEmbeddings.__call__", True),
-    (check_segment_embeddings, lambda emb, ids, seg: emb.forward(ids, seg), "coursekit.bert.BertEmbeddings.forward",
+     "coursekit.bert.objectives.mlm_actions", False),
+    (check_segment_embeddings, lambda emb, ids, seg: emb(ids, seg), "coursekit.bert.model.BertEmbeddings.__call__",
      True),
+    (check_segment_embeddings, lambda emb, ids, seg: emb.forward(ids, seg),
+     "coursekit.bert.model.BertEmbeddings.forward", True),
 ])
 def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)

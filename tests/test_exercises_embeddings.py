@@ -11,10 +11,10 @@ import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, refuses_delegation, stub
 
 from coursekit import classifiers as CL
-from coursekit import embeddings as E
 from coursekit import exercises
-from coursekit import sgns as SG
-from coursekit import word_vectors as WV
+from coursekit.embeddings import counts as E
+from coursekit.embeddings import sgns as SG
+from coursekit.embeddings import word_vectors as WV
 from coursekit.exercises.checks import classifiers as cls_checks
 from coursekit.exercises.checks import embeddings as emb_checks
 
@@ -183,12 +183,12 @@ def _dan_by_library_mean(emb, mask, W1, b1, W2, b2):
 
 
 @pytest.mark.parametrize("check, delegating, dotted, correct", [
-    (emb_checks.check_ppmi, lambda C: E.ppmi(C), "coursekit.embeddings.ppmi", True),
-    (emb_checks.check_sgns_loss, lambda v, u, n: SG.sgns_loss(v, u, n), "coursekit.sgns.sgns_loss", True),
-    (emb_checks.check_analogy, _analogy_by_library, "coursekit.word_vectors.WordVectors.analogy", True),
-    (emb_checks.check_analogy, _analogy_by_nearest, "coursekit.word_vectors.WordVectors.nearest", True),
+    (emb_checks.check_ppmi, lambda C: E.ppmi(C), "coursekit.embeddings.counts.ppmi", True),
+    (emb_checks.check_sgns_loss, lambda v, u, n: SG.sgns_loss(v, u, n), "coursekit.embeddings.sgns.sgns_loss", True),
+    (emb_checks.check_analogy, _analogy_by_library, "coursekit.embeddings.word_vectors.WordVectors.analogy", True),
+    (emb_checks.check_analogy, _analogy_by_nearest, "coursekit.embeddings.word_vectors.WordVectors.nearest", True),
     (emb_checks.check_analogy, lambda W, a, b, c: WV.evaluate_analogies(_word_vectors(W), []),
-     "coursekit.word_vectors.evaluate_analogies", False),
+     "coursekit.embeddings.word_vectors.evaluate_analogies", False),
     (cls_checks.check_bow_logits, lambda ids, mask, s, b: CL.BOW(s.shape[0], s.shape[1]),
      "coursekit.classifiers.BOW", False),
     (cls_checks.check_dan_forward, _dan_by_library_mean, "coursekit.classifiers.masked_mean", True),

@@ -9,9 +9,10 @@ import torch
 import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub
 
-from coursekit import exercises, induction
-from coursekit import prompting as P
+from coursekit import exercises
 from coursekit.exercises.checks import prompting as pr
+from coursekit.gpt import induction
+from coursekit.gpt import prompting as P
 
 
 def test_checks_are_exported_and_stubs_not_attempted():
@@ -213,19 +214,19 @@ def test_the_notebook_solutions_pass(check, solution):
 # ------------------------------------------------------------------ calling the library is refused
 
 def _likelihood_by_classify(model, prompt, label):
-    """Token by token with the batched single-token scorer of coursekit.prompting."""
+    """Token by token with the batched single-token scorer of coursekit.gpt.prompting."""
     return sum(P.classify_by_likelihood(model, torch.tensor([prompt + label[:i]]), torch.tensor([[t]])).item()
                for i, t in enumerate(label))
 
 
 @pytest.mark.parametrize("check, delegating, dotted, correct", [
     (pr.check_build_prompt, lambda d, t, desc: P.build_prompt(d, t[0], task_description=desc),
-     "coursekit.prompting.build_prompt", True),
+     "coursekit.gpt.prompting.build_prompt", True),
     (pr.check_label_likelihood, lambda m, p, lab: P.label_logprobs(m, p, [lab])[0].item(),
-     "coursekit.prompting.label_logprobs", True),
-    (pr.check_label_likelihood, _likelihood_by_classify, "coursekit.prompting.classify_by_likelihood", True),
+     "coursekit.gpt.prompting.label_logprobs", True),
+    (pr.check_label_likelihood, _likelihood_by_classify, "coursekit.gpt.prompting.classify_by_likelihood", True),
     (pr.check_induction_score, lambda attn, period: induction.induction_scores(attn, period),
-     "coursekit.induction.induction_scores", True),
+     "coursekit.gpt.induction.induction_scores", True),
 ])
 def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)

@@ -7,9 +7,12 @@ import torch
 import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, passes, refuses_delegation, stub, wrong_solution_table
 
-from coursekit import bptt, elmo, exercises, rnn, rnn_cells
+from coursekit import exercises
 from coursekit.exercises.checks import lstm as lstm_checks
 from coursekit.exercises.checks import rnn as checks
+from coursekit.rnn import bptt, elmo
+from coursekit.rnn import cells as rnn_cells
+from coursekit.rnn import layers as rnn
 
 CHECKS = {name: getattr(module, name) for module in (checks, lstm_checks) for name in module.__all__}
 
@@ -181,7 +184,7 @@ def forget_ok(lstm, value):
 
 def test_forget_gate_bias():
     assert _status(lstm_checks.check_forget_gate_bias, forget_ok).passed
-    from coursekit.rnn_cells import init_forget_gate_bias
+    from coursekit.rnn.cells import init_forget_gate_bias
     handed_in = _status(lstm_checks.check_forget_gate_bias, init_forget_gate_bias)   # the library function itself
     assert not handed_in.passed and "library's own" in handed_in.message
     assert _status(lstm_checks.check_forget_gate_bias, stub).status == "not attempted"
@@ -268,23 +271,23 @@ def _mix_by_module(layers, w, gamma):
 
 @pytest.mark.parametrize("check, delegating, dotted, correct", [
     (checks.check_elman_step, lambda x, h, W, V, b: _step_by_cell(rnn_cells.RNNCell, x, h, W, V, b),
-     "coursekit.rnn_cells.RNNCell", True),
+     "coursekit.rnn.cells.RNNCell", True),
     (checks.check_elman_step, lambda x, h, W, V, b: _step_by_cell(torch.nn.RNNCell, x, h, W, V, b),
      "torch.nn.RNNCell", True),
     (checks.check_elman_step, lambda x, h, W, V, b: torch.rnn_tanh_cell(x, h, W, V, b, torch.zeros_like(b)),
      "torch.rnn_tanh_cell", True),
     (checks.check_elman_step, lambda x, h, W, V, b: torch.nn.RNN(W.shape[1], W.shape[0]), "torch.nn.RNN", False),
-    (checks.check_elman_step, lambda x, h, W, V, b: rnn.RNN(W.shape[1], W.shape[0]), "coursekit.rnn.RNN", False),
+    (checks.check_elman_step, lambda x, h, W, V, b: rnn.RNN(W.shape[1], W.shape[0]), "coursekit.rnn.layers.RNN", False),
     (checks.check_state_gradients, _grads_by_autograd, "torch.autograd.grad", True),
     (checks.check_state_gradients, lambda h, V, d: _grads_by_autograd(h, V, d, how="backward"),
      "torch.Tensor.backward", True),
     (checks.check_state_gradients, lambda h, V, d: _grads_by_autograd(h, V, d, how="jacobian"),
      "torch.autograd.functional.jacobian", True),
-    (checks.check_state_gradients, lambda h, V, d: bptt.elman_bptt(h, h, V, V, d, V), "coursekit.bptt.elman_bptt",
+    (checks.check_state_gradients, lambda h, V, d: bptt.elman_bptt(h, h, V, V, d, V), "coursekit.rnn.bptt.elman_bptt",
      False),
     (checks.check_state_gradients, lambda h, V, d: torch.func.vjp(torch.tanh, h), "torch.func.vjp", False),
     (lstm_checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(rnn_cells.LSTMCell, x, (h, c), *w),
-     "coursekit.rnn_cells.LSTMCell", True),
+     "coursekit.rnn.cells.LSTMCell", True),
     (lstm_checks.check_lstm_step, lambda x, h, c, *w: _step_by_cell(torch.nn.LSTMCell, x, (h, c), *w),
      "torch.nn.LSTMCell", True),
     (lstm_checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.lstm_cell(x, (h, c), W_ih, W_hh, b,
@@ -293,13 +296,13 @@ def _mix_by_module(layers, w, gamma):
     (lstm_checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: torch.nn.LSTM(W_ih.shape[1], h.shape[1]),
      "torch.nn.LSTM", False),
     (lstm_checks.check_lstm_step, lambda x, h, c, W_ih, W_hh, b: rnn.LSTM(W_ih.shape[1], h.shape[1]),
-     "coursekit.rnn.LSTM", False),
+     "coursekit.rnn.layers.LSTM", False),
     (lstm_checks.check_forget_gate_bias, lambda lstm, value: rnn_cells.init_forget_gate_bias(lstm, value),
-     "coursekit.rnn_cells.init_forget_gate_bias", True),
-    # coursekit.rnn imports the cells' functions it uses: reaching them through it is refused too
+     "coursekit.rnn.cells.init_forget_gate_bias", True),
+    # coursekit.rnn.layers imports the cells' functions it uses: reaching them through it is refused too
     (lstm_checks.check_forget_gate_bias, lambda lstm, value: rnn.init_forget_gate_bias(lstm, value),
-     "coursekit.rnn.init_forget_gate_bias", True),
-    (lstm_checks.check_scalar_mix, _mix_by_module, "coursekit.elmo.ScalarMix", True),
+     "coursekit.rnn.layers.init_forget_gate_bias", True),
+    (lstm_checks.check_scalar_mix, _mix_by_module, "coursekit.rnn.elmo.ScalarMix", True),
 ])
 def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)

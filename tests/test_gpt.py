@@ -1,12 +1,13 @@
-"""coursekit.gpt: parity with Hugging Face GPT-2, KV-cache generation, errors; coursekit.char_gpt: training recipe."""
+"""coursekit.gpt.model: parity with Hugging Face GPT-2, KV-cache generation, errors; coursekit.gpt.char: the
+training recipe."""
 
 import dataclasses
 
 import pytest
 import torch
 
-from coursekit.char_gpt import CharTokenizer, TrainConfig, estimate_loss, get_batch, train
-from coursekit.gpt import GPT, GPTConfig
+from coursekit.gpt.char import CharTokenizer, TrainConfig, estimate_loss, get_batch, train
+from coursekit.gpt.model import GPT, GPTConfig
 
 transformers = pytest.importorskip("transformers")
 
@@ -223,7 +224,7 @@ def test_train_recipe_learns_on_a_small_text():
 
 
 def test_extra_tokens_keep_the_model_and_classifier_head():
-    from coursekit.gpt import GPTClassifier, with_extra_tokens
+    from coursekit.gpt.model import GPTClassifier, with_extra_tokens
 
     torch.manual_seed(0)
     m = GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=2, n_head=2, n_embd=32)).eval()
@@ -254,8 +255,8 @@ def test_byte_level_bpe_round_trip_on_the_corpus():
 
 
 def test_committed_checkpoint_loads_and_matches_its_recorded_val_loss():
-    from coursekit.char_gpt import CHECKPOINT_DIR, char_data, fixed_val_loss, load_char_gpt
-    from coursekit.train import load_checkpoint
+    from coursekit.gpt.char import CHECKPOINT_DIR, char_data, fixed_val_loss, load_char_gpt
+    from coursekit.training.loop import load_checkpoint
 
     model, tok, report = load_char_gpt()
     assert "".join(tok.itos) == report["chars"] and model.config.vocab_size == len(tok) == 65

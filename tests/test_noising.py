@@ -1,4 +1,4 @@
-"""Tests of coursekit.noising: BART's five corruptions (Lewis et al. 2020, §2.2), as properties."""
+"""Tests of coursekit.bart.noising: BART's five corruptions (Lewis et al. 2020, §2.2), as properties."""
 
 from collections import Counter
 from functools import partial
@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coursekit.noising import (
+from coursekit.bart.noising import (
     compose,
     diff_html,
     diff_tokens,

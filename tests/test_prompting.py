@@ -1,4 +1,4 @@
-"""coursekit.prompting: prompt building, label likelihood and greedy answers on models whose answer is
+"""coursekit.gpt.prompting: prompt building, label likelihood and greedy answers on models whose answer is
 known, the synthetic task family, induction scores, the GPT-2 directory path, the committed checkpoint."""
 
 import dataclasses
@@ -10,9 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from coursekit import icl, icl_training, induction
-from coursekit import prompting as P
-from coursekit.gpt import GPT, GPTConfig
+from coursekit.gpt import icl, icl_training, induction
+from coursekit.gpt import prompting as P
+from coursekit.gpt.__main__ import main as gpt_cli
+from coursekit.gpt.model import GPT, GPTConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -332,7 +333,7 @@ def test_committed_checkpoint_file_must_match_its_report(tmp_path):
 
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m coursekit.prompting train"):
+    with pytest.raises(FileNotFoundError, match="python -m coursekit.gpt train-icl"):
         icl_training.load_icl_checkpoint(tmp_path)
 
 
@@ -373,14 +374,15 @@ def test_command_line_trains_and_reads_back(tmp_path, capsys):
     cfg = icl_training.ICLTrainConfig(n_layer=1, n_head=2, n_embd=16, steps=2, batch_size=4, eval_tasks=2, eval_every=2)
     path = tmp_path / "c.json"
     path.write_text(json.dumps(dataclasses.asdict(cfg)))
-    assert P.main(["train", "--config", str(path), "--work", str(tmp_path / "w"), "--out", str(tmp_path / "m")]) == 0
+    argv = ["train-icl", "--config", str(path), "--work", str(tmp_path / "w"), "--out", str(tmp_path / "m")]
+    assert gpt_cli(argv) == 0
     loaded, cfg2, rep = icl_training.load_icl_checkpoint(tmp_path / "m")
     assert cfg2 == cfg and rep["steps_done"] == 2 and set(rep["heldout"]["by_shots"]) == {"0", "1", "2", "4", "8", "16"}
     capsys.readouterr()
-    P.main(["induction", "--model", str(tmp_path / "m"), "--json"])
+    gpt_cli(["induction", "--model", str(tmp_path / "m"), "--json"])
     heads = json.loads(capsys.readouterr().out)
     assert len(heads["induction"]) == 1 and len(heads["induction"][0]) == 2 and heads["best_head"][0] == 0
-    P.main(["icl", "--model", str(tmp_path / "m"), "--json"])
+    gpt_cli(["icl", "--model", str(tmp_path / "m"), "--json"])
     acc = json.loads(capsys.readouterr().out)
     assert all(0 <= r["accuracy"] <= 1 for r in acc["by_shots"].values()) and acc["by_shots"]["8"]["ideal"] == 1.0
 

@@ -1,6 +1,6 @@
-"""Parity of coursekit.rnn and coursekit.rnn_cells with nn.RNN / nn.LSTM / nn.RNNCell / nn.LSTMCell (outputs and
-gradients), manual BPTT against autograd (coursekit.bptt), the scalar mix (coursekit.elmo), the character LM
-(coursekit.char_lm), and clear errors on bad input."""
+"""Parity of coursekit.rnn.layers and coursekit.rnn.cells with nn.RNN / nn.LSTM / nn.RNNCell / nn.LSTMCell (outputs and
+gradients), manual BPTT against autograd (coursekit.rnn.bptt), the scalar mix (coursekit.rnn.elmo), the character LM
+(coursekit.rnn.char_lm), and clear errors on bad input."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from coursekit import bptt, char_lm, elmo, rnn, rnn_cells
+from coursekit.rnn import bptt, char_lm, elmo
+from coursekit.rnn import cells as rnn_cells
+from coursekit.rnn import layers as rnn
 
 ATOL = 1e-5
 

@@ -6,7 +6,7 @@ from torch import nn
 
 from coursekit.attention import SCORE_FUNCTIONS
 from coursekit.decoding import greedy_search
-from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig, teacher_forcing_schedule
+from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig, teacher_forcing_schedule
 from coursekit.translation import TranslationBatch
 
 V_SRC, V_TGT, PAD, BOS, EOS = 13, 11, 0, 2, 3

@@ -259,9 +259,9 @@ def test_pages_show_the_stored_outputs(built_site):
 
 
 def test_widget_explorers_show_their_static_fallback(built_site):
-    """Notebooks that call coursekit.widgets.explorer show its headless view: text and plots, no widget."""
+    """Notebooks that call coursekit.viz.widgets.explorer show its headless view: text and plots, no widget."""
     with_explorer = [nb for nb in notebooks_in_toc() if "explorer(" in nb.read_text(encoding="utf-8")]
-    assert with_explorer, "no notebook uses coursekit.widgets.explorer any more: update this test"
+    assert with_explorer, "no notebook uses coursekit.viz.widgets.explorer any more: update this test"
     for notebook in with_explorer:
         page = page_of(built_site, notebook.relative_to(ROOT).as_posix())
         text = page_text(page)

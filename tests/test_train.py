@@ -4,7 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from coursekit import metrics, train
+from coursekit import metrics
+from coursekit.training import loop as train
 
 
 def _regression_problem():
@@ -175,7 +176,7 @@ def test_every_committed_checkpoint_has_and_passes_its_hash():
 
 
 def test_word_vectors_hash(tmp_path):
-    from coursekit.word_vectors import WordVectors
+    from coursekit.embeddings.word_vectors import WordVectors
 
     wv = WordVectors(["a", "b", "c"], torch.randn(3, 4))
     wv.save(tmp_path / "v")
@@ -213,9 +214,9 @@ def test_config_from_json_rejects_typos_and_non_objects(tmp_path, text, error, m
 
 
 @pytest.mark.parametrize("module, argv", [
-    ("coursekit.char_gpt", ["train"]),
-    ("coursekit.bert_pretraining", []),
-    ("coursekit.prompting", ["train"]),
+    ("coursekit.gpt.__main__", ["train"]),
+    ("coursekit.bert.__main__", ["pretrain"]),
+    ("coursekit.gpt.__main__", ["train-icl"]),
 ])
 def test_every_training_cli_rejects_an_unknown_config_field(tmp_path, module, argv):
     import importlib

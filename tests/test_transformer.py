@@ -1,4 +1,4 @@
-"""coursekit.transformer(_layers) against torch.nn.Transformer (copied weights), caches, positional encodings."""
+"""coursekit.transformer.model(_layers) against torch.nn.Transformer (copied weights), caches, positional encodings."""
 
 import math
 
@@ -7,8 +7,7 @@ import torch
 from torch import nn
 
 from coursekit.attention import causal_mask, padding_mask
-from coursekit.transformer import Transformer, TransformerConfig
-from coursekit.transformer_layers import (
+from coursekit.transformer.layers import (
     Decoder,
     DecoderLayer,
     Encoder,
@@ -18,6 +17,7 @@ from coursekit.transformer_layers import (
     SinusoidalPositions,
     sinusoidal_positions,
 )
+from coursekit.transformer.model import Transformer, TransformerConfig
 
 ATOL = 1e-5
 D, H, FF = 16, 4, 24

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from coursekit import text
 from coursekit import translation as tr
 from coursekit.text import SPECIALS
 from coursekit.translation import benchmark as B
@@ -84,22 +85,22 @@ def test_token_batches_cover_each_pair_once_within_budget():
     g = torch.Generator().manual_seed(0)
     src = torch.randint(2, 12, (500,), generator=g).tolist()
     tgt = torch.randint(2, 14, (500,), generator=g).tolist()
-    batches = B.token_batches(src, tgt, 200, torch.Generator().manual_seed(1))
+    batches = text.token_batches(src, tgt, 200, torch.Generator().manual_seed(1))
     assert sorted(i for b in batches for i in b) == list(range(500))
     assert all(len(b) * (max(src[i] for i in b) + max(tgt[i] for i in b)) <= 200 for b in batches)
-    assert batches == B.token_batches(src, tgt, 200, torch.Generator().manual_seed(1))   # resumable
-    assert batches != B.token_batches(src, tgt, 200, torch.Generator().manual_seed(2))
+    assert batches == text.token_batches(src, tgt, 200, torch.Generator().manual_seed(1))   # resumable
+    assert batches != text.token_batches(src, tgt, 200, torch.Generator().manual_seed(2))
     with pytest.raises(ValueError, match="more than max_tokens"):
-        B.token_batches([30], [30], 50)
+        text.token_batches([30], [30], 50)
     with pytest.raises(ValueError, match="as many source as target"):
-        B.token_batches([3, 4], [3], 50)
+        text.token_batches([3, 4], [3], 50)
 
 
 # --------------------------------------------------------------------------- models of the recipes
 
 
 def test_bidirectional_encoder_state_is_both_directions_of_nn_gru():
-    from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
+    from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
 
     torch.manual_seed(0)
     model = Seq2Seq(Seq2SeqConfig(30, 30, d_emb=8, d_hidden=12, bidirectional=True, share_embeddings=True))
@@ -121,7 +122,7 @@ def test_bidirectional_encoder_state_is_both_directions_of_nn_gru():
 
 
 def test_transformer_shared_embeddings():
-    from coursekit.transformer import Transformer, TransformerConfig
+    from coursekit.transformer.model import Transformer, TransformerConfig
 
     model = Transformer(TransformerConfig(40, 40, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
                                           d_ff=32, share_embeddings=True))
@@ -226,9 +227,9 @@ def test_cli_evaluate_and_translate():
 
 
 def test_translate_with_attention_and_monotonicity(small):
-    from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
-    from coursekit.transformer import Transformer, TransformerConfig
-    from coursekit.translation.inspect import alignment_monotonicity, translate_with_attention
+    from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
+    from coursekit.transformer.model import Transformer, TransformerConfig
+    from coursekit.translation.explore import alignment_monotonicity, translate_with_attention
 
     V = len(small.tgt_vocab)
     torch.manual_seed(0)

@@ -5,7 +5,8 @@ matplotlib.use("Agg")
 import pytest
 import torch
 
-from coursekit import viz, widgets
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
 
 
 def test_plot_curves_and_heatmap():

@@ -1,4 +1,4 @@
-"""The live explorers (``coursekit.widgets.explorer``) in a real browser: JupyterLab + Chromium.
+"""The live explorers (``coursekit.viz.widgets.explorer``) in a real browser: JupyterLab + Chromium.
 
 Everywhere else the explorers run headless (``COURSEKIT_HEADLESS=1``: nbval, CI, the site) and show
 their static fallback; this test is the only one that drives the live ipywidgets path. It starts
@@ -23,7 +23,7 @@ Debian's Chromium. For each notebook it:
   then runs the cell again and pastes into the fresh explorer, PASTE_TRIES times in all: the first
   change of a fresh explorer is drawn on the kernel's main thread while the widget echoes arrive on a
   subshell thread, where matplotlib's post_execute hooks closed or redrew the half-built figure (the
-  race coursekit.widgets now locks out; without the lock 1 paste in 4 to 8 came out blank here);
+  race coursekit.viz.widgets now locks out; without the lock 1 paste in 4 to 8 came out blank here);
 * fails on any browser console error or uncaught page exception (known harmless ones are listed in
   ``HARMLESS_CONSOLE_ERRORS``, each with the reason).
 

@@ -30,7 +30,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.attention.masks import causal_mask, combine_masks
-from coursekit.checks import check_positive_int, check_probability, check_tensor
+from coursekit.validation import (
+    check_positive_int,
+    check_probability,
+    check_row_index,
+    check_same_dtype,
+    check_tensor,
+)
 
 __all__ = [
     "KVCache",
@@ -73,16 +79,6 @@ def _check_mask(mask: torch.Tensor, batch: torch.Size, T_q: int, T_k: int) -> to
                          "Write the dims out: mask[None, None] for a (T_q, T_k) mask, padding_mask(keep) "
                          "(B, 1, 1, T_k) for a padding mask")
     return mask
-
-
-def _check_dtype(x: torch.Tensor, name: str, weight: torch.Tensor) -> None:
-    """``x`` must have the dtype of the layer's weights (else a matrix product fails deep inside torch).
-
-    Under ``torch.autocast`` mixed dtypes are expected (autocast casts them), so nothing is checked there.
-    """
-    if x.dtype != weight.dtype and not torch.is_autocast_enabled(x.device.type):
-        raise TypeError(f"{name} has dtype {x.dtype} but the layer's weights are {weight.dtype}; "
-                        f"convert one of them, e.g. {name}.to({weight.dtype})")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -224,18 +220,6 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).reshape(B, T, H * D)  # (B, T, C)
 
 
-def _row_index(index: torch.Tensor, n_rows: int | None, device=None) -> torch.Tensor:
-    """A checked 1-D integer index into ``n_rows`` batch rows (any number when None), moved to ``device``."""
-    if not isinstance(index, torch.Tensor):
-        raise TypeError(f"index must be a 1-D integer tensor of batch rows, got {type(index).__name__}")
-    if index.dim() != 1 or index.dtype.is_floating_point or index.dtype == torch.bool:
-        raise TypeError(f"index must be a 1-D integer tensor of batch rows, got {index.dtype} {tuple(index.shape)}")
-    if n_rows is not None and index.numel() and (int(index.min()) < 0 or int(index.max()) >= n_rows):
-        raise ValueError(f"index values must lie in [0, {n_rows}) (there are {n_rows} batch rows), "
-                         f"got min {int(index.min())}, max {int(index.max())}")
-    return index.to(device=device, dtype=torch.long)
-
-
 class KVCache:
     """Keys and values of the positions seen so far, for one attention layer.
 
@@ -280,7 +264,7 @@ class KVCache:
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` (beam search re-ranks its hypotheses every step)."""
-        index = _row_index(index, None if self.k is None else self.k.shape[0])
+        index = check_row_index(index, None if self.k is None else self.k.shape[0])
         self._select(index)
 
     def _select(self, index: torch.Tensor) -> None:
@@ -357,7 +341,7 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"key and value must have the same length T_k, got key {tuple(key.shape)} "
                              f"and value {tuple(value.shape)}")
         for name, t in (("query", query), ("key", key), ("value", value)):
-            _check_dtype(t, name, self.q_proj.weight)
+            check_same_dtype(t, name, self.q_proj.weight)
         if cache is not None and not isinstance(cache, KVCache):
             raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
 

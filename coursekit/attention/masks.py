@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from coursekit.checks import check_positive_int, check_tensor
+from coursekit.validation import check_positive_int, check_tensor
 
 __all__ = [
     "causal_mask",

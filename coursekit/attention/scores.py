@@ -30,12 +30,12 @@ import math
 import torch
 from torch import nn
 
-from coursekit.attention.core import _check_dtype
-from coursekit.checks import (
+from coursekit.validation import (
     check_bool_mask,
     check_finite,
     check_positive_float,
     check_positive_int,
+    check_same_dtype,
     check_tensor,
 )
 
@@ -103,7 +103,7 @@ class GeneralScore(nn.Module):
         if keys.shape[-1] != self.W.in_features or query.shape[-1] != self.W.out_features:
             raise ValueError(f"GeneralScore expects query width {self.W.out_features} and key width "
                              f"{self.W.in_features}, got {query.shape[-1]} and {keys.shape[-1]}")
-        _check_dtype(query, "query", self.W.weight)
+        check_same_dtype(query, "query", self.W.weight)
         return query @ self.W(keys).transpose(-2, -1)  # (..., T_q, d_q) @ (..., d_q, T_k)
 
 
@@ -126,7 +126,7 @@ class AdditiveScore(nn.Module):
         if query.shape[-1] != self.W_h.in_features or keys.shape[-1] != self.W_s.in_features:
             raise ValueError(f"AdditiveScore expects query width {self.W_h.in_features} and key width "
                              f"{self.W_s.in_features}, got {query.shape[-1]} and {keys.shape[-1]}")
-        _check_dtype(query, "query", self.W_h.weight)
+        check_same_dtype(query, "query", self.W_h.weight)
         hidden = torch.tanh(self.W_h(query).unsqueeze(-2) + self.W_s(keys).unsqueeze(-3))  # (..., T_q, T_k, A)
         return self.v(hidden).squeeze(-1)  # (..., T_q, T_k)
 
@@ -169,7 +169,7 @@ class LocationScore(nn.Module):
             raise ValueError(f"LocationScore was built for at most {self.max_len} source positions, got T_k = {T_k}")
         if query.shape[-1] != self.W_a.in_features:
             raise ValueError(f"LocationScore expects query width {self.W_a.in_features}, got {query.shape[-1]}")
-        _check_dtype(query, "query", self.W_a.weight)
+        check_same_dtype(query, "query", self.W_a.weight)
         scores = self.W_a(query)[..., :T_k]  # (..., T_q, T_k)
         batch = torch.broadcast_shapes(query.shape[:-2], keys.shape[:-2])
         return scores.expand(*batch, query.shape[-2], T_k)
@@ -205,8 +205,12 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     ``mask`` (bool, True = keep) broadcasts to ``scores`` (it may not make them larger).
 
     Convention: a row with no kept position has no distribution; it gets all-zero weights (not NaN).
+    ``-inf`` scores are allowed (weight 0); NaN or ``+inf`` scores have no softmax and are an error.
     """
     check_tensor(scores, "scores", floating=True)
+    if torch.isnan(scores).any() or torch.isposinf(scores).any():
+        raise ValueError("scores contain NaN or +inf: their softmax would be NaN (a diverged model, or a score "
+                         "function that overflowed); -inf is allowed and means weight 0")
     if mask is None:
         return torch.softmax(scores, dim=-1)
     check_bool_mask(mask, "mask")
@@ -286,7 +290,7 @@ class LuongOutput(nn.Module):
         for name, t, width in (("context", context, self.d_context), ("hidden", hidden, self.d_hidden)):
             if t.dim() == 0 or t.shape[-1] != width:
                 raise ValueError(f"{name} must have last dim d_{name}={width}, got {tuple(t.shape)}")
-            _check_dtype(t, name, self.W_c.weight)
+            check_same_dtype(t, name, self.W_c.weight)
         if context.shape[:-1] != hidden.shape[:-1]:
             raise ValueError(f"context {tuple(context.shape)} and hidden {tuple(hidden.shape)} must agree "
                              "in every dim but the last")

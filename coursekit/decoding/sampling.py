@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-from coursekit.checks import check_tensor
+from coursekit.validation import check_tensor
 
 __all__ = ["apply_temperature", "top_k_filter", "top_p_filter", "filter_logits", "sample_next"]
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
-from coursekit.checks import check_positive_int, check_tensor
 from coursekit.decoding.sampling import _check_scores
+from coursekit.validation import check_positive_int, check_tensor
 
 __all__ = ["SearchResult", "greedy_search", "beam_search", "beam_search_step", "reorder_state"]
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from coursekit.checks import check_choice, check_positive_float
+from coursekit.validation import check_choice, check_positive_float
 
 GRADING_LOG_ENV = "COURSEKIT_GRADING_LOG"
 
@@ -234,7 +234,7 @@ def forbid_references(student_fn: Callable, references: tuple[str, ...], exercis
             if any(original is s for s in stand_ins):   # another name of a reference patched above
                 continue
             named_here = _refusing(original, dotted, student_globals, exercise)
-            # the modules that import it (coursekit.bart uses bart_batches.shift_tokens_right) refuse it too
+            # the modules that import it (coursekit.bart.model uses bart_batches.shift_tokens_right) refuse it too
             places = [(owner, named_here)] + [
                 (m, _refusing(original, f"{m.__name__}.{name}", student_globals, exercise))
                 for m in _course_modules_binding(name, original, owner)]

@@ -48,8 +48,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from coursekit.exercises.core import FAILED, GRADING_LOG_ENV, NOT_ATTEMPTED, PASSED, CheckResult
-from coursekit.exercises.student import Exercise, MarkerError, exercise_header, exercises_of
-from coursekit.exercises.written import _written_rows, written_exercises
+from coursekit.exercises.student import ANSWER_STUB, Exercise, MarkerError, exercise_header, exercises_of
+from coursekit.exercises.written import WrittenExercise, written_exercises
 
 __all__ = ["DEFAULT_TIMEOUT", "MARK_BY_HAND", "ExerciseGrade", "GradeReport", "grade", "grading_env"]
 
@@ -158,6 +158,39 @@ class GradeReport:
                       f"({c[FAILED]} failed, {c[NOT_ATTEMPTED]} not attempted)"
                   + (f"; {n_written} written exercise(s) {MARK_BY_HAND}" if n_written else "")]
         return "\n".join(lines)
+
+
+def _written_message(exercise: WrittenExercise | None, mark_scheme: str | None, reference_given: bool) -> str:
+    """What the table says about a written exercise: is there an answer, and how to mark it."""
+    if exercise is None:
+        said = "the exercise's markdown cell is missing from the submission"
+    elif not exercise.answered:
+        said = f"no answer yet (the cell still says {ANSWER_STUB})"
+    else:
+        said = "the answer is in the notebook"
+    if mark_scheme:
+        return f"{said}; mark scheme: " + " ".join(mark_scheme.split())
+    if reference_given:
+        return (f"{said}; the reference notebook has no mark scheme for it (pass the instructor's notebook as "
+                "--reference to see it here)")
+    return f"{said}; the mark scheme is in the instructor's notebook (grade with --reference INSTRUCTOR.ipynb)"
+
+
+def written_rows(submitted: list[WrittenExercise], expected: list[WrittenExercise] | None,
+                  notes: list[str]) -> list[ExerciseGrade]:
+    """One row per written exercise: those of the reference when there is one, else the submission's."""
+    def row(listed: WrittenExercise, answer: WrittenExercise | None, scheme: str | None) -> ExerciseGrade:
+        return ExerciseGrade(listed.number, listed.title, MARK_BY_HAND,
+                             _written_message(answer, scheme, expected is not None), kind="written",
+                             mark_scheme=scheme, answer=answer.source if answer else None)
+
+    if expected is None:
+        return [row(w, w, w.mark_scheme) for w in submitted]
+    # matched by number; an unnumbered one (a mark scheme without a header) by its cell
+    by_key = {w.number or f"cell {w.cell_index}": w for w in submitted}
+    rows = [row(w, by_key.pop(w.number or f"cell {w.cell_index}", None), w.mark_scheme) for w in expected]
+    notes += [f"written exercise {n} is not in the reference notebook; not listed" for n in by_key if n[0].isdigit()]
+    return rows
 
 
 def _row_dict(e: ExerciseGrade) -> dict:
@@ -388,11 +421,11 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     rows = [_grade_exercise(e, span, runs) for e, span in zip(exercises, _spans(exercises, len(nb.cells)))]
     if expected is not None:
         rows = _match_reference(rows, expected, notes)
-    written_rows = _written_rows(written, expected_written, notes)
     first = exercises[0].cell_index if exercises else len(nb.cells)
     lesson_errors = [{"cell": i + 1, "error": run.error[0], "message": run.error[1]}
                      for i, run in sorted(runs.items()) if i < first and run.error]
-    return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes, lesson_errors, written_rows)
+    return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes, lesson_errors,
+                       written_rows(written, expected_written, notes))
 
 
 def _read_notebook(path, name: str, what: str):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import nbformat
 
-from coursekit.checks import check_choice
+from coursekit.validation import check_choice
 
 __all__ = [
     "SOLUTION_BEGIN", "SOLUTION_END", "MARK_SCHEME_BEGIN", "MARK_SCHEME_END", "ANSWER_STUB",

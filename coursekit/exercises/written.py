@@ -4,8 +4,8 @@ A markdown cell holds a written exercise when it has a mark scheme (``=== BEGIN 
 ``=== END MARK SCHEME ===``, which the student version turns into ``_Your answer here._``), still
 holds that answer stub, or has a header ``**Exercise N (written).**`` (any word in the parentheses)
 whose number is not a code exercise's. :func:`written_exercises` finds them in any version of a
-notebook; the grader (:mod:`coursekit.exercises.grade`) lists them as **to be marked by hand**, with
-the mark scheme when the reference notebook (the instructor's) has one.
+notebook; the grader (:mod:`coursekit.exercises.grade`, which imports this module) lists them as
+**to be marked by hand**, with the mark scheme when the reference notebook (the instructor's) has one.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from coursekit.exercises.student import (
     ANSWER_STUB,
@@ -23,9 +22,6 @@ from coursekit.exercises.student import (
     _check_notebook,
     solution_regions,
 )
-
-if TYPE_CHECKING:                                   # for the annotation only: no import cycle at run time
-    from coursekit.exercises.grade import ExerciseGrade
 
 __all__ = ["WrittenExercise", "written_exercises"]
 
@@ -105,38 +101,3 @@ def written_exercises(nb, *, code_numbers: set[str] = frozenset(), name: str = "
             found.append(WrittenExercise(header["number"] if header else "", _title(header, source), index,
                                          "\n\n".join(own) if own else None, not stub, source))
     return found
-
-
-def _written_message(exercise: WrittenExercise | None, mark_scheme: str | None, reference_given: bool) -> str:
-    """What the table says about a written exercise: is there an answer, and how to mark it."""
-    if exercise is None:
-        said = "the exercise's markdown cell is missing from the submission"
-    elif not exercise.answered:
-        said = f"no answer yet (the cell still says {ANSWER_STUB})"
-    else:
-        said = "the answer is in the notebook"
-    if mark_scheme:
-        return f"{said}; mark scheme: " + " ".join(mark_scheme.split())
-    if reference_given:
-        return (f"{said}; the reference notebook has no mark scheme for it (pass the instructor's notebook as "
-                "--reference to see it here)")
-    return f"{said}; the mark scheme is in the instructor's notebook (grade with --reference INSTRUCTOR.ipynb)"
-
-
-def _written_rows(submitted: list[WrittenExercise], expected: list[WrittenExercise] | None,
-                  notes: list[str]) -> list[ExerciseGrade]:
-    """One row per written exercise: those of the reference when there is one, else the submission's."""
-    from coursekit.exercises.grade import MARK_BY_HAND, ExerciseGrade  # grade imports this module
-
-    def row(listed: WrittenExercise, answer: WrittenExercise | None, scheme: str | None) -> ExerciseGrade:
-        return ExerciseGrade(listed.number, listed.title, MARK_BY_HAND,
-                             _written_message(answer, scheme, expected is not None), kind="written",
-                             mark_scheme=scheme, answer=answer.source if answer else None)
-
-    if expected is None:
-        return [row(w, w, w.mark_scheme) for w in submitted]
-    # matched by number; an unnumbered one (a mark scheme without a header) by its cell
-    by_key = {w.number or f"cell {w.cell_index}": w for w in submitted}
-    rows = [row(w, by_key.pop(w.number or f"cell {w.cell_index}", None), w.mark_scheme) for w in expected]
-    notes += [f"written exercise {n} is not in the reference notebook; not listed" for n in by_key if n[0].isdigit()]
-    return rows

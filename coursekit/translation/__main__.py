@@ -15,14 +15,17 @@ import json
 import sys
 from pathlib import Path
 
-from coursekit.translation.recipes import MODELS
+import torch
+
+from coursekit.data import model_dir
+from coursekit.translation import throughput
+from coursekit.translation.benchmark import TOKENIZER_FILE, load_benchmark, load_tokenizer, train_tokenizer
+from coursekit.translation.core import TranslationData
+from coursekit.translation.recipes import MODELS, evaluate, export, load_model, train, translate_sentences
 
 
 def _evaluate(args) -> int:
     import time
-
-    from coursekit.translation.benchmark import load_benchmark
-    from coursekit.translation.recipes import evaluate, load_model
 
     data = load_benchmark(n_valid=0)
     model, report = load_model(args.model, args.dir, data=data)
@@ -43,10 +46,6 @@ def _evaluate(args) -> int:
 
 
 def _translate(args) -> int:
-    from coursekit.translation.benchmark import load_tokenizer
-    from coursekit.translation.core import TranslationData
-    from coursekit.translation.recipes import load_model, translate_sentences
-
     tok = load_tokenizer()
     data = TranslationData([], [], tok, tok, 10, {"benchmark": {"tokenizer_sha256": tok.sha256()}})
     model, _ = load_model(args.model, args.dir, data=data)
@@ -60,9 +59,6 @@ def _translate(args) -> int:
 def _train(args) -> int:
     import torch
 
-    from coursekit.translation.benchmark import load_benchmark
-    from coursekit.translation.recipes import export, train
-
     if args.threads:
         torch.set_num_threads(args.threads)
     data = load_benchmark()
@@ -74,12 +70,19 @@ def _train(args) -> int:
 
 
 def _tokenizer(args) -> int:
-    from coursekit.data import model_dir
-    from coursekit.translation.benchmark import TOKENIZER_FILE, train_tokenizer
-
     out = Path(args.out) if args.out else model_dir("translation")
     path = train_tokenizer().save(out / TOKENIZER_FILE)
     print(f"wrote {path} (the committed models need the committed file: retraining reorders tied ids)")
+    return 0
+
+
+def _throughput(args) -> int:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    result = throughput.compare(updates=args.updates)
+    print(json.dumps(result) if args.json else
+          f"ours {result['ours_per_s']:.0f} tok/s, nn.Transformer {result['reference_per_s']:.0f} tok/s, "
+          f"ratio {result['ratio']:.2f} ({result['torch_threads']} threads, load {result['load_average']:.1f})")
     return 0
 
 
@@ -110,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     tk = sub.add_parser("tokenizer", help="train the benchmark BPE on the training pairs")
     tk.add_argument("--out", default=None, help="folder (default data/translation)")
     tk.set_defaults(run=_tokenizer)
+    th = sub.add_parser("throughput", help="training tokens per second: our Transformer vs nn.Transformer")
+    th.add_argument("--updates", type=int, default=20)
+    th.add_argument("--threads", type=int, default=None)
+    th.add_argument("--json", action="store_true")
+    th.set_defaults(run=_throughput)
     return parser
 
 

@@ -14,26 +14,22 @@ Transformer (08), BART fine-tuned (11) — is measured on the same thing:
 * **showcase**: :func:`showcase` — the first 12 test sentences and 8 everyday sentences that are not in
   Tatoeba at all, shown by every notebook so that models can be compared by eye.
 
-Batches are built by :func:`token_batches`: pairs of similar length go together and a batch holds at most
+Batches are built by :func:`coursekit.text.token_batches`: pairs of similar length go together and a batch holds at most
 ``max_tokens`` tokens (source + target, padding included), so a batch of short sentences has more of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
-from coursekit.checks import check_count as _check_count
-from coursekit.checks import check_generator as _check_generator
-from coursekit.checks import check_int_sequence, check_positive_int
 from coursekit.data import model_dir
 from coursekit.translation.core import TranslationData, load_translation, normalize
 from coursekit.translation.subword import SubwordVocab
+from coursekit.validation import check_count as _check_count
+from coursekit.validation import check_positive_int
 
 __all__ = ["BENCHMARK", "EVERYDAY", "load_benchmark", "load_tokenizer", "train_tokenizer", "showcase",
-           "token_batches", "TOKENIZER_FILE"]
+           "TOKENIZER_FILE"]
 
 #: The benchmark's fixed settings (changing any of them changes every reported BLEU).
 BENCHMARK = {"max_len": 10, "test_per_mille": 50, "n_test": 1000, "n_valid": 500, "bpe_size": 8000,
@@ -113,41 +109,3 @@ def showcase(data: TranslationData, n_test: int = 12) -> list[dict]:
     rows = [{"source": " ".join(e), "reference": " ".join(f), "kind": "test"} for e, f in data.test[:n_test]]
     rows += [{"source": normalize(e), "reference": normalize(f), "kind": "everyday"} for e, f in EVERYDAY]
     return rows
-
-
-def token_batches(src_lengths: Sequence[int], tgt_lengths: Sequence[int], max_tokens: int,
-                  generator: torch.Generator | None = None, *, pool: int = 100) -> list[list[int]]:
-    """One epoch of length-grouped batches: lists of pair indices, each batch ≤ ``max_tokens`` tokens.
-
-    The pairs are shuffled, cut into pools of ``pool`` × a typical batch, sorted by length inside each
-    pool and cut into batches with B × (longest source + longest target) ≤ ``max_tokens``; the batch
-    order is shuffled again. Same lengths and same ``generator`` state → same batches (for ``--resume``).
-    """
-    src_lengths = check_int_sequence(src_lengths, "src_lengths")
-    tgt_lengths = check_int_sequence(tgt_lengths, "tgt_lengths")
-    check_positive_int(max_tokens, "max_tokens")
-    check_positive_int(pool, "pool")
-    _check_generator(generator)
-    if len(src_lengths) != len(tgt_lengths) or not len(src_lengths):
-        raise ValueError(f"need as many source as target lengths (≥ 1), got {len(src_lengths)} and {len(tgt_lengths)}")
-    longest = max(s + t for s, t in zip(src_lengths, tgt_lengths))
-    if longest > max_tokens:
-        raise ValueError(f"a pair has {longest} tokens, more than max_tokens={max_tokens}")
-    order = torch.randperm(len(src_lengths), generator=generator).tolist()
-    per_batch = max(1, max_tokens // max(1, longest // 2))
-    batches: list[list[int]] = []
-    for start in range(0, len(order), pool * per_batch):
-        chunk = sorted(order[start:start + pool * per_batch], key=lambda i: (src_lengths[i], tgt_lengths[i]))
-        batch: list[int] = []
-        width_s = width_t = 0
-        for i in chunk:
-            s, t = max(width_s, src_lengths[i]), max(width_t, tgt_lengths[i])
-            if batch and (len(batch) + 1) * (s + t) > max_tokens:
-                batches.append(batch)
-                batch, s, t = [], src_lengths[i], tgt_lengths[i]
-            batch.append(i)
-            width_s, width_t = s, t
-        if batch:
-            batches.append(batch)
-    perm = torch.randperm(len(batches), generator=generator).tolist()
-    return [batches[i] for i in perm]

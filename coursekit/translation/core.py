@@ -41,12 +41,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from coursekit.checks import check_count as _check_count
-from coursekit.checks import check_generator as _check_generator
-from coursekit.checks import check_int_sequence, check_positive_float, check_positive_int
+from coursekit.data import load_tatoeba
 from coursekit.text import Vocab, pad_batch
 from coursekit.translation.scoring import BleuReport, bleu_by_length, corpus_bleu, corpus_chrf, length_buckets
 from coursekit.translation.subword import SubwordVocab
+from coursekit.validation import check_count as _check_count
+from coursekit.validation import check_generator as _check_generator
+from coursekit.validation import check_int_sequence, check_positive_float, check_positive_int
 
 __all__ = [
     "COURSE_SPLIT",
@@ -340,8 +341,6 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
     a validation split. ``subwords``: a :class:`~coursekit.translation.subword.SubwordVocab` to use for
     both languages instead of word vocabularies (``min_freq`` / ``max_vocab`` are then unused).
     """
-    from coursekit.data import load_tatoeba
-
     check_positive_int(max_len, "max_len")
     check_positive_int(min_freq, "min_freq")
     _check_count(seed, "seed")

@@ -12,7 +12,7 @@ One recipe per model, all on :mod:`coursekit.translation.benchmark` (shared BPE,
 
 All three train with Adam(0.9, 0.98), a linear warm-up then inverse-square-root decay (Vaswani et al.
 2017, Eq. 3), label smoothing 0.1, gradient clipping at 1, and length-grouped batches of at most
-``max_tokens`` tokens (:func:`~coursekit.translation.benchmark.token_batches`).
+``max_tokens`` tokens (:func:`~coursekit.text.token_batches`).
 
 :func:`train` runs a recipe with a checkpoint every few minutes in a work folder and resumes from it
 (``resume=True``): the batches of an epoch depend only on the seed and the epoch number, so a resumed run
@@ -33,13 +33,17 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from coursekit.checks import check_choice, check_positive_float, check_positive_int, check_probability
-from coursekit.checks import check_count as _check_count
-from coursekit.data import sha256_file
-from coursekit.resumable import hardware, train_in_folder
-from coursekit.translation.benchmark import load_benchmark, showcase, token_batches
-from coursekit.translation.core import TranslationData, _check_translation_model
+from coursekit.data import model_dir, sha256_file
+from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
+from coursekit.text import pad_batch, token_batches
+from coursekit.training.loop import count_parameters, load_model_directory, save_checkpoint
+from coursekit.training.resumable import hardware, train_in_folder
+from coursekit.transformer.model import Transformer, TransformerConfig
+from coursekit.translation.benchmark import load_benchmark, showcase
+from coursekit.translation.core import TranslationData, _check_translation_model, split_tokens, translator
 from coursekit.translation.scoring import BleuReport, _check_strings
+from coursekit.validation import check_choice, check_positive_float, check_positive_int, check_probability
+from coursekit.validation import check_count as _check_count
 
 __all__ = ["Recipe", "RECIPES", "MODELS", "build_model", "train", "export", "load_model", "evaluate",
            "translate_sentences", "inverse_sqrt"]
@@ -96,10 +100,7 @@ def build_model(recipe: Recipe, vocab_size: int) -> nn.Module:
         raise TypeError(f"recipe must be a Recipe, got {type(recipe).__name__}")
     check_positive_int(vocab_size, "vocab_size")
     if recipe.model == "transformer":
-        from coursekit.transformer import Transformer, TransformerConfig
-
         return Transformer(TransformerConfig(vocab_size, vocab_size, **recipe.arch))
-    from coursekit.seq2seq import Seq2Seq, Seq2SeqConfig
 
     model = Seq2Seq(Seq2SeqConfig(vocab_size, vocab_size, **recipe.arch))
     nn.init.normal_(model.encoder.embedding.weight, std=recipe.arch["d_emb"] ** -0.5)  # not N(0, 1)
@@ -128,8 +129,6 @@ def valid_nll(model: nn.Module, data: TranslationData, split: str = "valid", bat
 def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, beam_size: int = 1,
              limit: int | None = None, batch_size: int = 250) -> BleuReport:
     """BLEU / chrF / by-length of greedy (or beam) translations of ``split``."""
-    from coursekit.translation.core import translator
-
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
     return data.evaluate(translator(model, beam_size=beam_size, max_len=2 * data.max_len + 10), split=split,
@@ -139,9 +138,6 @@ def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, be
 def translate_sentences(model: nn.Module, data: TranslationData, sentences: list[str], *,
                         beam_size: int = 1) -> list[str]:
     """Raw English sentences → normalised French strings (the CLI's ``translate``)."""
-    from coursekit.text import pad_batch
-    from coursekit.translation.core import split_tokens
-
     _check_translation_model(model)
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
@@ -220,8 +216,6 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
            recipe: Recipe | None = None) -> dict:
     """Write ``out/model.safetensors`` (fp16) and ``out/report.json``; the test figures are measured on the
     weights *as stored* (rounded to fp16, loaded back as fp32)."""
-    from coursekit.train import save_checkpoint
-
     check_choice(name, "name", list(RECIPES))
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
@@ -246,7 +240,6 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
     subset = evaluate(model, data, "test", limit=SUBSET)  # what the reload test in CI reproduces
     shown = showcase(data)
     hyps = translate_sentences(model, data, [r["source"] for r in shown])
-    from coursekit.train import count_parameters
 
     figures = {
         "model": name, "recipe": asdict(recipe), "benchmark": data.info["benchmark"],
@@ -277,9 +270,6 @@ def _epoch_len(data: TranslationData, recipe: Recipe) -> int:
 def load_model(name: str, directory: str | Path | None = None, *, data: TranslationData | None = None
                ) -> tuple[nn.Module, dict]:
     """The committed model ``name`` (fp32, eval mode) and its report; the file's sha256 must match the report."""
-    from coursekit.data import model_dir
-    from coursekit.train import load_model_directory
-
     if name not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {name!r}")
     if directory is not None and not isinstance(directory, (str, Path)):

@@ -13,8 +13,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from coursekit.checks import check_count as _check_count
-from coursekit.checks import check_int_sequence, check_positive_int
+from coursekit.metrics import bleu
+from coursekit.validation import check_count as _check_count
+from coursekit.validation import check_int_sequence, check_positive_int
 
 __all__ = [
     "BleuReport",
@@ -46,7 +47,6 @@ def _check_corpus(hypotheses, references, metric: str) -> None:
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (sacrebleu, 13a tokenisation, 0–100) of detokenised strings, one reference each."""
     _check_corpus(hypotheses, references, "BLEU")
-    from coursekit.metrics import bleu
 
     # Our strings are space-tokenised ("il pleut ."); sacrebleu's 13a tokeniser splits punctuation off
     # anyway, so the score is the same, but it warns about "tokenized periods" on every call: silence it.

@@ -21,8 +21,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from coursekit.checks import check_positive_int
 from coursekit.text import SPECIALS, UNK, decode_ids
+from coursekit.validation import check_positive_int
 
 __all__ = ["SubwordVocab", "END_OF_WORD"]
 

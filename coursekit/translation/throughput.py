@@ -2,18 +2,16 @@
 
 A slow from-scratch model is a worse lesson: the class profile gets fewer updates in its minutes. This
 module times one training update (forward, backward, Adam step) of the course's
-:class:`~coursekit.transformer.Transformer` and of a model of the same size built on
+:class:`~coursekit.transformer.model.Transformer` and of a model of the same size built on
 ``torch.nn.Transformer`` (same embeddings, positions, tied output layer, masks, dropout), on the *same*
 benchmark batches, alternating the two so that a change in machine load hits both alike.
 
-``python -m coursekit.translation.throughput [--updates N] [--json]`` prints target tokens per second
+``python -m coursekit.translation throughput [--updates N] [--json]`` prints target tokens per second
 of both and their ratio (ours ÷ torch, > 1 = ours faster).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import time
@@ -23,11 +21,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.checks import check_bool_mask, check_positive_int, check_tensor, check_token_ids
-from coursekit.checks import check_count as _check_count
-from coursekit.transformer import Transformer, TransformerConfig
-from coursekit.transformer_layers import sinusoidal_positions
+from coursekit.text import token_batches
+from coursekit.transformer.layers import sinusoidal_positions
+from coursekit.transformer.model import Transformer, TransformerConfig
+from coursekit.translation.benchmark import load_benchmark
 from coursekit.translation.core import TranslationData
+from coursekit.translation.recipes import RECIPES
+from coursekit.validation import check_bool_mask, check_positive_int, check_tensor, check_token_ids
+from coursekit.validation import check_count as _check_count
 
 __all__ = ["TorchTransformerMT", "compare"]
 
@@ -86,8 +87,6 @@ def compare(data=None, *, updates: int = 20, warmup: int = 3, max_tokens: int = 
     check_positive_int(updates, "updates")
     _check_count(warmup, "warmup")
     check_positive_int(max_tokens, "max_tokens")
-    from coursekit.translation.benchmark import load_benchmark, token_batches
-    from coursekit.translation.recipes import RECIPES
 
     data = data or load_benchmark(n_valid=0)
     cfg = TransformerConfig(len(data.tgt_vocab), len(data.tgt_vocab), **RECIPES["transformer"].arch)
@@ -111,22 +110,3 @@ def compare(data=None, *, updates: int = 20, warmup: int = 3, max_tokens: int = 
             "target_tokens": tokens, "ours_per_s": round(per_s["ours"], 1), "reference_per_s": round(per_s["torch"], 1),
             "ratio": round(per_s["ours"] / per_s["torch"], 3), "torch_threads": torch.get_num_threads(),
             "load_average": os.getloadavg()[0], "torch": torch.__version__}
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m coursekit.translation.throughput", description=__doc__)
-    parser.add_argument("--updates", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    result = compare(updates=args.updates)
-    print(json.dumps(result) if args.json else
-          f"ours {result['ours_per_s']:.0f} tok/s, nn.Transformer {result['reference_per_s']:.0f} tok/s, "
-          f"ratio {result['ratio']:.2f} ({result['torch_threads']} threads, load {result['load_average']:.1f})")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

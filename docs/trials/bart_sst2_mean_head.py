@@ -3,9 +3,9 @@
 # (1 thread, ~3 min per run on the 2-core CPU)
 import json, sys, time, torch
 from dataclasses import replace
-import coursekit.bart_finetuning as bf
-from coursekit.bart_heads import BartForSequenceClassification
-from coursekit.bart_corpus import BartVocab
+import coursekit.bart.finetuning as bf
+from coursekit.bart.heads import BartForSequenceClassification
+from coursekit.bart.corpus import BartVocab
 torch.set_num_threads(1)
 
 class MeanHead(BartForSequenceClassification):

@@ -2,9 +2,9 @@
 # Run from the repository root: python docs/trials/bart_sst2_probe.py  (1 thread, ~2 min on the 2-core CPU)
 import json, sys, torch, numpy as np
 from sklearn.linear_model import LogisticRegression
-from coursekit.bart_heads import BartForSequenceClassification
-from coursekit.bart_finetuning import sst2_data, starting_model
-from coursekit.bart_corpus import BartVocab
+from coursekit.bart.heads import BartForSequenceClassification
+from coursekit.bart.finetuning import sst2_data, starting_model
+from coursekit.bart.corpus import BartVocab
 from coursekit.text import pad_batch
 torch.set_num_threads(1)
 vocab = BartVocab()

@@ -16,7 +16,8 @@ from typing import Any
 
 import torch
 
-from coursekit.bart_batches import shift_tokens_right
+from coursekit.bart.batches import shift_tokens_right
+from coursekit.bart.noising import split_sentences
 from coursekit.exercises.core import (
     CheckFailed,
     describe,
@@ -26,7 +27,6 @@ from coursekit.exercises.core import (
     require_function,
     run_student,
 )
-from coursekit.noising import split_sentences
 
 __all__ = ["check_sentence_permutation", "check_shift_tokens_right", "check_text_infilling"]
 
@@ -146,7 +146,7 @@ _INFILL_CASES = [
 
 
 @exercise_check("text infilling (each span → ONE [MASK]; zero-length spans insert one; specials untouched)",
-                reimplements=("coursekit.noising.text_infilling", "coursekit.noising._rebuild_with_masks"))
+                reimplements=("coursekit.bart.noising.text_infilling", "coursekit.bart.noising._rebuild_with_masks"))
 def check_text_infilling(infill_fn) -> None:
     """``infill_fn(ids: list[int], spans: list[(start, length)], mask_id, special_ids) -> list[int]``.
 
@@ -246,7 +246,7 @@ _PERMUTE_CASES = [
 
 
 @exercise_check("sentence permutation (split after each full stop, reorder, specials stay in place)",
-                reimplements=("coursekit.noising.sentence_permutation", "coursekit.noising.split_sentences"))
+                reimplements=("coursekit.bart.noising.sentence_permutation", "coursekit.bart.noising.split_sentences"))
 def check_sentence_permutation(permute_fn) -> None:
     """``permute_fn(ids: list[int], order: list[int], end_id, special_ids) -> list[int]``.
 
@@ -320,7 +320,7 @@ _SHIFT_CASES = [
 
 
 @exercise_check("shift_tokens_right (decoder inputs = [start] + targets[:-1]; -100 → <pad>)",
-                reimplements=("coursekit.bart_batches.shift_tokens_right",
+                reimplements=("coursekit.bart.batches.shift_tokens_right",
                               "transformers.models.bart.modeling_bart.shift_tokens_right"))
 def check_shift_tokens_right(shift_fn) -> None:
     """``shift_fn(labels (B, T) long, pad_id, decoder_start_id) -> (B, T) long``."""

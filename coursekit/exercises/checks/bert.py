@@ -24,8 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.bert import BertConfig, BertEmbeddings
-from coursekit.bert_data import IGNORE_INDEX
+from coursekit.bert.model import BertConfig, BertEmbeddings
+from coursekit.bert.objectives import IGNORE_INDEX
 from coursekit.exercises.core import (
     CheckFailed,
     describe,
@@ -211,8 +211,8 @@ def _check_proportions(sel: int, maskable: int, mask_n: int, rand: int, same: in
 
 
 @exercise_check("masked-LM corruption (15% selected; 80% [MASK] / 10% random / 10% unchanged)",
-                reimplements=("coursekit.bert_data.mask_tokens", "coursekit.bert_data.mlm_actions",
-                              "coursekit.bert_data.StaticMasking"))
+                reimplements=("coursekit.bert.objectives.mask_tokens", "coursekit.bert.objectives.mlm_actions",
+                              "coursekit.bert.objectives.StaticMasking"))
 def check_mask_tokens(mask_tokens_fn: Callable) -> None:
     """``mask_tokens_fn(input_ids, vocab_size, mask_id, special_ids, pad_id) -> (corrupted, labels)``.
 
@@ -319,7 +319,8 @@ def _embedding_mistakes(emb: BertEmbeddings, ids: torch.Tensor, seg: torch.Tenso
 
 @exercise_check("BERT input representation (token + segment + position, then LayerNorm)",
                 # calling the module, emb(ids, seg), goes through __call__; forward is its body
-                reimplements=("coursekit.bert.BertEmbeddings.__call__", "coursekit.bert.BertEmbeddings.forward"))
+                reimplements=("coursekit.bert.model.BertEmbeddings.__call__",
+                              "coursekit.bert.model.BertEmbeddings.forward"))
 def check_segment_embeddings(embed_fn: Callable) -> None:
     """``embed_fn(emb: BertEmbeddings, input_ids, token_type_ids) -> (B, T, C)`` without dropout.
 

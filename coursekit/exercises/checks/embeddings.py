@@ -10,7 +10,7 @@ What the student writes:
   as a (B,) float tensor, ``−log σ(u_o·v_c) − Σ_k log σ(−u_k·v_c)`` (Mikolov et al. 2013, eq. 4).
 * ``analogy(W, a, b, c)`` — W (V, d) word vectors, a, b, c int ids (a : b :: c : ?); returns the int id
   ``argmax_w cos(W[w], Û[b] − Û[a] + Û[c])`` over every word w except a, b and c, where Û is W with
-  each row scaled to length 1 (3CosAdd on unit vectors, as :meth:`coursekit.word_vectors.WordVectors.analogy`
+  each row scaled to length 1 (3CosAdd on unit vectors, as :meth:`coursekit.embeddings.word_vectors.WordVectors.analogy`
   computes it; the cosine makes the length of the target irrelevant, not the lengths of Û[a], Û[b], Û[c]).
 
 Every check runs several inputs (odd and varying sizes, batch size 1, one noise word, asymmetric and
@@ -31,8 +31,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from coursekit import embeddings as E
-from coursekit import sgns as SG
+from coursekit.embeddings import counts as E
+from coursekit.embeddings import sgns as SG
 from coursekit.exercises.core import (
     CheckFailed,
     describe,
@@ -118,9 +118,9 @@ def _ppmi_mistakes(C: torch.Tensor) -> dict[str, Any]:
     }
 
 
-@exercise_check("PPMI", reimplements=("coursekit.embeddings.ppmi",))
+@exercise_check("PPMI", reimplements=("coursekit.embeddings.counts.ppmi",))
 def check_ppmi(ppmi: Callable[[torch.Tensor], torch.Tensor]) -> None:
-    """Check ``ppmi(C)`` against :func:`coursekit.embeddings.ppmi` (α = 1)."""
+    """Check ``ppmi(C)`` against :func:`coursekit.embeddings.counts.ppmi` (α = 1)."""
     require_function(ppmi, "ppmi")
     for case, C in _ppmi_cases():
         want = E.ppmi(C)                                         # on the check's own copy, before the student's
@@ -186,9 +186,9 @@ def _sgns_mistakes(v, u, n) -> dict[str, Any]:
     return mistakes
 
 
-@exercise_check("negative-sampling loss", reimplements=("coursekit.sgns.sgns_loss",))
+@exercise_check("negative-sampling loss", reimplements=("coursekit.embeddings.sgns.sgns_loss",))
 def check_sgns_loss(sgns_loss: Callable[..., torch.Tensor]) -> None:
-    """Check the per-pair skip-gram negative-sampling loss against :func:`coursekit.sgns.sgns_loss`."""
+    """Check the per-pair skip-gram negative-sampling loss against :func:`coursekit.embeddings.sgns.sgns_loss`."""
     require_function(sgns_loss, "sgns_loss")
     for case, v, u, n in _sgns_cases():
         want = SG.sgns_loss(v, u, n)                              # on the check's own copies
@@ -308,8 +308,8 @@ def _analogy_hint(answers: dict[str, int], mistakes: dict[str, dict[str, int]], 
 
 
 @exercise_check("3CosAdd analogy", reimplements=(
-    "coursekit.word_vectors.WordVectors.analogy", "coursekit.word_vectors.WordVectors.nearest",
-    "coursekit.word_vectors.evaluate_analogies"))
+    "coursekit.embeddings.word_vectors.WordVectors.analogy", "coursekit.embeddings.word_vectors.WordVectors.nearest",
+    "coursekit.embeddings.word_vectors.evaluate_analogies"))
 def check_analogy(analogy: Callable[..., int]) -> None:
     """Check ``analogy(W, a, b, c)`` → argmax_w cos(W[w], Û[b] − Û[a] + Û[c]) excluding a, b, c."""
     require_function(analogy, "analogy")

@@ -3,7 +3,7 @@
 Each check runs the student's function on several seeded inputs whose sizes vary from case to case (batch
 size 1, a first step with zero state, H = 1, a single layer, layers on very different scales), checks the
 type, dtype and shape of what comes back, compares it with a reference computed on the check's own copy of
-the inputs (:mod:`coursekit.elmo` or a few lines of PyTorch) and, on a mismatch, names the typical mistake the
+the inputs (:mod:`coursekit.rnn.elmo` or a few lines of PyTorch) and, on a mismatch, names the typical mistake the
 wrong value matches (gate order, a forgotten forget gate, a bias set twice, a missing softmax …). The
 notebook-03 checks (Elman step, BPTT) are in :mod:`coursekit.exercises.checks.rnn`.
 """
@@ -15,9 +15,9 @@ import itertools
 import torch
 from torch import nn
 
-from coursekit import elmo
 from coursekit.exercises.checks.rnn import _clones, _expect_tensor, _gen
 from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.rnn import elmo
 
 __all__ = [
     "check_lstm_step",
@@ -89,7 +89,8 @@ def _lstm_cases():
 
 
 @exercise_check("one LSTM step", reimplements=(
-    "coursekit.rnn_cells.LSTMCell", "coursekit.rnn.LSTM", "torch.nn.LSTMCell", "torch.nn.LSTM", "torch.lstm_cell"))
+    "coursekit.rnn.cells.LSTMCell", "coursekit.rnn.layers.LSTM", "torch.nn.LSTMCell", "torch.nn.LSTM",
+    "torch.lstm_cell"))
 def check_lstm_step(student_fn):
     """``student_fn(x (B, I), h (B, H), c (B, H), W_ih (4H, I), W_hh (4H, H), b (4H,)) -> (h_t, c_t)``
     with PyTorch's gate layout i, f, g, o (``b`` is the total bias ``bias_ih + bias_hh``)."""
@@ -157,7 +158,7 @@ def _forget_mistakes(old_ih: torch.Tensor, old_hh: torch.Tensor, H: int, value: 
     return out
 
 
-@exercise_check("forget-gate bias initialisation", reimplements=("coursekit.rnn_cells.init_forget_gate_bias",))
+@exercise_check("forget-gate bias initialisation", reimplements=("coursekit.rnn.cells.init_forget_gate_bias",))
 def check_forget_gate_bias(student_fn):
     """``student_fn(lstm: nn.LSTM, value: float) -> None`` sets the *total* forget-gate bias
     ``bias_ih[f] + bias_hh[f]`` of every layer and direction to ``value``, leaving the other gates alone."""
@@ -218,7 +219,7 @@ def _mix_cases():
         yield case, layers, w, torch.tensor(gamma)
 
 
-@exercise_check("ELMo scalar mix", reimplements=("coursekit.elmo.ScalarMix",))
+@exercise_check("ELMo scalar mix", reimplements=("coursekit.rnn.elmo.ScalarMix",))
 def check_scalar_mix(student_fn):
     """``student_fn(layers (L, B, T, D), w (L,), gamma (scalar tensor)) -> (B, T, D)``:
     ``γ Σ_j softmax(w)_j layers[j]`` (Peters et al. 2018, eq. 1)."""

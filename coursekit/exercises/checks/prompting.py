@@ -14,7 +14,7 @@ What the student writes:
 
 The cases vary the number of demonstrations and the task description, the model (two tiny GPTs with different
 vocabularies), the label length, the number of heads and the period; every reference is computed on the check's
-own copy of the inputs. The references are :mod:`coursekit.prompting` and :mod:`coursekit.induction`; each
+own copy of the inputs. The references are :mod:`coursekit.gpt.prompting` and :mod:`coursekit.gpt.induction`; each
 mismatch is compared with the typical mistakes.
 """
 
@@ -37,9 +37,9 @@ from coursekit.exercises.core import (
     require_function,
     run_student,
 )
-from coursekit.gpt import GPT, GPTConfig
-from coursekit.induction import induction_scores
-from coursekit.prompting import build_prompt, label_logprobs
+from coursekit.gpt.induction import induction_scores
+from coursekit.gpt.model import GPT, GPTConfig
+from coursekit.gpt.prompting import build_prompt, label_logprobs
 
 __all__ = ["check_build_prompt", "check_label_likelihood", "check_induction_score"]
 
@@ -88,7 +88,7 @@ def _prompt_mistakes(demos, x, y, description) -> dict[str, str]:
     }
 
 
-@exercise_check("build a k-shot prompt", reimplements=("coursekit.prompting.build_prompt",))
+@exercise_check("build a k-shot prompt", reimplements=("coursekit.gpt.prompting.build_prompt",))
 def check_build_prompt(student_fn: Callable) -> None:
     require_function(student_fn, "build_prompt")
     for case, demos, (x, y), description in _PROMPT_CASES:
@@ -174,7 +174,7 @@ _LIKELIHOOD_CASES = [
 
 
 @exercise_check("label likelihood of a continuation", reimplements=(
-    "coursekit.prompting.label_logprobs", "coursekit.prompting.classify_by_likelihood"))
+    "coursekit.gpt.prompting.label_logprobs", "coursekit.gpt.prompting.classify_by_likelihood"))
 def check_label_likelihood(student_fn: Callable) -> None:
     require_function(student_fn, "label_logprob")
     models = {name: _tiny_model(**kw) for name, kw in _LIKELIHOOD_MODELS.items()}
@@ -264,7 +264,7 @@ _INDUCTION_CASES = [  # (what, H, period, seed, induction head)
 ]
 
 
-@exercise_check("induction score per head", reimplements=("coursekit.induction.induction_scores",))
+@exercise_check("induction score per head", reimplements=("coursekit.gpt.induction.induction_scores",))
 def check_induction_score(student_fn: Callable) -> None:
     require_function(student_fn, "induction_score")
     for what, H, period, seed, head in _INDUCTION_CASES:

@@ -3,7 +3,7 @@
 Each check runs the student's function on several seeded inputs whose sizes vary from case to case (batch
 size 1, a first step with zero state, all-zero rows, saturated states, rows on very different scales), checks
 the type, dtype and shape of what comes back, compares it with a reference computed on the check's own copy
-of the inputs (:mod:`coursekit.rnn`, :mod:`coursekit.bptt` or a few lines of PyTorch) and, on a mismatch,
+of the inputs (:mod:`coursekit.rnn.layers`, :mod:`coursekit.rnn.bptt` or a few lines of PyTorch) and, on a mismatch,
 names the typical mistake the wrong value matches (a missing tanh, an untransposed Jacobian, a missing
 detach …). The helpers ``_gen``, ``_clones`` and ``_expect_tensor`` are shared with the notebook-04 checks
 in :mod:`coursekit.exercises.checks.lstm`.
@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit import bptt
 from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.rnn import bptt
 
 __all__ = [
     "check_elman_step",
@@ -108,7 +108,8 @@ def _elman_mistakes(x, h, W, V, b) -> dict:
 
 
 @exercise_check("one Elman RNN step", reimplements=(
-    "coursekit.rnn_cells.RNNCell", "coursekit.rnn.RNN", "torch.nn.RNNCell", "torch.nn.RNN", "torch.rnn_tanh_cell"))
+    "coursekit.rnn.cells.RNNCell", "coursekit.rnn.layers.RNN", "torch.nn.RNNCell", "torch.nn.RNN",
+    "torch.rnn_tanh_cell"))
 def check_elman_step(student_fn):
     """``student_fn(x (B, I), h (B, H), W (H, I), V (H, H), b (H,)) -> h_t (B, H)``,
     ``h_t = tanh(W x_t + V h_{t-1} + b)`` for a batch of row vectors."""
@@ -166,7 +167,7 @@ def _state_gradient_cases():
 
 @exercise_check("gradients through time as Jacobian products", reimplements=(
     # the exercise is backpropagation by hand: autograd (and the library's manual BPTT) would do it for you
-    "coursekit.bptt.elman_bptt", "torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward",
+    "coursekit.rnn.bptt.elman_bptt", "torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward",
     "torch.autograd.functional.jacobian", "torch.autograd.functional.vjp", "torch.func.vjp", "torch.func.jacrev"))
 def check_state_gradients(student_fn):
     """``student_fn(h (T, H), V (H, H), dL_dhT (H,)) -> (T, H)``: row t is ∂L/∂h_t for a loss that
@@ -317,7 +318,7 @@ def check_truncated_bptt(student_fn):
     """``student_fn(model, x (B, T, I), targets (B, T, O), k) -> list of chunk losses``: split the
     sequence into chunks of ``k`` steps; for each chunk run ``y, h = model(chunk, h)``, compute
     ``F.mse_loss(y, targets_chunk)``, call ``backward()`` (gradients accumulate) and carry ``h`` to the
-    next chunk *detached*. ``model`` is a :class:`coursekit.bptt.ElmanNetwork`."""
+    next chunk *detached*. ``model`` is a :class:`coursekit.rnn.bptt.ElmanNetwork`."""
     for case, model, x, targets, k in _bptt_cases():
         T, n = x.shape[1], -(-x.shape[1] // k)
         ref = _fresh_copy(model)

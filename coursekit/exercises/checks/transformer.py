@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, require_function, run_student
-from coursekit.transformer_layers import sinusoidal_positions
+from coursekit.transformer.layers import sinusoidal_positions
 
 __all__ = ["check_noam_schedule", "check_positional_encoding", "check_residual_sublayer"]
 
@@ -66,9 +66,9 @@ PE_SIZES = [(6, 4), (20, 16), (50, 64), (1, 10), (9, 6), (3, 2)]
 
 
 @exercise_check("sinusoidal positional encoding", reimplements=(
-    "coursekit.transformer_layers.sinusoidal_positions", "coursekit.transformer_layers.SinusoidalPositions"))
+    "coursekit.transformer.layers.sinusoidal_positions", "coursekit.transformer.layers.SinusoidalPositions"))
 def check_positional_encoding(positional_encoding: Callable[[int, int], torch.Tensor]) -> None:
-    """``positional_encoding(T, d) -> (T, d)`` against :func:`coursekit.transformer_layers.sinusoidal_positions`."""
+    """``positional_encoding(T, d) -> (T, d)`` against :func:`coursekit.transformer.layers.sinusoidal_positions`."""
     require_function(positional_encoding, "positional_encoding")
     for T, d in PE_SIZES:
         case = f"T={T}, d={d}"

@@ -1,0 +1,98 @@
+"""``python -m coursekit.bart``: the course's small BART from the command line (notebook 11).
+
+* ``denoise [--json]`` — how well the committed model reconstructs corrupted held-out sentences;
+* ``pretrain --work runs/bart --out data/bart`` — the denoising pre-training recipe (``--resume`` continues);
+* ``compare`` / ``merge`` — pre-trained vs random init on EN→FR and SST-2 (``data/bart/downstream.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from coursekit.bart.finetuning import compare, merge
+from coursekit.bart.pretraining import denoising_report, export, pretrain
+
+
+def denoise_main(argv: list[str] | None = None) -> int:
+    """``python -m coursekit.bart.model denoise [--json]``: how well the committed pre-trained BART denoises."""
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("denoise", help="copy and fill accuracy on held-out sentences, next to the unigram guess")
+    p.add_argument("--model", default=None, help="model directory (default: the committed data/bart)")
+    p.add_argument("--seed", type=int, default=1234, help="seed of the corruption")
+    p.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    r = denoising_report(args.model, seed=args.seed)
+    print(json.dumps(r, indent=1) if args.json else
+          f"{r['held_out_sentences']} held-out sentences, text infilling of {r['mask_ratio']:.0%} of the tokens:\n"
+          f"  uncorrupted tokens copied: {r['copy_accuracy']:.3f} ({r['n_copy']} tokens)\n"
+          f"  masked tokens filled:      {r['fill_accuracy']:.3f} ({r['n_fill']} tokens); unigram guess "
+          f"{r['unigram_guess']!r}: {r['unigram_fill_accuracy']:.3f}")
+    return 0
+
+
+def pretrain_main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("pretrain", help="pre-train (checkpoints in --work, the committed model in --out)")
+    p.add_argument("--work", default="runs/bart")
+    p.add_argument("--out", default=None, help="export here when done (e.g. data/bart)")
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--max-updates", type=int, default=None)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, state, corpus = pretrain(args.work, resume=args.resume, max_updates=args.max_updates)
+    if args.out:
+        report = export(model, state, corpus, args.out)
+        print(json.dumps({k: report[k] for k in ("updates", "train_seconds", "held_out", "size_bytes")}, indent=1))
+
+
+def compare_main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("compare", help="pre-trained vs random init on EN→FR and SST-2")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--tasks", nargs="+", default=["translation", "sst2"], choices=["translation", "sst2"])
+    p.add_argument("--out", default=None, help="write the table as JSON here (e.g. data/bart/downstream.json)")
+    p.add_argument("--threads", type=int, default=0)
+    m = sub.add_parser("merge", help="combine compare results of separate processes into one table")
+    m.add_argument("parts", nargs="+", help="JSON files written by compare --out")
+    m.add_argument("--into", required=True, help="the table to update (kept for tasks the parts did not run)")
+    args = parser.parse_args(argv)
+    if args.command == "merge":
+        into = Path(args.into)
+        old = json.loads(into.read_text(encoding="utf-8")) if into.exists() else None
+        result = merge([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.parts], old)
+        into.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(json.dumps({t: result[t].get("summary") or result[t].get("bleu") for t in ("translation", "sst2")
+                          if t in result}))
+        return
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    result = compare(tuple(args.seeds), tasks=tuple(args.tasks))
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+COMMANDS = {"denoise": denoise_main, "pretrain": pretrain_main, "compare": compare_main, "merge": compare_main}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    return COMMANDS[argv[0]](argv) or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""``python -m coursekit.bert``: the course's small BERT from the command line (notebook 09).
+
+* ``sst2 [--seeds N] [--json]`` — fine-tune the committed model and the same architecture from random init
+  on SST-2 with the committed protocol (each at its chosen learning rate) and print the gain, in minutes;
+* ``pretrain [--config FILE] --work runs/bert --out data/bert`` — the MLM + NSP pre-training recipe
+  (``--resume`` continues, ``--sweep SNAPSHOTS`` fine-tunes every snapshot of a finished run);
+* ``compare --out data/bert/downstream.json`` — the committed table: both starts, every learning rate and seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+from coursekit.bert import finetuning, pretraining
+from coursekit.bert.checkpoint import CHECKPOINT_DIR, load_small_bert, save_pretrained
+from coursekit.bert.corpus import PretrainConfig, build_corpus
+from coursekit.bert.finetuning import compare, finetune_by_step, sst2_gain
+from coursekit.bert.pretraining import pretrain
+from coursekit.bert.sst2 import PROTOCOL, SST2Protocol
+from coursekit.training.loop import config_from_json
+
+
+def sst2_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bert sst2",
+                                     description="pre-trained vs random init on SST-2 dev with the committed "
+                                                 "protocol, each start at its committed learning rate")
+    parser.add_argument("--model", default=str(CHECKPOINT_DIR), help="model directory (default: data/bert)")
+    parser.add_argument("--seeds", type=int, default=1, help="how many fine-tuning seeds (0, 1, …; default 1)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {args.seeds}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    r = sst2_gain(args.model, tuple(range(args.seeds)))
+    print(json.dumps(r, indent=1) if args.json else
+          f"SST-2 dev ({r['n_dev']} sentences, {len(r['seeds'])} seed(s)): pre-trained {r['pretrained']:.3f}, "
+          f"random init {r['random']:.3f}, gain {r['gain']:+.1f} points ({r['seconds']:.0f} s; committed "
+          f"table: {r['committed']['pretrained']:.3f} vs {r['committed']['random']:.3f})")
+    return 0
+
+
+def pretrain_main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bert pretrain",
+                                     description=pretraining.__doc__.splitlines()[0])
+    parser.add_argument("--config", help="JSON file with PretrainConfig fields (missing fields keep their defaults)")
+    parser.add_argument("--steps", type=int, help="override the number of steps")
+    parser.add_argument("--out", help="directory for model.safetensors, tokenizer.json and report.json")
+    parser.add_argument("--snapshots", help="directory for the weights at every evaluation")
+    parser.add_argument("--work", help="directory for the checkpoint (every few minutes) and train.log")
+    parser.add_argument("--resume", action="store_true", help="continue the checkpoint in --work exactly")
+    parser.add_argument("--sweep", metavar="SNAPSHOTS", help="do not train: fine-tune every snapshot of a finished "
+                        "run on SST-2 and add the accuracies to --out/report.json as 'sst2_by_step'")
+    args = parser.parse_args(argv)
+    if args.sweep:
+        if not args.out:
+            raise SystemExit("--sweep needs --out, the directory of the run's report.json")
+        _, tokenizer, report = load_small_bert(args.out)
+        report["sst2_by_step"] = finetune_by_step(args.sweep, tokenizer)
+        for row in report["sst2_by_step"]:
+            print(f"step {row['step']:>6}: SST-2 dev accuracy {row['dev_acc']:.3f} ({row['seconds']:.0f} s)")
+        (Path(args.out) / "report.json").write_text(json.dumps(report, indent=1))
+        return
+    cfg = PretrainConfig()
+    if args.config:
+        cfg = config_from_json(args.config, cfg)
+    if args.steps:
+        cfg = dataclasses.replace(cfg, steps=args.steps)
+    load = os.getloadavg()
+    corpus = build_corpus(cfg, tokenizer=load_small_bert(cfg.init_from)[1] if cfg.init_from else None)
+    if args.resume and not args.work:
+        raise SystemExit("--resume needs --work, the directory of the interrupted run")
+    model, report = pretrain(cfg, corpus, progress=True, snapshot_dir=args.snapshots, work=args.work,
+                             resume=args.resume)
+    report["load_average_before_after"] = [load, os.getloadavg()]
+    f = report["final"]
+    print(f"held-out MLM {f['mlm']:.3f} NSP {f['nsp']:.3f} (acc {f['nsp_acc']:.3f}) after {cfg.steps} steps; "
+          f"unigram {report['unigram_mlm']:.3f}; wall {report['wall_seconds']:.0f} s, "
+          f"cpu {report['cpu_seconds']:.0f} s")
+    if args.out:
+        save_pretrained(args.out, model, corpus.tokenizer, report)
+
+
+def compare_main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bert", description=finetuning.__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("compare", help="pre-trained vs random init on SST-2, learning rate chosen per init")
+    p.add_argument("--model", default=str(CHECKPOINT_DIR), help="the pre-trained model's directory")
+    p.add_argument("--seeds", type=int, nargs="+", default=list(PROTOCOL.seeds))
+    p.add_argument("--lrs", type=float, nargs="+", default=list(PROTOCOL.lrs))
+    p.add_argument("--n-train", type=int, default=PROTOCOL.n_train)
+    p.add_argument("--out", default=None, help="write the table as JSON here (e.g. data/bert/downstream.json)")
+    p.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    protocol = SST2Protocol(n_train=args.n_train, lrs=tuple(args.lrs), seeds=tuple(args.seeds))
+    result = compare(args.model, protocol)
+    text = json.dumps(result, indent=1)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    print(json.dumps(result["summary"], indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    commands = {"sst2": lambda a: sst2_main(a[1:]), "pretrain": lambda a: pretrain_main(a[1:]),
+                "compare": compare_main}
+    if not argv or argv[0] not in commands:
+        asked = bool(argv) and argv[0] in ("-h", "--help")
+        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
+    return commands[argv[0]](argv) or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

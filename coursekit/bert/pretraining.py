@@ -1,0 +1,168 @@
+"""Pre-training a small BERT with MLM + NSP: the recipe of notebook 09 and the command that makes its checkpoint.
+
+Devlin et al. 2019, §3.1 and Appendix A.2. The recipe (:class:`coursekit.bert.corpus.PretrainConfig`), the
+corpus and the batches are :mod:`coursekit.bert.corpus` (steps 1 and 2: WikiText-2 articles for MLM + NSP,
+SST-2's training sentences for the MLM only, one WordPiece vocabulary, dynamically masked batches). Then:
+
+3. **Training** (:func:`pretrain`): AdamW, linear warm-up + cosine decay, gradient clipping, in
+   :func:`coursekit.training.resumable.train_steps_in_folder` — a checkpoint every few minutes and an exact
+   ``--resume``, so a run of an hour or more survives an interruption. :func:`held_out_losses` measures
+   both losses on the held-out batch.
+4. **Checkpoint**: ``python -m coursekit.bert pretrain --out data/bert`` writes the weights (with
+   the config), the tokenizer and a report (recipe, curves, times) with
+   :func:`coursekit.bert.checkpoint.save_pretrained`; :func:`coursekit.bert.checkpoint.load_small_bert`
+   reads them. The model directory on disk is :mod:`coursekit.bert.checkpoint`'s business.
+5. **Domain-adaptive continuation** (``init_from``; Gururangan et al. 2020, "Don't Stop Pretraining"):
+   a second run starts from a saved model and its tokenizer and goes on with more in-domain text per
+   batch (packed SST-2 sentences). Its report carries the first run's report under ``continued_from``
+   (:func:`coursekit.bert.checkpoint.stage_reports` and ``combined_history`` read the stages back).
+
+At a CPU budget the MLM loss first sits near the unigram entropy (the model predicts frequent pieces
+regardless of context) and NSP near ln 2; only after a couple of thousand steps does attention start to
+use the context and both losses fall — which is why notebook 09 trains live for a few hundred steps and
+then loads the committed run of the same recipe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from coursekit.bert.checkpoint import load_small_bert, origin_record
+from coursekit.bert.corpus import (
+    PretrainConfig,
+    PretrainingCorpus,
+    _check_cfg,
+    _check_corpus,
+    build_corpus,
+    held_out_batch,
+    sample_batch,
+    unigram_entropy,
+)
+from coursekit.bert.model import Bert, _check_bert
+from coursekit.bert.objectives import IGNORE_INDEX, pretraining_loss
+from coursekit.runtime import device as pick_device
+from coursekit.training.loop import save_checkpoint, warmup_cosine
+from coursekit.training.resumable import train_steps_in_folder
+from coursekit.validation import check_labels, check_positive_float, check_positive_int
+
+__all__ = ["continue_from", "held_out_losses", "pretrain"]
+
+
+@torch.no_grad()
+def held_out_losses(model: Bert, batch: tuple[torch.Tensor, ...]) -> dict[str, float]:
+    """MLM and NSP cross-entropy (nats) and NSP accuracy on a held-out batch (from :func:`held_out_batch`).
+
+    Rows with the NSP label -100 (single sentences) count for the MLM loss only, in the NSP accuracy too.
+    """
+    _check_bert(model)
+    if model.mlm is None or model.nsp is None:
+        raise ValueError("held_out_losses needs a model with MLM and NSP heads")
+    if not isinstance(batch, (tuple, list)) or len(batch) != 5:
+        got = f"{len(batch)} items" if isinstance(batch, (tuple, list)) else type(batch).__name__
+        raise ValueError(f"batch must be (input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels), "
+                         f"got {got}")
+    check_labels(batch[3], "mlm_labels", model.config.vocab_size, ignore_index=IGNORE_INDEX)
+    check_labels(batch[4], "nsp_labels", 2, ignore_index=IGNORE_INDEX)
+    device = next(model.parameters()).device
+    ids, segments, keep, mlm_labels, nsp_labels = (t.to(device) for t in batch)
+    selected = mlm_labels != IGNORE_INDEX
+    labelled = nsp_labels != IGNORE_INDEX
+    if not selected.any():
+        raise ValueError("the batch has no masked position: the held-out MLM loss is undefined")
+    if not labelled.any():
+        raise ValueError("the batch has no NSP label: the held-out NSP loss is undefined (add sentence pairs)")
+    out = model(ids, segments, keep, mlm_positions=selected)
+    return {"mlm": F.cross_entropy(out.mlm_logits, mlm_labels[selected]).item(),
+            "nsp": F.cross_entropy(out.nsp_logits, nsp_labels).item(),
+            "nsp_acc": (out.nsp_logits.argmax(-1) == nsp_labels)[labelled].float().mean().item()}
+
+
+def continue_from(model: Bert, corpus: PretrainingCorpus, start: Bert, tokenizer, _report: dict, *,
+                   directory: str) -> None:
+    """Copy the weights of the model in ``directory`` into ``model`` (same architecture, same vocabulary)."""
+    if start.config != model.config:
+        raise ValueError(f"init_from={directory!r} holds a BERT with config {dataclasses.asdict(start.config)}, "
+                         f"but the recipe builds {dataclasses.asdict(model.config)}")
+    if corpus.tokenizer.get_vocab() != tokenizer.get_vocab():
+        raise ValueError(f"the corpus was encoded with another vocabulary than init_from={directory!r}'s "
+                         f"tokenizer.json: pass that tokenizer to build_corpus")
+    model.load_state_dict(start.state_dict())
+
+
+def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, device: torch.device | str | None = None,
+             progress: bool | None = None, snapshot_dir: str | Path | None = None, work: str | Path | None = None,
+             resume: bool = False, checkpoint_minutes: float = 3.0, stop_at: int | None = None) -> tuple[Bert, dict]:
+    """Pre-train a BERT with MLM + NSP (BERT §3.1) following ``cfg``; return ``(model, report)``.
+
+    ``report`` holds the config, the per-step training losses (``mlm``, ``nsp``), the held-out
+    evaluations, the unigram entropy of the training pieces (the loss of a context-free predictor)
+    and the wall and CPU time. ``work`` keeps a checkpoint every ``checkpoint_minutes`` and a log
+    (``resume=True`` continues it exactly; without ``work`` a temporary folder is used).
+    ``snapshot_dir`` keeps the weights at every evaluation (``step_<n>.safetensors``), to measure how
+    fine-tuning profits as pre-training goes on. ``progress=True`` prints every evaluation.
+    """
+    import tempfile
+
+    _check_cfg(cfg)
+    _check_corpus(corpus, optional=True)
+    device = pick_device(device) if device is not None else torch.device("cpu")
+    check_positive_float(checkpoint_minutes, "checkpoint_minutes")
+    if stop_at is not None:
+        check_positive_int(stop_at, "stop_at")
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    start_from = load_small_bert(cfg.init_from) if cfg.init_from else None
+    if corpus is None:
+        corpus = build_corpus(cfg, tokenizer=start_from[1] if start_from else None)
+    torch.manual_seed(cfg.seed)
+    model = Bert(cfg.model_config(corpus.tokenizer.get_vocab_size()))               # initialised on the CPU
+    if start_from is not None:
+        continue_from(model, corpus, *start_from, directory=cfg.init_from)
+    model = model.to(device)
+    decay = [p for p in model.parameters() if p.dim() >= 2]                          # weights and embeddings
+    no_decay = [p for p in model.parameters() if p.dim() < 2]                        # biases and LayerNorm
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=cfg.learning_rate)
+    scheduler = warmup_cosine(optimizer, min(cfg.warmup_steps, cfg.steps), cfg.steps, cfg.min_lr_ratio)
+    rng, generator = random.Random(cfg.seed), torch.Generator().manual_seed(cfg.seed)
+    held = held_out_batch(corpus, cfg)
+    before = held_out_losses(model.eval(), held)
+
+    def step_loss(step: int) -> tuple[torch.Tensor, dict]:
+        batch = sample_batch(corpus, cfg, rng, generator)
+        return pretraining_loss(model, *(t.to(device) for t in batch))
+
+    def snapshot(step: int, m: Bert) -> None:
+        if snapshot_dir is not None:
+            save_checkpoint(Path(snapshot_dir) / f"step_{step}.safetensors", m, m.config)
+
+    start, start_cpu = time.perf_counter(), time.process_time()
+    with tempfile.TemporaryDirectory() as tmp:
+        st = train_steps_in_folder(work if work is not None else tmp, model, optimizer, scheduler,
+                                   recipe=dataclasses.asdict(cfg), step_loss=step_loss, steps=cfg.steps,
+                                   generators={"batches": rng, "masks": generator}, clip=cfg.grad_clip,
+                                   eval_every=cfg.eval_every, evaluate=lambda step: held_out_losses(model, held),
+                                   on_eval=snapshot, resume=resume, checkpoint_minutes=checkpoint_minutes,
+                                   stop_at=stop_at, quiet=not progress)
+    report = {
+        "config": dataclasses.asdict(cfg), "model_config": dataclasses.asdict(model.config),
+        "n_params": sum(p.numel() for p in model.parameters()), "device": str(device),
+        "torch_threads": torch.get_num_threads(), "hardware": st["hardware"],
+        "history": {"steps": list(range(1, st["step"] + 1)), "mlm": [p["mlm"] for p in st["parts"]],   # per step
+                    "nsp": [p.get("nsp", math.nan) for p in st["parts"]], "evals": [[0, before], *st["evals"]]},
+        "before": before, "final": st["evals"][-1][1],
+        "uniform_mlm": math.log(model.config.vocab_size), "unigram_mlm": unigram_entropy(corpus),
+        "wall_seconds": st["seconds"],                        # training time over all resumed pieces
+        "cpu_seconds": time.process_time() - start_cpu,       # CPU time of this process (the last piece)
+        "wall_seconds_this_process": time.perf_counter() - start,
+    }
+    if start_from is not None:
+        report["continued_from"] = origin_record(cfg.init_from, start_from[2])
+    return model.eval(), report

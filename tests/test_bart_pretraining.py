@@ -156,6 +156,9 @@ def test_denoise_command_prints_json(capsys):
     assert bart_cli(["denoise", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["copy_accuracy"] >= 0.95 and out["fill_accuracy"] > out["unigram_fill_accuracy"]
+    rates = [v for v in out.values() if isinstance(v, float)]
+    assert rates and all(v == round(v, 4) for v in rates)                  # rounded, not 0.9943181818181818
+    assert "</w>" not in out["unigram_guess"] and out["unigram_guess_piece"].endswith("</w>")
 
 
 def test_merge_combines_processes_and_keeps_other_tasks():

@@ -95,3 +95,27 @@ def test_pretraining_text_can_hold_out_the_selection_sentences_and_add_english_s
     english = extended[len(held):]
     assert extended[:len(held)] == held and english == sorted(set(english)) and len(english) > 90_000
     assert "zoology deals with the study of animal life ." in english
+
+
+def test_sst2_command_refits_both_starts_at_their_committed_rates(tiny_model_dir, tmp_path, capsys):
+    """python -m coursekit.bert sst2: each start at the rate its committed table chose, the keys instructors read."""
+    import shutil
+
+    from coursekit.bert.__main__ import main as bert_cli
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    table = bf.compare(folder, FAST, log=lambda _: None)
+    (folder / "downstream.json").write_text(json.dumps(table))
+    assert bert_cli(["sst2", "--model", str(folder), "--seeds", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {"pretrained", "random", "gain", "n_dev", "seconds"} <= set(result) and result["n_dev"] == 872
+    assert result["lr"] == {init: table["summary"][init]["chosen_lr"] for init in ("pretrained", "random")}
+    assert result["gain"] == pytest.approx(100 * (result["pretrained"] - result["random"]), abs=0.01)
+    # seed 0 at the chosen rate is a run of the committed table: the same accuracy again
+    row = next(r for r in table["rows"] if r["init"] == "pretrained" and r["seed"] == 0
+               and r["lr"] == table["summary"]["pretrained"]["chosen_lr"])
+    assert result["pretrained"] == pytest.approx(row["test"], abs=0.005)
+    with pytest.raises(SystemExit) as exit_:
+        bert_cli(["sst2", "--model", str(folder), "--seeds", "0"])
+    assert exit_.value.code == 2 and "--seeds must be at least 1, got 0" in capsys.readouterr().err

@@ -385,6 +385,10 @@ def test_command_line_trains_and_reads_back(tmp_path, capsys):
     gpt_cli(["icl", "--model", str(tmp_path / "m"), "--json"])
     acc = json.loads(capsys.readouterr().out)
     assert all(0 <= r["accuracy"] <= 1 for r in acc["by_shots"].values()) and acc["by_shots"]["8"]["ideal"] == 1.0
+    gpt_cli(["icl", "--model", str(tmp_path / "m")])
+    lines = capsys.readouterr().out.splitlines()
+    assert "copy-or-guess" in lines[0] and "not an upper bound" in lines[0]      # says what the reference line is
+    assert lines[2].startswith(" 1 shot: ") and lines[3].startswith(" 2 shots: ")   # "1 shot", not "1 shots"
 
 
 def test_repeated_segments_can_only_be_predicted_by_copying():

@@ -223,6 +223,36 @@ def test_cli_evaluate_and_translate():
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
+@pytest.mark.skipif(len(COMMITTED) < 3, reason="needs the three committed translation models")
+@pytest.mark.parametrize("name", ["seq2seq", "attention", "transformer"])
+def test_cli_translate_takes_each_line_on_its_own(name):
+    """A line longer than the models' context is refused with a message and an empty output line, the same
+    limit for all three models; the lines around it are still translated, in readable French; exit status 1."""
+    from coursekit.translation.recipes import MAX_SOURCE_TOKENS
+
+    env = {**os.environ, "COURSEKIT_DATA_MIRROR": str(MIRROR)}
+    too_long = " ".join(["my sister has a very long name"] * 12)                  # 84 words, 84 subword tokens
+    run = subprocess.run([sys.executable, "-m", "coursekit.translation", "translate", name],
+                         input=f"I am hungry.\n{too_long}\nWhere is the station?\n", capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert run.returncode == 1
+    first, refused, third, end = run.stdout.split("\n")
+    assert refused == "" and end == "" and first and third
+    assert first[0].isupper() and first.endswith(".") and not first.endswith(" .")         # readable, not " ."
+    assert f"line 2: not translated: 84 subword tokens (84 words), more than the {MAX_SOURCE_TOKENS - 1}" in run.stderr
+    raw = subprocess.run([sys.executable, "-m", "coursekit.translation", "translate", name, "--raw"],
+                         input="I am hungry.\n", capture_output=True, text=True, env=env, timeout=300)
+    assert raw.returncode == 0 and raw.stdout.strip() == first[0].lower() + first[1:-1] + " ."
+
+
+def test_readable_french():
+    assert tr.readable_french("bonjour , je m'appelle marie .") == "Bonjour, je m'appelle marie."
+    assert tr.readable_french("tu viens ?") == "Tu viens ?"
+    assert tr.readable_french("") == ""
+    with pytest.raises(TypeError, match="readable_french expects a str, got list"):
+        tr.readable_french(["bonjour"])
+
+
 # --------------------------------------------------------------------------- inspection helpers
 
 

@@ -1,7 +1,7 @@
 """Command line of the course's translation models.
 
     python -m coursekit.translation evaluate MODEL [--json] [--beam K] [--limit N]
-    python -m coursekit.translation translate MODEL [--beam K]      < english.txt > french.txt
+    python -m coursekit.translation translate MODEL [--beam K] [--raw] < english.txt > french.txt
     python -m coursekit.translation train MODEL --work runs/MODEL --out data/translation/MODEL [--resume]
     python -m coursekit.translation tokenizer [--out DIR]
 
@@ -19,9 +19,17 @@ import torch
 
 from coursekit.data import model_dir
 from coursekit.translation import throughput
-from coursekit.translation.benchmark import TOKENIZER_FILE, load_benchmark, load_tokenizer, train_tokenizer
-from coursekit.translation.core import TranslationData
-from coursekit.translation.recipes import MODELS, evaluate, export, load_model, train, translate_sentences
+from coursekit.translation.benchmark import BENCHMARK, TOKENIZER_FILE, load_benchmark, load_tokenizer, train_tokenizer
+from coursekit.translation.core import TranslationData, readable_french, split_tokens
+from coursekit.translation.recipes import (
+    MAX_SOURCE_TOKENS,
+    MODELS,
+    evaluate,
+    export,
+    load_model,
+    train,
+    translate_sentences,
+)
 
 
 def _evaluate(args) -> int:
@@ -45,15 +53,50 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _too_long(data: TranslationData, line: str) -> str | None:
+    """Why ``line`` cannot be translated (too many subword tokens for the models' context), or None."""
+    n = len(data.src_vocab.encode(split_tokens(line)))
+    if n + 1 > MAX_SOURCE_TOKENS:                                   # + <eos>
+        return (f"{n} subword tokens ({len(split_tokens(line))} words), more than the {MAX_SOURCE_TOKENS - 1} the "
+                f"models take: split it into shorter sentences")
+    return None
+
+
 def _translate(args) -> int:
+    """One French line per English line, each line on its own: a line the models cannot take gets a message on
+    stderr and an empty output line (the others are still translated) and the exit status is 1 at the end.
+    Typed at a terminal, each line is translated as soon as it is entered."""
     tok = load_tokenizer()
-    data = TranslationData([], [], tok, tok, 10, {"benchmark": {"tokenizer_sha256": tok.sha256()}})
+    data = TranslationData([], [], tok, tok, BENCHMARK["max_len"], {"benchmark": {"tokenizer_sha256": tok.sha256()}})
     model, _ = load_model(args.model, args.dir, data=data)
-    lines = [line.rstrip("\n") for line in sys.stdin]
-    for start in range(0, len(lines), 64):
-        for french in translate_sentences(model, data, lines[start:start + 64], beam_size=args.beam):
-            print(french, flush=True)
-    return 0
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print(f"Type English sentences, one per line (Ctrl-D to end). The {args.model} model was trained on "
+              f"sentences of at most {BENCHMARK['max_len']} words; longer ones come out worse.", file=sys.stderr)
+    refused, pending = 0, []
+
+    def flush() -> None:
+        outputs = translate_sentences(model, data, [line for _, line in pending], beam_size=args.beam)
+        for french in outputs:
+            print(french if args.raw else readable_french(french), flush=True)
+        pending.clear()
+
+    for number, line in enumerate(sys.stdin, start=1):
+        line = line.rstrip("\n")
+        why = _too_long(data, line)
+        if why is not None:
+            flush()
+            print(f"line {number}: not translated: {why}", file=sys.stderr)
+            print("", flush=True)                       # one output line per input line, so outputs stay aligned
+            refused += 1
+            continue
+        pending.append((number, line))
+        if interactive or len(pending) == 64:
+            flush()
+    flush()
+    if refused:
+        print(f"{refused} line(s) not translated (see above)", file=sys.stderr)
+    return 1 if refused else 0
 
 
 def _train(args) -> int:
@@ -97,8 +140,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--limit", type=int, default=None, help="only the first N test sentences")
     ev.add_argument("--dir", default=None, help="model folder (default data/translation/MODEL)")
     ev.set_defaults(run=_evaluate)
-    tr = sub.add_parser("translate", help="translate English lines from standard input")
+    tr = sub.add_parser("translate", help="translate English lines from standard input",
+                        description=f"Translate English lines from standard input, one French line each. The models "
+                                    f"were trained on sentences of at most {BENCHMARK['max_len']} words (longer ones "
+                                    f"come out worse); a line of more than {MAX_SOURCE_TOKENS - 1} subword tokens "
+                                    f"(about 55 words) is not translated: a message on stderr, an empty output line, "
+                                    f"and exit status 1 at the end.")
     tr.add_argument("model", choices=MODELS)
+    tr.add_argument("--raw", action="store_true", help="print the normalised form BLEU scores (lower case, "
+                    "a space before every punctuation mark) instead of readable French")
     tr.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
     tr.add_argument("--dir", default=None, help="model folder (default data/translation/MODEL)")
     tr.set_defaults(run=_translate)

@@ -52,6 +52,7 @@ from coursekit.validation import check_int_sequence, check_positive_float, check
 __all__ = [
     "COURSE_SPLIT",
     "normalize",
+    "readable_french",
     "split_tokens",
     "is_test_sentence",
     "TranslationBatch",
@@ -94,6 +95,23 @@ def normalize(text: str) -> str:
     text = text.lower()
     text = _PUNCT_RE.sub(" ", text)
     return " ".join(text.split())
+
+
+def readable_french(text: str) -> str:
+    """A normalised French string (what the models produce and BLEU scores) as a reader expects it: capital
+    first letter, no space before ``.`` ``,`` ``…``, one space before ``? ! : ;`` (French typography).
+
+    >>> readable_french("bonjour , je m'appelle marie .")
+    "Bonjour, je m'appelle marie."
+    >>> readable_french("tu viens ?")
+    'Tu viens ?'
+
+    Only the first letter is restored: the models' output is lower case, so names stay lower case.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"readable_french expects a str, got {type(text).__name__}")
+    text = re.sub(r"\s+([.,…])", r"\1", " ".join(text.split()))
+    return text[:1].upper() + text[1:]
 
 
 def split_tokens(text: str) -> list[str]:

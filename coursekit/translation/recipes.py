@@ -45,8 +45,8 @@ from coursekit.translation.scoring import BleuReport, _check_strings
 from coursekit.validation import check_choice, check_positive_float, check_positive_int, check_probability
 from coursekit.validation import check_count as _check_count
 
-__all__ = ["Recipe", "RECIPES", "MODELS", "build_model", "train", "export", "load_model", "evaluate",
-           "translate_sentences", "inverse_sqrt"]
+__all__ = ["Recipe", "RECIPES", "MODELS", "MAX_SOURCE_TOKENS", "build_model", "train", "export", "load_model",
+           "evaluate", "translate_sentences", "inverse_sqrt"]
 
 MODELS = ("seq2seq", "attention", "transformer")
 SUBSET = 100  # test sentences whose BLEU the reload test reproduces (fast enough for CI)
@@ -92,6 +92,12 @@ RECIPES: dict[str, Recipe] = {
                                               share_embeddings=True, tie_output=True),
                           lr=1e-3, warmup=400, max_updates=4000),
 }
+
+
+#: The longest source, in subword tokens, that every committed model takes: the Transformer's context less the
+#: ``<eos>`` that ends a source. The GRU models have no such limit, but the command line gives all three models
+#: the same one (``python -m coursekit.translation translate`` refuses longer lines one by one).
+MAX_SOURCE_TOKENS = RECIPES["transformer"].arch["max_len"] - 1
 
 
 def build_model(recipe: Recipe, vocab_size: int) -> nn.Module:
@@ -151,10 +157,21 @@ def translate_sentences(model: nn.Module, data: TranslationData, sentences: list
     todo = [i for i, w in enumerate(words) if w]
     if not todo:
         return out
-    src, mask, _ = pad_batch([vocab.encode(words[i], add_eos=True) for i in todo], vocab.pad_id)
+    encoded = [vocab.encode(words[i], add_eos=True) for i in todo]
+    longest = max(len(ids) for ids in encoded)
+    if longest > MAX_SOURCE_TOKENS:
+        i = todo[max(range(len(encoded)), key=lambda k: len(encoded[k]))]
+        raise ValueError(f"sentence {i} has {longest - 1} subword tokens, more than the {MAX_SOURCE_TOKENS - 1} the "
+                         f"committed models take: split it into shorter sentences")
+    src, mask, _ = pad_batch(encoded, vocab.pad_id)
     model.eval()
     device = next(model.parameters()).device
-    result = model.translate(src.to(device), mask.to(device), beam_size=beam_size, max_len=2 * data.max_len + 10)
+    # sentences within the benchmark's length decode as in evaluation; longer ones get room for a French
+    # sentence somewhat longer than their source, within the Transformer's context
+    max_len = 2 * data.max_len + 10
+    if max(len(words[i]) for i in todo) > data.max_len:
+        max_len = min(MAX_SOURCE_TOKENS, max(max_len, 2 * longest + 10))
+    result = model.translate(src.to(device), mask.to(device), beam_size=beam_size, max_len=max_len)
     for i, ids in zip(todo, result.tokens):
         out[i] = data.detokenize(ids)
     return out

@@ -802,6 +802,26 @@ assert min(in_domain["pretrained"]["values"]) > max(in_domain["random"]["values"
 assert in_domain["pretrained"]["mean"] > fair["pretrained"]["mean"] + 0.03          # reviews beat Wikipedia
 
 # %% [markdown]
+# **What the reviews taught it.** The same fill-in-the-blank as in section 5, on review sentences, for the two
+# pre-trained models side by side:
+
+# %%
+reviews_bert = reviews_bert.to(device)
+review_cloze = ["the acting is [MASK] and the story is boring .", "a funny and [MASK] movie .",
+                "i would [MASK] recommend this film to anyone .", "the plot is [MASK] and predictable .",
+                "a complete [MASK] of time .", "one of the [MASK] films i have ever seen .",
+                "the ending was [MASK] .", "the special effects were [MASK] ."]
+
+
+def top5_of(model, tokenizer, sentence):
+    return ", ".join(f"{w} {p:.2f}" for w, p in fill_mask(model, tokenizer, sentence))
+
+
+viz.show_table([{"sentence": s, "WikiText-2 model": top5_of(small, small_tok, s),
+                 "IMDB model": top5_of(reviews_bert, reviews_tok, s)} for s in review_cloze],
+               title="fill in the blank on review sentences: top-5 of each pre-trained small BERT")
+
+# %% [markdown]
 # ## 9. Paper scale
 #
 # The numbers below are from Devlin et al. (2019), for models pre-trained on 3.3B words — shown for

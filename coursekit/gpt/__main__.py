@@ -94,9 +94,9 @@ def prompting_main(argv: list[str] | None = None) -> int:
                      f"({result['best_score']:.3f}; uniform attention {result['uniform']:.3f})")
     else:
         result = icl_training.heldout_accuracy(model, cfg, tasks_seed=2024 + args.seed)
-        lines = ["strict held-out accuracy by number of shots; 'copy-or-guess' is a learner that copies the answer when "
-                 "the query was among the shots and guesses among the labels otherwise (not an upper bound: the "
-                 "tasks are label-balanced, so ruling out labels already shown can do better)"]
+        lines = ["strict held-out accuracy by number of shots; 'copy-or-guess' is a learner that copies the answer "
+                 "when the query was among the shots and guesses among the labels otherwise (not an upper bound: "
+                 "the tasks are label-balanced, so ruling out labels already shown can do better)"]
         lines += [f"{k:>2} shot{'' if int(k) == 1 else 's'}: {r['accuracy']:.3f} (copy-or-guess {r['ideal']:.3f})"
                   for k, r in result["by_shots"].items()]
     print(json.dumps(result, indent=1) if args.json else "\n".join(lines))

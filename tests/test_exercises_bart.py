@@ -175,6 +175,19 @@ def _sliced_in_order(ids, spans, mask_id, special_ids):
     return out
 
 
+def _infill_in_place(ids, spans, mask_id, special_ids):
+    """The right corruption, written back into the caller's list (and returned)."""
+    ids[:] = infill(list(ids), spans, mask_id, special_ids)
+    return ids
+
+
+def _permute_in_place(ids, order, end_id, special_ids):
+    """The right permutation, but the order list is sorted in place along the way."""
+    out = my_sentence_permutation(ids, order, end_id, special_ids)
+    order.sort()
+    return out
+
+
 def _no_new_mask_after_special(ids, spans, mask_id, special_ids):
     return infill(ids, spans, mask_id, special_ids, fresh_after_special=False)
 
@@ -193,6 +206,7 @@ INFILL_WRONG = {   # name -> (student function, a word of the hint or None)
     "returns a float tensor": (lambda *a: torch.tensor(infill(*a), dtype=torch.float), "list of int ids"),
     "returns a tuple": (lambda *a: tuple(infill(*a)), "return a list"),
     "returns the ids unchanged": (lambda ids, spans, m, sp: list(ids), None),
+    "right answer, but the caller's ids edited in place": (_infill_in_place, "changed the caller's ids list in place"),
 }
 
 
@@ -234,6 +248,7 @@ PERMUTE_WRONG = {
     "returns a string": (lambda *a: " ".join(map(str, my_sentence_permutation(*a))), "return a list"),
     "argsort of the order": (lambda ids, order, e, sp: my_sentence_permutation(
         ids, sorted(range(len(order)), key=order.__getitem__), e, sp), "position order[i]"),
+    "right answer, but the caller's order sorted in place": (_permute_in_place, "changed the caller's order list"),
 }
 
 

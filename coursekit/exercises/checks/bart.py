@@ -159,7 +159,9 @@ def check_text_infilling(infill_fn) -> None:
         case = f"ids={ids} with spans={spans} ({what}), mask_id={mask_id}, special_ids={sorted(specials)}"
         want = _infill(list(ids), list(spans), mask_id, specials)
         mistakes = _infill_mistakes(list(ids), list(spans), mask_id, specials)
-        got = run_student(infill_fn, case, list(ids), list(spans), mask_id, set(specials))
+        given_ids, given_spans = list(ids), list(spans)
+        got = run_student(infill_fn, case, given_ids, given_spans, mask_id, set(specials))
+        _check_inputs_untouched(case, given_ids, list(ids), given_spans, list(spans), "spans")
         got = _as_id_list(got, case, "the corrupted ids")
         if got != want and got == [3 if t == mask_id else t for t in want]:
             raise CheckFailed(f"on {case}, the spans became id 3, but mask_id is {mask_id}: use the mask_id "
@@ -259,13 +261,28 @@ def check_sentence_permutation(permute_fn) -> None:
         case = f"ids={ids}, order={order} ({what}), end_id={end_id}, special_ids={sorted(specials)}"
         want = _permute(list(ids), list(order), end_id, specials)
         mistakes = _permute_mistakes(list(ids), list(order), end_id, specials)
-        got = run_student(permute_fn, case, list(ids), list(order), end_id, set(specials))
+        given_ids, given_order = list(ids), list(order)
+        got = run_student(permute_fn, case, given_ids, given_order, end_id, set(specials))
+        _check_inputs_untouched(case, given_ids, list(ids), given_order, list(order), "order")
         got = _as_id_list(got, case, "the permuted ids")
         if len(got) != len(ids):
             hint = _matching(got, mistakes)
             raise CheckFailed(f"on {case}, the output has {len(got)} tokens, the input {len(ids)}: a permutation "
                               "keeps every token." + (f" It looks like {hint}." if hint else ""))
         expect_close(got, want, case=case, what="the permuted ids", mistakes=mistakes)
+
+
+def _check_inputs_untouched(case: str, ids_after: list, ids: list, other_after: list, other: list,
+                            other_name: str) -> None:
+    """A noising function must leave its inputs as they were: the caller still holds the original document
+    (the pre-training loop corrupts the same document again in the next epoch)."""
+    if ids_after != ids:
+        raise CheckFailed(f"on {case}, your function changed the caller's ids list in place (it now holds "
+                          f"{ids_after}): build a new list and return it, and leave the input as it was — the caller "
+                          "still needs the original document.")
+    if other_after != other:
+        raise CheckFailed(f"on {case}, your function changed the caller's {other_name} list in place (it now holds "
+                          f"{other_after}): leave the inputs as they were.")
 
 
 def _matching(got, mistakes: dict[str, Any]) -> str | None:

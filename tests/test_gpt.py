@@ -267,3 +267,18 @@ def test_committed_checkpoint_loads_and_matches_its_recorded_val_loss():
     other = GPT(dataclasses.replace(model.config, n_layer=model.config.n_layer + 1))
     with pytest.raises(ValueError):
         load_checkpoint(CHECKPOINT_DIR / "model.safetensors", other, expected_config=other.config)
+
+
+def test_from_hf_takes_a_bare_gpt2model_only_when_its_head_is_tied(tmp_path):
+    """GPT-2 ties its LM head to wte, so a GPT2Model holds a complete language model; an untied one does not."""
+    lm = tiny_hf()
+    base = transformers.GPT2Model(lm.config).eval()
+    base.load_state_dict(lm.transformer.state_dict())
+    ids = torch.randint(0, lm.config.vocab_size, (2, 5))
+    with torch.no_grad():
+        assert torch.allclose(GPT.from_hf(base)(ids)[0], lm(ids).logits, atol=1e-5)
+    untied = transformers.GPT2Model(transformers.GPT2Config(**{**lm.config.to_dict(), "tie_word_embeddings": False}))
+    untied.save_pretrained(tmp_path / "untied")
+    for source in (untied, tmp_path / "untied"):
+        with pytest.raises(ValueError, match="GPT2Model \\(no LM head\\) whose config unties the head"):
+            GPT.from_hf(source)

@@ -202,6 +202,11 @@ class GPT(nn.Module):
         of ``nn.Linear``; the fused ``c_attn`` (C, 3C) is split into W^Q, W^K, W^V. A checkpoint of
         another family, one with a missing tensor, or one whose config disagrees with its weights is
         refused (``transformers`` itself would fill the gaps with random numbers and only warn).
+
+        A bare ``GPT2Model`` (no LM head) is accepted only when its config ties the head to the token
+        embeddings (``tie_word_embeddings``, GPT-2's default): then ``GPT2LMHeadModel``'s head *is* ``wte``
+        and the language model is complete. With an untied head, the head's weights are not in a
+        ``GPT2Model``: that is refused rather than filled in with ``wte``.
         """
         from transformers import GPT2Config
 
@@ -212,6 +217,11 @@ class GPT(nn.Module):
         if hf_config.get("model_type") != "gpt2":
             raise ValueError(f"expected a GPT-2 checkpoint (model_type 'gpt2'), got model_type "
                              f"{hf_config.get('model_type')!r}")
+        kind = type(source).__name__ if isinstance(source, nn.Module) else (hf_config.get("architectures") or [""])[0]
+        if kind == "GPT2Model" and not hf_config.get("tie_word_embeddings", True):
+            raise ValueError("this is a GPT2Model (no LM head) whose config unties the head from the token "
+                             "embeddings (tie_word_embeddings=False): the head's weights are not in it. Load the "
+                             "GPT2LMHeadModel it came from")
         hc = GPT2Config.from_dict(hf_config)                       # defaults for keys config.json leaves out
         unsupported = {
             "activation_function": (hc.activation_function, ("gelu_new", "gelu_pytorch_tanh")),

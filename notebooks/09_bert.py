@@ -739,87 +739,14 @@ print(f"at each start's best rate *on the dev set* (an oracle, for honesty): {10
 assert fair["difference"] > 0.01                                          # pre-training helps, by a little
 assert min(fair["pretrained"]["values"]) > max(fair["random"]["values"])  # every pre-trained seed beats every random
 assert best_dev["pretrained"] > best_dev["random"]  # and stays ahead even against the random start's best rate
-n_dev = downstream["n_test"]
-dev_se = math.sqrt(fair["random"]["mean"] * (1 - fair["random"]["mean"]) / n_dev)  # one accuracy's standard error
-print(f"the gain is {fair['difference'] / dev_se:.1f} standard errors of one accuracy on {n_dev} dev sentences "
-      f"(± {100 * dev_se:.1f} points)")
 
 # %% [markdown]
-# The effect is real but **modest**: every pre-trained seed beats every random one, by 1.9 points on
-# average — about 1.3 standard errors of one accuracy on the 872 dev sentences (printed above). Ten thousand
-# CPU steps on ~600k words of Wikipedia buy our BERT some knowledge of review language (section 5's
-# fill-in-the-blank) but little of what sentiment depends on. Is that the budget, or the text?
-#
-# ### Which text? Pre-training on movie reviews
-#
-# Gururangan et al. (2020, "Don't Stop Pretraining") show that pre-training on text *of the task's domain*
-# pays off most when the labelled set is small — and 3,000 sentences is small. So the second committed model,
-# `data/bert_reviews/`, has the same architecture, vocabulary size, batch size and optimiser; only its text
-# differs:
-#
-# - **documents**: IMDB movie reviews (Maas et al. 2011) — the 50,000 unlabelled and 25,000 training reviews
-#   (their labels unread; the 25,000 test reviews never read), split into sentences for next-sentence pairs;
-# - **in-domain sentences**: SST-2's training sentences, packed into full rows, a quarter of each batch (the
-#   1,000 learning-rate selection sentences left out); SST-2's dev sentences are never in the text.
-#
-# Eight dev sentences do occur verbatim in the reviews — all short stock phrases ("bad .", "very bad .",
-# "oh come on .", "do not see this film .") — measured by `docs/trials/sst2_imdb_overlap.py`.
-# It ran 9,000 steps on the course's 2-core CPU; the same fine-tuning protocol and seeds as above compare it
-# with its own random initialisation (`python -m coursekit.bert compare --model data/bert_reviews`).
-
-# %%
-reviews_dir = data.model_dir("bert_reviews")
-reviews_bert, reviews_tok, reviews_report = bert_checkpoint.load_small_bert(reviews_dir)
-reviews_table = json.loads((reviews_dir / "downstream.json").read_text())
-assert reviews_table["model_sha256"] == data.sha256_file(reviews_dir / "model.safetensors")
-assert reviews_bert.config == small.config and reviews_table["protocol"] == downstream["protocol"]  # same recipe
-corpus_facts = reviews_report["corpus"]
-print(f"in-domain run: {reviews_report['config']['steps']:,} steps in {reviews_report['wall_seconds'] / 60:.0f} min "
-      f"on {corpus_facts['documents']:,} reviews ({corpus_facts['words']:,} words) + "
-      f"{corpus_facts['in_domain_sentences']:,} SST-2 training sentences; held-out MLM "
-      f"{reviews_report['final']['mlm']:.2f} (unigram {reviews_report['unigram_mlm']:.2f})")
-domain_rows = []
-for text_name, table in (("none (random init)", None), ("WikiText-2 (0.5M words) + SST-2 sentences", downstream),
-                         ("IMDB reviews (17.4M words) + SST-2 sentences", reviews_table)):
-    if table is None:   # both random starts: the same architecture, each with its model's vocabulary
-        for name, t in (("WikiText-2 vocabulary", downstream), ("IMDB vocabulary", reviews_table)):
-            s = t["summary"]["random"]
-            domain_rows.append({"pre-training text": f"none, {name}", "dev acc (mean)": s["mean"],
-                                "dev acc (sd)": s["sd"], "seeds": len(s["values"]), "gain over its random start": 0.0})
-        continue
-    s = table["summary"]
-    domain_rows.append({"pre-training text": text_name, "dev acc (mean)": s["pretrained"]["mean"],
-                        "dev acc (sd)": s["pretrained"]["sd"], "seeds": len(s["pretrained"]["values"]),
-                        "gain over its random start": 100 * s["difference"]})
-viz.show_table(domain_rows, title="SST-2 dev accuracy, 3,000 training sentences, same protocol: what the text is worth")
-in_domain = reviews_table["summary"]
-in_domain_gain = 100 * in_domain["difference"]
-print(f"in-domain pre-training: {in_domain['pretrained']['mean']:.3f} ± {in_domain['pretrained']['sd']:.3f} vs "
-      f"random {in_domain['random']['mean']:.3f} ± {in_domain['random']['sd']:.3f} → {in_domain_gain:+.1f} points "
-      f"({in_domain['difference'] / dev_se:.1f} standard errors); general text: {100 * fair['difference']:+.1f}")
-assert in_domain_gain >= 5                                                          # the target of the lesson
-assert min(in_domain["pretrained"]["values"]) > max(in_domain["random"]["values"])  # every seed ahead
-assert in_domain["pretrained"]["mean"] > fair["pretrained"]["mean"] + 0.03          # reviews beat Wikipedia
-
-# %% [markdown]
-# **What the reviews taught it.** The same fill-in-the-blank as in section 5, on review sentences, for the two
-# pre-trained models side by side:
-
-# %%
-reviews_bert = reviews_bert.to(device)
-review_cloze = ["the acting is [MASK] and the story is boring .", "a funny and [MASK] movie .",
-                "i would [MASK] recommend this film to anyone .", "the plot is [MASK] and predictable .",
-                "a complete [MASK] of time .", "one of the [MASK] films i have ever seen .",
-                "the ending was [MASK] .", "the special effects were [MASK] ."]
-
-
-def top5_of(model, tokenizer, sentence):
-    return ", ".join(f"{w} {p:.2f}" for w, p in fill_mask(model, tokenizer, sentence))
-
-
-viz.show_table([{"sentence": s, "WikiText-2 model": top5_of(small, small_tok, s),
-                 "IMDB model": top5_of(reviews_bert, reviews_tok, s)} for s in review_cloze],
-               title="fill in the blank on review sentences: top-5 of each pre-trained small BERT")
+# The effect is real but **modest**: every pre-trained seed beats every random one, by about two points
+# on average — short of the three points we aimed for (it is about two standard errors of an
+# 872-sentence dev set). Ten thousand CPU steps on ~600k words buy our BERT some knowledge of review
+# language (section 5's fill-in-the-blank) but little of what sentiment depends on; MiniLM, trained
+# on over a billion sentence pairs, is worth many times more on the same task (the line printed under the
+# first table). Pre-training pays in proportion to its scale.
 
 # %% [markdown]
 # ## 9. Paper scale

@@ -1568,7 +1568,7 @@ BART_PRETRAINING = [
                     r"`python -m coursekit.bart pretrain"),
     Bad("no model.safetensors", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(damaged(tiny_bart_dir(), "model.safetensors", "drop")),
-        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bart.pretraining"),
+        FileNotFoundError, r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bart pretrain"),
     Bad("a checkpoint without the recipe", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(bart_dir_without_recipe()), ValueError,
         r"is not a BART checkpoint of coursekit.bart.pretraining: its metadata lacks \['recipe', 'tokenizer_sha256'\]"

@@ -19,7 +19,8 @@ from coursekit.bart.pretraining import denoising_report, export, pretrain
 
 
 def denoise_main(argv: list[str] | None = None) -> int:
-    """``python -m coursekit.bart.model denoise [--json]``: how well the committed pre-trained BART denoises."""
+    """``python -m coursekit.bart denoise [--json]``: how well the committed pre-trained BART denoises (the JSON
+    rates rounded to 4 decimals)."""
     parser = argparse.ArgumentParser(prog="python -m coursekit.bart", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("denoise", help="copy and fill accuracy on held-out sentences, next to the unigram guess")
@@ -28,7 +29,8 @@ def denoise_main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     r = denoising_report(args.model, seed=args.seed)
-    print(json.dumps(r, indent=1) if args.json else
+    rounded = {k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}
+    print(json.dumps(rounded, indent=1) if args.json else
           f"{r['held_out_sentences']} held-out sentences, text infilling of {r['mask_ratio']:.0%} of the tokens:\n"
           f"  uncorrupted tokens copied: {r['copy_accuracy']:.3f} ({r['n_copy']} tokens)\n"
           f"  masked tokens filled:      {r['fill_accuracy']:.3f} ({r['n_fill']} tokens); unigram guess "
@@ -89,8 +91,9 @@ COMMANDS = {"denoise": denoise_main, "pretrain": pretrain_main, "compare": compa
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] not in COMMANDS:
-        print(__doc__.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
+        asked = bool(argv) and argv[0] in ("-h", "--help")
+        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     return COMMANDS[argv[0]](argv) or 0
 
 

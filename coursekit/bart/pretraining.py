@@ -60,17 +60,16 @@ __all__ = ["build_bart", "corrupt", "denoising_accuracy", "denoising_report", "p
 
 def denoising_report(directory: str | Path | None = None, *, seed: int = 1234) -> dict:
     """What ``python -m coursekit.bart denoise`` prints: the committed model's copy and fill accuracy on the
-    held-out sentences (a fresh corruption per ``seed``) next to the unigram guess. Rates are rounded to 4
-    decimals; the unigram guess is shown as text (``"."``) and as the BPE piece it is (``".</w>"``)."""
+    held-out sentences (a fresh corruption per ``seed``) next to the unigram guess, shown as text (``"."``) and
+    as the BPE piece it is (``".</w>"``). The rates are exact (the command rounds them for printing)."""
     _check_int(seed, "seed")
     model, vocab, report = load_pretrained_bart(directory)
     recipe = BartRecipe(**report["recipe"])
     docs = held_out_sentences(recipe, vocab)
     acc = denoising_accuracy(model, docs, vocab, recipe, unigram_top=vocab.itos.index(report["unigram_top"]),
                              seed=seed)
-    rounded = {k: round(v, 4) if isinstance(v, float) else v for k, v in acc.items()}
     piece = report["unigram_top"]
-    return {"held_out_sentences": len(docs), "mask_ratio": recipe.mask_ratio, **rounded,
+    return {"held_out_sentences": len(docs), "mask_ratio": recipe.mask_ratio, **acc,
             "unigram_guess": piece.removesuffix("</w>"), "unigram_guess_piece": piece, "updates": report["updates"]}
 
 

@@ -246,9 +246,10 @@ def build_corpus(cfg: PretrainConfig, wiki_lines: list[str] | None = None,
             _check_text_list(value, name)
     if tokenizer is not None:
         _check_tokenizer(tokenizer)
-    if in_domain_sentences is None or (wiki_lines is None and cfg.documents == "wikitext2"):
+    default_wiki = wiki_lines is None and cfg.documents == "wikitext2"
+    if in_domain_sentences is None or default_wiki:
         default_lines, default_sentences = pretraining_text(cfg)
-        if wiki_lines is None and cfg.documents == "wikitext2":
+        if default_wiki:
             wiki_lines = default_lines                 # the vocabulary is trained on the lines, headings included
         in_domain_sentences = default_sentences if in_domain_sentences is None else in_domain_sentences
     docs = wikitext_documents(wiki_lines) if wiki_lines is not None else pretraining_documents(cfg)

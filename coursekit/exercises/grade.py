@@ -176,7 +176,7 @@ def _written_message(exercise: WrittenExercise | None, mark_scheme: str | None, 
     return f"{said}; the mark scheme is in the instructor's notebook (grade with --reference INSTRUCTOR.ipynb)"
 
 
-def written_rows(submitted: list[WrittenExercise], expected: list[WrittenExercise] | None,
+def _written_rows(submitted: list[WrittenExercise], expected: list[WrittenExercise] | None,
                   notes: list[str]) -> list[ExerciseGrade]:
     """One row per written exercise: those of the reference when there is one, else the submission's."""
     def row(listed: WrittenExercise, answer: WrittenExercise | None, scheme: str | None) -> ExerciseGrade:
@@ -425,7 +425,7 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "py
     lesson_errors = [{"cell": i + 1, "error": run.error[0], "message": run.error[1]}
                      for i, run in sorted(runs.items()) if i < first and run.error]
     return GradeReport(str(path), env["COURSEKIT_PROFILE"], seconds, rows, notes, lesson_errors,
-                       written_rows(written, expected_written, notes))
+                       _written_rows(written, expected_written, notes))
 
 
 def _read_notebook(path, name: str, what: str):

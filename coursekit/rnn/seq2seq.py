@@ -57,7 +57,9 @@ class Seq2SeqConfig:
     ``bidirectional``: the encoder reads the source in both directions (Bahdanau et al. 2015, §3.2), each
     direction with ``d_hidden / 2`` units, so an annotation s_k = [→h_k; ←h_k] still has ``d_hidden``
     entries and sees the whole sentence. ``share_embeddings``: one embedding table for source and target
-    (a shared subword vocabulary, ``src_vocab_size == tgt_vocab_size``). ``input_feeding`` (Luong et al.
+    (a shared subword vocabulary, ``src_vocab_size == tgt_vocab_size``). ``tie_output``: the output layer's
+    weight W_s is the target embedding table (Press & Wolf 2017), which needs ``d_hidden == d_emb``; it saves
+    ``tgt_vocab_size × d_hidden`` parameters, most of a small model. ``input_feeding`` (Luong et al.
     2015, §3.3) needs attention. ``pad_id`` pads both sides, so it must be an id of both vocabularies.
     """
 
@@ -78,6 +80,7 @@ class Seq2SeqConfig:
     eos_id: int = 3
     bidirectional: bool = False
     share_embeddings: bool = False
+    tie_output: bool = False
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_emb", "d_hidden", "num_layers"):
@@ -110,6 +113,13 @@ class Seq2SeqConfig:
             raise ValueError("input_feeding feeds the attentional vector to the next step: it needs attention "
                              "(set attention= to a score name)")
         check_probability(self.dropout, "dropout", inclusive_high=False)
+        for name in ("bidirectional", "share_embeddings", "tie_output", "input_feeding"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        if self.tie_output and self.d_hidden != self.d_emb:
+            raise ValueError(f"tie_output makes the output layer (tgt_vocab_size × d_hidden) the target "
+                             f"embedding (tgt_vocab_size × d_emb): it needs d_hidden == d_emb, got {self.d_hidden} "
+                             f"and {self.d_emb}")
 
     def asdict(self) -> dict:
         return asdict(self)
@@ -375,6 +385,9 @@ class Seq2Seq(nn.Module):
         self.decoder = Decoder(config)
         if config.share_embeddings:
             self.decoder.embedding = self.encoder.embedding  # one table for the shared vocabulary
+        if config.tie_output:                                  # W_s = the target embedding table (V, d)
+            output = self.decoder.output if config.attention is None else self.decoder.output.W_s
+            output.weight = self.decoder.embedding.weight
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> dict:
         """Encode the source → the decoder's initial state (a dict of batch-first tensors)."""

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from coursekit.training.compact import STORAGE, compact_state, expand_state
 from coursekit.validation import check_count as _check_count
 from coursekit.validation import check_positive_float, check_positive_int, check_probability
 from coursekit.viz.widgets import headless
@@ -213,23 +214,31 @@ def config_from_json(path: str | Path, base: Any) -> Any:
     return dataclasses.replace(base, **values)
 
 
-def save_checkpoint(path: str | Path, model: nn.Module, config: Any, extra: dict | None = None) -> Path:
+def save_checkpoint(path: str | Path, model: nn.Module, config: Any, extra: dict | None = None, *,
+                    compact: bool = False) -> Path:
     """Save ``model``'s weights as safetensors with ``config`` (and ``extra``) as JSON metadata.
 
     Tied weights (e.g. an output layer sharing the embedding matrix) are stored once. The metadata also
     holds ``content_sha256``, the hash of the tensor bytes, which :func:`load_checkpoint` verifies.
+    ``compact=True`` stores the matrices as int8 with one scale per row (:mod:`coursekit.training.compact`,
+    metadata ``storage``), a quarter of their fp32 size; :func:`load_checkpoint` reads both kinds.
     """
-    from safetensors.torch import save_model
+    from safetensors.torch import save_file, save_model
 
     _check_module(model)
     if extra is not None and not isinstance(extra, dict):
         raise TypeError(f"extra must be a dict, got {type(extra).__name__}")
+    if not isinstance(compact, bool):
+        raise TypeError(f"compact must be a bool, got {type(compact).__name__}")
     path = Path(path)
     metadata = {"config": _json(_config_dict(config), "config")}
     if extra:
         metadata["extra"] = _json(extra, "extra")
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_model(model, str(path), metadata=metadata)
+    if compact:
+        save_file(compact_state(model), str(path), metadata={**metadata, "storage": STORAGE})
+    else:
+        save_model(model, str(path), metadata=metadata)
     return stamp_content_hash(path)
 
 
@@ -328,7 +337,7 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
 
     _check_module(model)
     path = Path(path)
-    verify_checkpoint(path)
+    meta = verify_checkpoint(path)
     stored, _ = read_checkpoint_metadata(path)
     if expected_config is not None:
         expected = _config_dict(expected_config)
@@ -337,8 +346,15 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
         if diff:
             lines = ", ".join(f"{k}: checkpoint {a!r} vs expected {b!r}" for k, (a, b) in diff.items())
             raise ValueError(f"{path}: config mismatch — {lines}")
+    storage = meta.get("storage")
+    if storage not in (None, STORAGE):
+        raise ValueError(f"{path} stores its weights as {storage!r}; this version of coursekit reads fp16/fp32 "
+                         f"and {STORAGE!r}")
     try:
-        missing, unexpected = load_model(model, str(path), strict=False)
+        if storage == STORAGE:
+            missing, unexpected = _load_compact(path, model)
+        else:
+            missing, unexpected = load_model(model, str(path), strict=False)
     except RuntimeError as exc:  # shape mismatch
         raise ValueError(f"{path}: weights do not fit this model: {exc}") from exc
     except SafetensorError as exc:  # a header our size check accepts but safetensors does not (e.g. a dtype)
@@ -348,6 +364,28 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
         raise ValueError(f"{path}: weight names differ from the model's. Missing in checkpoint: {sorted(missing)}; "
                          f"unexpected in checkpoint: {sorted(unexpected)}")
     return stored
+
+
+def _load_compact(path: Path, model: nn.Module) -> tuple[list[str], list[str]]:
+    """Load an int8 checkpoint into ``model``: (missing, unexpected) names, a tied name counting as loaded
+    when the tensor it shares was."""
+    from safetensors.torch import load_file
+
+    state = expand_state(load_file(str(path)))
+    own = model.state_dict()
+    unexpected = sorted(set(state) - set(own))
+    shapes = [f"{k}: checkpoint {tuple(state[k].shape)} vs model {tuple(own[k].shape)}"
+              for k in state if k in own and state[k].shape != own[k].shape]
+    if shapes:
+        raise RuntimeError("size mismatch: " + "; ".join(shapes))
+    with torch.no_grad():
+        for name, tensor in state.items():
+            if name in own:
+                own[name].copy_(tensor)
+    loaded = {(own[k].untyped_storage().data_ptr(), own[k].storage_offset()) for k in state if k in own}
+    missing = sorted(k for k, t in own.items() if k not in state
+                     and (t.untyped_storage().data_ptr(), t.storage_offset()) not in loaded)
+    return missing, unexpected
 
 
 def load_model_directory(directory: str | Path, build: Callable[[dict, dict], nn.Module], *,

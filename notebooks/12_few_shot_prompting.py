@@ -732,6 +732,27 @@ check_induction_score(induction_score)
 # **Exercise 4 (open).** Train the in-context learner without the repeated segments (`repeat_every=0` in a
 # JSON config for `python -m coursekit.gpt train-icl --config …`, or `icl_training.train_icl` with `stop_at`) and
 # compare its 8-shot accuracy on *held-out* pairings with that on *familiar* ones (section 4): what did the
-# repeated segments add? Then train with `format="arrow"` and measure the format table of section 6 again.
-# **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to
-# 2 and predict the new zero-shot and 1-shot accuracies before measuring them.
+# repeated segments add? Then train with `format="arrow"` (repeated segments back on, as by default) and
+# measure the format table of section 6 again.
+#
+# === BEGIN MARK SCHEME ===
+# Train both models for the same number of steps (e.g. `--stop-at 5000`) and report the 8-shot accuracy on
+# held-out and on familiar pairings side by side. Task sequences alone only show labels from the inputs' own
+# pool half, so a model can learn a copying rule tied to those pairings; the repeated random segments put
+# every token in every role and train an induction circuit that copies whatever followed the earlier
+# occurrence. Expected: without the segments, familiar pairings are learned in context and held-out ones
+# fall towards chance; with them, no gap. A student who finds no gap says so and offers a reason, ideally
+# with the induction scores `train-icl` prints. The arrow-trained model reaches the ideal in the arrow
+# format and is near chance in formats it never saw: it learned the mechanism for one layout.
+# === END MARK SCHEME ===
+#
+# **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to 2, retrain the in-context learner (as in
+# Exercise 4) and predict the new zero-shot and 1-shot accuracies before measuring them.
+#
+# === BEGIN MARK SCHEME ===
+# With L = 2 labels per task, chance is 1/L, so 0 shots should give about 0.5 (labels are read by
+# likelihood over the task's own labels). At 1 shot a copy-or-guess learner answers the shown input right
+# and guesses the others at chance, so its accuracy is the ideal line's formula with L = 2 — higher than
+# with four labels at every k. Marks go to the prediction and its reasoning; the measurement should land
+# near it, and a gap needs an explanation.
+# === END MARK SCHEME ===

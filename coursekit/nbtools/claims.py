@@ -132,7 +132,7 @@ def _same(x: float, claim: Claim) -> bool:
         return False
     if claim.kind == "sci":
         return math.isclose(x, claim.value, rel_tol=1e-9)
-    candidates = [x]
+    candidates = [x, abs(x)]                         # "falls by 0.157" ↔ a printed difference of -0.157
     if claim.kind == "percent":
         candidates.append(100 * x)                   # 86 % ↔ a printed fraction 0.862
     if claim.kind == "minutes":

@@ -242,7 +242,7 @@ FLASH = [
         ValueError, r"q, k, v must have the same leading \(batch, head\) dims, got q \(2, 3, 4\), k \(3, 5, 4\)"),
     Bad("q and k of different widths", flash.naive_attention,
         lambda: flash.naive_attention(*attn_args(k_shape=(2, 5, 6))), ValueError,
-        r"q and k must have the same last dim d, got q \(2, 3, 4\) and k \(2, 5, 6\)"),
+        r"q and k must have the same last dim d_k, got q \(2, 3, 4\) and k \(2, 5, 6\)"),
     Bad("k and v of different lengths", flash.naive_attention,
         lambda: flash.naive_attention(*attn_args(v_shape=(2, 4, 4))), ValueError,
         r"k and v must have the same length T_k, got k \(2, 5, 4\) and v \(2, 4, 4\)"),

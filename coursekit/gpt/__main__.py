@@ -19,6 +19,7 @@ from coursekit.gpt import char, icl_training, induction
 from coursekit.gpt.char import TrainConfig, char_data, estimate_loss, fixed_val_loss, train
 from coursekit.gpt.model import GPT
 from coursekit.runtime import run_subcommand
+from coursekit.training.compact import STORAGE
 from coursekit.training.loop import config_from_json, load_checkpoint, save_checkpoint
 
 
@@ -44,7 +45,7 @@ def char_main(argv: list[str] | None = None) -> None:
         stored = GPT(model.config)
         load_checkpoint(out / "model.safetensors", stored, model.config)
         model = stored.eval()
-        report["stored"] = "int8 matrices with one fp32 scale per row (coursekit.training.compact)"
+        report["storage"] = STORAGE                                 # as the translation reports say it
     val_ids = char_data()[2]
     report["fixed_val_loss"] = fixed_val_loss(model, val_ids)
     report["val_loss_200_batches"] = estimate_loss(model, val_ids, batch_size=cfg.batch_size, iters=200,

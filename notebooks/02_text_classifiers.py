@@ -30,9 +30,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from coursekit import classifiers as CL
 from coursekit import data, runtime, text
 from coursekit.data import model_dir
+from coursekit.embeddings import classifiers as CL
 from coursekit.embeddings import counts as E
 from coursekit.embeddings import sgns as SG
 from coursekit.embeddings import word_vectors as WV
@@ -114,7 +114,7 @@ def dev_accuracy(model):
 # The simplest model gives every word one score per class and adds them up:
 # $\text{logits}(x) = \sum_t s(w_t) + b$. *Padding* (the zeros that fill a batch to one length)
 # must contribute nothing: we multiply by the mask. Here is the BOW forward pass by hand, checked
-# against `coursekit.classifiers.BOW`, and the proof that padding does not change the output.
+# against `coursekit.embeddings.classifiers.BOW`, and the proof that padding does not change the output.
 
 # %%
 # NBVAL_CHECK_OUTPUT

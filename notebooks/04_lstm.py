@@ -617,6 +617,7 @@ assert line_break["s_0 (embedding)"] < max(line_break["s_1 (biLSTM 1)"], line_br
 # | NER (F1) | 91.93 ± 0.19 | 90.15 | 92.22 ± 0.10 | 2.06 / 21% |
 # | SST-5 (acc.) | 53.7 | 51.4 | 54.7 ± 0.5 | 3.3 / 6.8% |
 #
+# <!-- claims: cited -->
 # Peters et al. also found that the learned weights differ by task — lower layers suit syntactic
 # tasks (POS tagging), higher layers semantic ones (word-sense disambiguation) — the effect our two
 # probes show in miniature.

@@ -338,8 +338,8 @@ assert not S.expect_gap or all(by_name[n]["BLEU"] < by_name["no attention"]["BLE
 # ## 5. The reference models, and alignments on real sentences
 #
 # The live models are small and trained for minutes. The course's reference models were trained with
-# one recipe for 2,500 updates each (about 3 epochs of the 133,694 training pairs, ~50 minutes of one
-# CPU core; recipe, curves and reproduce command in `data/translation/*/report.json`): the GRU
+# one recipe for 2,500 updates each (about 3 epochs of the 133,694 training pairs, 35 and 57 minutes of one
+# CPU core shared with a second run; recipe, curves and reproduce command in `data/translation/*/report.json`): the GRU
 # encoder–decoder of notebook 05, and the same model with **Bahdanau (additive) attention**. Same
 # data, same updates, same optimiser — only the attention differs.
 

@@ -688,6 +688,8 @@ check_multi_head_attention(my_multi_head_attention)
 #
 # === BEGIN MARK SCHEME ===
 # For n ≈ 25 < d the n²·d term is smaller than n·d², and all positions are computed in parallel (no
-# n-step dependency), so training is faster on GPUs. At n = 10,000 the n² term dominates in time
+# n-step dependency), so training is faster on GPUs. Full marks use the crossover the student measured in
+# section 7 (the stored run prints it for the written-out and the fused attention): WMT's sentences are far
+# below it. At n = 10,000 the n² term dominates in time
 # and memory (10⁸ scores per head and layer): one needs restricted/windowed or other efficient attention.
 # === END MARK SCHEME ===

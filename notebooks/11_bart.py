@@ -194,8 +194,8 @@ assert (measured - pmf).abs().max() < 0.01
 # (`coursekit.text.Vocab`) serves the English Wikipedia text, the English→French pairs of notebooks
 # 05–08 and SST-2 later on. The vocabulary is built on the WikiText-2 validation split and the
 # training pairs only (never on test data), with a `<mask>` token added to the usual specials. The
-# translation task uses 10,000 training pairs in the class profile (notebook 08: 20,000) and the same
-# held-out test sentences as notebooks 05–08.
+# translation task uses 10,000 training pairs in the class profile (the committed models of notebooks
+# 05–08 were trained on the whole training split) and the same held-out test sentences as notebooks 05–08.
 
 # %%
 wiki = data.load_wikitext2("tokens")
@@ -482,6 +482,7 @@ plt.show()
 assert live_rows[0]["final training loss"] < live_rows[1]["final training loss"], \
     "from pre-trained weights the loss falls further with the same budget"
 
+# %% [markdown]
 # ## 6. Which noise? The ablation (paper Table 1, at classroom scale)
 #
 # The paper pre-trains one model per corruption for the same number of steps and fine-tunes each on the
@@ -623,7 +624,6 @@ viz.show_table([dict(zip(("pre-training (paper scale)", "SQuAD 1.1 F1", "MNLI ac
                           "ConvAI2 PPL", "CNN/DM PPL"), row)) for row in paper], floatfmt="{:.2f}",
                title="paper scale: Lewis et al. 2020, Table 1")
 
-# %% [markdown]
 # %%
 ours_rank = [r["pre-training"] for r in sorted(ablation[1:], key=lambda r: r["EN→FR test PPL (mean)"])]
 paper_rank = [row[0] for row in sorted(paper, key=lambda row: row[3])]          # by ELI5 perplexity
@@ -698,8 +698,8 @@ assert select["pretrained", low] - select["pretrained", high] < select["random",
 # pre-trained and the random BART end at the same accuracy on SST-2: the difference printed above is a
 # fraction of one standard error, and the seeds overlap. The rate matters more to the pre-trained start:
 # at the lower rate it loses several points on the selection sentences, the random start almost none
-# (printed above) — which is why the first version of this table, with one shared rate of 2e-4 for both,
-# had the pre-trained model 3 points *behind*. One shared rate is not a fair test. Translation gained 10 BLEU
+# (printed above): with one shared rate for both, the table would measure which start suits that rate.
+# One shared rate is not a fair test. Translation gained 10 BLEU
 # from the same weights, so they are not useless as such; what we can say is that denoising single short sentences
 # — two thirds of them Tatoeba, not movie reviews, in a vocabulary built for translation — taught this small
 # model little that a sentiment classifier can use, while the paper's BART, pre-trained on vastly more text

@@ -249,6 +249,7 @@ assert end["loss"] < live["curve"][1]["loss"], "the live run learns"
 if S.live_steps >= 4000:
     assert end["heldout_acc_8shot"] >= 0.9 and max(end["induction"][-1]) >= 0.5, "past the phase change"
 
+# %% [markdown]
 # ## 4. Accuracy versus number of shots, on held-out tasks
 #
 # For each of `S.n_tasks` fresh held-out tasks and each k, every one of its K inputs is asked once,
@@ -327,9 +328,12 @@ at8 = next(r for r in ft_rows if r["shots k"] == 8)
 assert at8["in-context"] >= max(at8["fine-tuned fresh model"], at8["fine-tuned ICL model"])
 
 # %% [markdown]
-# Both fine-tuned models can only memorise the k pairs they saw, so their ceiling is the same ideal
-# line as in-context learning. Once every input has been shown (8 and 16 shots) the in-context learner
-# is at the ideal with one forward pass, while `S.ft_steps` gradient steps per task leave the freshly
+# What the "ideal" line bounds: a learner that answers every input shown in the prompt correctly and
+# *guesses uniformly* among the L labels for the others. It is not a ceiling for every learner: the tasks
+# are label-balanced, so a learner that prefers the labels it has not yet seen guesses better than chance —
+# which is how the fine-tuned fresh model can sit above the line at 1–2 shots (the table). Once every
+# input has been shown (8 and 16 shots) the in-context learner is at the ideal with one forward pass, while
+# `S.ft_steps` gradient steps per task leave the freshly
 # initialised model a little below it — and fine-tuning the in-context learner *itself* on bare `x → y`
 # pairs does worst: the gradient steps pull it away from the copying it does so well. With 1–2 shots the
 # fine-tuned fresh model is somewhat better than in-context learning (see the table). GPT-3's point is
@@ -436,8 +440,9 @@ print("induction scores (layer × head):", [[round(v, 3) for v in row] for row i
 print("previous-token scores (layer × head):", [[round(v, 3) for v in row] for row in previous_token.tolist()])
 
 # %% [markdown]
-# One head per layer stands out: in layer 0 a **previous-token head** (each position attends to the one
-# before it), in layer 1 **induction heads** far above the uniform baseline printed above. Their attention
+# In layer 0 one head stands out as a **previous-token head** (each position attends to the one before
+# it); in layer 1 *every* head scores far above the uniform baseline printed above as an **induction head**
+# (the table of scores below). Their attention
 # maps on one repeated sequence show the two patterns the scores average: the diagonal just below the main
 # one (previous token), and the stripe shifted by the period in the second half (the token *after* the
 # earlier occurrence — the induction pattern).
@@ -600,7 +605,8 @@ else:
 # %% [markdown]
 # ## 10. Paper scale: GPT-3
 #
-# GPT-3 has 175B parameters, 96 layers, a 2,048-token context, and was trained on ~300B tokens. The
+# GPT-3 (Brown et al. 2020) has 175B parameters, 96 layers, a 2,048-token context, and was trained on
+# ~300B tokens. The
 # paper trained eight sizes on the same data and scored each with 0, 1 and k demonstrations (its
 # Appendix H, Table H.1). On TriviaQA (closed-book questions, k = 64), next to our own
 # accuracy-vs-shots curve:
@@ -657,8 +663,9 @@ print(f"this notebook's in-context learner: {icl_model.num_params():,} parameter
 # everything it gets right comes from the context. Our 2-layer model is not a point on GPT-3's curve: it
 # learned one task family in which copying from the prompt is the whole job.
 #
-# For comparison at 175B (Table 3.3): fine-tuned open-domain RAG (with retrieval) reaches 68.0 and
-# fine-tuned closed-book T5-11B + SSM 60.5 — GPT-3's few-shot 71.2 is above both without any gradient step.
+# For comparison at 175B (the paper's Table 3.3): fine-tuned open-domain RAG (with retrieval) reaches 68.0
+# and fine-tuned closed-book T5-11B + SSM 60.5 — GPT-3's few-shot 71.2 is above both without any gradient
+# step.
 
 # %% [markdown]
 # ## Summary
@@ -725,6 +732,27 @@ check_induction_score(induction_score)
 # **Exercise 4 (open).** Train the in-context learner without the repeated segments (`repeat_every=0` in a
 # JSON config for `python -m coursekit.gpt train-icl --config …`, or `icl_training.train_icl` with `stop_at`) and
 # compare its 8-shot accuracy on *held-out* pairings with that on *familiar* ones (section 4): what did the
-# repeated segments add? Then train with `format="arrow"` and measure the format table of section 6 again.
-# **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to
-# 2 and predict the new zero-shot and 1-shot accuracies before measuring them.
+# repeated segments add? Then train with `format="arrow"` (repeated segments back on, as by default) and
+# measure the format table of section 6 again.
+#
+# === BEGIN MARK SCHEME ===
+# Train both models for the same number of steps (e.g. `--stop-at 5000`) and report the 8-shot accuracy on
+# held-out and on familiar pairings side by side. Task sequences alone only show labels from the inputs' own
+# pool half, so a model can learn a copying rule tied to those pairings; the repeated random segments put
+# every token in every role and train an induction circuit that copies whatever followed the earlier
+# occurrence. Expected: without the segments, familiar pairings are learned in context and held-out ones
+# fall towards chance; with them, no gap. A student who finds no gap says so and offers a reason, ideally
+# with the induction scores `train-icl` prints. The arrow-trained model reaches the ideal in the arrow
+# format and is near chance in formats it never saw: it learned the mechanism for one layout.
+# === END MARK SCHEME ===
+#
+# **Exercise 5 (open).** Change `ICLTaskFamily.labels_per_task` to 2, retrain the in-context learner (as in
+# Exercise 4) and predict the new zero-shot and 1-shot accuracies before measuring them.
+#
+# === BEGIN MARK SCHEME ===
+# With L = 2 labels per task, chance is 1/L, so 0 shots should give about 0.5 (labels are read by
+# likelihood over the task's own labels). At 1 shot a copy-or-guess learner answers the shown input right
+# and guesses the others at chance, so its accuracy is the ideal line's formula with L = 2 — higher than
+# with four labels at every k. Marks go to the prediction and its reasoning; the measurement should land
+# near it, and a gap needs an explanation.
+# === END MARK SCHEME ===

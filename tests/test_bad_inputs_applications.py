@@ -44,7 +44,6 @@ from coursekit.translation import explore as tr_inspect
 from coursekit.translation import scoring as tr_scoring
 
 EXEMPT = {
-    "coursekit.bench.cost.PeakMemory": "a context manager that takes no argument; it counts what the block runs",
     "coursekit.translation.core.TranslationBatch": "a plain container of tensors built by TranslationData.make_batch; "
                                                    "the models check what they read from it",
     "coursekit.translation.explore.Attended": "a plain result container filled by translate_with_attention",
@@ -1774,6 +1773,10 @@ COST = [
     Bad("a zero length", cost.attention_cost, lambda: cost.attention_cost((64, 0)), ValueError, r"each length"),
     Bad("a float length", cost.transformer_cost, lambda: cost.transformer_cost((64.5,)), TypeError,
         r"each length"),
+    Bad("one tensor to exclude, not a tuple", cost.PeakMemory, lambda: cost.PeakMemory(exclude=torch.ones(2)),
+        TypeError, r"exclude must be a tuple or list of tensors .* got Tensor"),
+    Bad("a list of arrays to exclude", cost.PeakMemory, lambda: cost.PeakMemory(exclude=[[1.0, 2.0]]),
+        TypeError, r"exclude must be a tuple or list of tensors"),
     Bad("zero heads", cost.attention_cost, lambda: cost.attention_cost((8,), n_heads=0), ValueError, r"n_heads"),
     Bad("zero batch", cost.transformer_cost, lambda: cost.transformer_cost((8,), batch=0), ValueError, r"batch"),
     Bad("one measurement", cost.quadratic_onset,

@@ -20,7 +20,8 @@ TABLES = sorted(p.stem for p in Path(__file__).parent.glob("test_bad_inputs_*.py
 # Whole modules outside the sweep, with the reason.
 SKIPPED_MODULES = {
     "coursekit.exercises.checks": "the exercise checks are fed wrong solutions in tests/test_exercises_*.py",
-    "coursekit.nbtools": "the maintainers' notebook runner (a CLI); its arguments come from argparse",
+    "coursekit.nbtools.execution": "the maintainers' notebook runner; its arguments come from the argparse CLI",
+    "coursekit.nbtools.__main__": "a CLI: argparse validates its arguments",
     "coursekit.translation.__main__": "a CLI: argparse validates its arguments",
     "coursekit.exercises.__main__": "a CLI: argparse validates its arguments",
     "coursekit.data.__main__": "a CLI: argparse validates its arguments (tests/test_data.py runs it)",

@@ -25,11 +25,11 @@ from bad_input_helpers import Bad, check_bad_call, ids, register
 from safetensors.torch import save_file
 from torch import nn
 
-from coursekit import classifiers, data, metrics, runtime, text
+from coursekit import data, metrics, runtime, text
 from coursekit import validation as checks
 from coursekit.data import store as data_store
+from coursekit.embeddings import classifiers, sgns, word_vectors
 from coursekit.embeddings import counts as embeddings
-from coursekit.embeddings import sgns, word_vectors
 from coursekit.gpt.char import TrainConfig
 from coursekit.training import loop as train
 from coursekit.training import resumable
@@ -389,7 +389,7 @@ METRICS = [
 
 
 # ==============================================================================================
-# coursekit.classifiers
+# coursekit.embeddings.classifiers
 # ==============================================================================================
 
 def batch(B=2, T=4, V=10):

@@ -32,6 +32,7 @@ from coursekit.bart import noising
 from coursekit.bart import pretraining as bart_pretraining
 from coursekit.bert import checkpoint as bert_checkpoint
 from coursekit.bert import corpus as bert_corpus
+from coursekit.bert import electra
 from coursekit.bert import finetuning as bert_finetuning
 from coursekit.bert import heads as bert_heads
 from coursekit.bert import model as bert
@@ -1140,6 +1141,155 @@ BERT_FINETUNING = [
 
 
 # ==============================================================================================
+# coursekit.bert.electra and PretrainConfig(objective="electra")
+# ==============================================================================================
+
+def tiny_electra(**kw):
+    """ELECTRA on the tiny BERT world: a two-layer discriminator, a one-layer generator."""
+    torch.manual_seed(0)
+    return electra.Electra(bert_config(n_layers=2), **kw)
+
+
+def sure_logits(labels, value=0.0):
+    """Generator logits (one row per masked position of ``labels``), all ``value``."""
+    return torch.full((int((labels != bert_data.IGNORE_INDEX).sum()), V), value)
+
+
+def corrupt(**kw):
+    args = dict(input_ids=token_ids(), mlm_labels=mlm_labels(), generator_logits=sure_logits(mlm_labels()),
+                generator=gen()) | kw
+    return electra.corrupt(args.pop("input_ids"), args.pop("mlm_labels"), args.pop("generator_logits"), **args)
+
+
+def electra_loss(**kw):
+    args = dict(model=tiny_electra(), input_ids=token_ids(), token_type_ids=torch.zeros(2, 5, dtype=i64),
+                attention_mask=torch.ones(2, 5, dtype=i64), mlm_labels=mlm_labels(), generator=gen()) | kw
+    return electra.electra_loss(**args)
+
+
+def held_out_electra(model=None, batch=None, **kw):
+    return bert_pretraining.held_out_electra_losses(model or tiny_electra(), pt_batch() if batch is None else batch,
+                                                    **kw)
+
+
+def nan_logits():
+    logits = sure_logits(mlm_labels())
+    logits[0, 3] = float("nan")
+    return logits
+
+
+def label_v() -> torch.Tensor:
+    labels = mlm_labels()
+    labels[0, 1] = V
+    return labels
+
+
+ELECTRA = [
+    Bad("a dict for the config", electra.Electra, lambda: electra.Electra({"vocab_size": V}), TypeError,
+        r"config must be a BertConfig, got dict"),
+    Bad("a generator as deep as the discriminator", electra.Electra,
+        lambda: electra.Electra(bert_config(n_layers=2), generator_layers=2), ValueError,
+        r"generator_layers must be below the discriminator's n_layers=2 \(ELECTRA's generator is the smaller model\), "
+        r"got 2"),
+    Bad("a generator of zero layers", electra.Electra, lambda: tiny_electra(generator_layers=0), ValueError,
+        r"generator_layers must be positive, got 0"),
+    Bad("a float number of layers", electra.Electra, lambda: tiny_electra(generator_layers=1.0), TypeError,
+        r"generator_layers must be an int, got float"),
+
+    Bad("zero width", electra.ReplacedTokenDetectionHead, lambda: electra.ReplacedTokenDetectionHead(0), ValueError,
+        r"d_model must be positive, got 0"),
+    Bad("a float width", electra.ReplacedTokenDetectionHead, lambda: electra.ReplacedTokenDetectionHead(8.0),
+        TypeError, r"d_model must be an int, got float"),
+    Bad("hidden states of another width", electra.ReplacedTokenDetectionHead.forward,
+        lambda: electra.ReplacedTokenDetectionHead(8)(torch.randn(2, 5, 6)), ValueError,
+        r"h must have size 8 in dim -1 \(d_model\), got shape \(2, 5, 6\)"),
+    Bad("integer hidden states", electra.ReplacedTokenDetectionHead.forward,
+        lambda: electra.ReplacedTokenDetectionHead(8)(torch.ones(2, 5, 8, dtype=i64)), TypeError,
+        r"h must be a floating-point tensor, got torch.int64"),
+
+    Bad("logits for more positions than were masked", electra.corrupt,
+        lambda: corrupt(generator_logits=torch.zeros(3, V)), ValueError,
+        r"generator_logits must have one row per masked position \(2, the entries of mlm_labels that are not -100\), "
+        r"got shape \(3, 20\)"),
+    Bad("1-D logits", electra.corrupt, lambda: corrupt(generator_logits=torch.zeros(V)), ValueError,
+        r"generator_logits must have 2 dimensions, got shape \(20,\)"),
+    Bad("integer logits", electra.corrupt, lambda: corrupt(generator_logits=torch.zeros(2, V, dtype=i64)),
+        TypeError, r"generator_logits must be a floating-point tensor, got torch.int64"),
+    Bad("a NaN logit (the sample would be garbage)", electra.corrupt, lambda: corrupt(generator_logits=nan_logits()),
+        ValueError, r"generator_logits must give a distribution in every row .*; row 0 holds NaN, \+inf or only -inf"),
+    Bad("a row of -inf only", electra.corrupt,
+        lambda: corrupt(generator_logits=sure_logits(mlm_labels(), float("-inf"))), ValueError,
+        r"row 0 holds NaN, \+inf or only -inf"),
+    Bad("-inf logits are tokens that are never drawn (documented)", electra.corrupt,
+        lambda: corrupt(generator_logits=torch.full((2, V), float("-inf")).index_fill_(1, torch.tensor([6]), 0.0)),
+        returns=lambda out: set(out[0][mlm_labels() != -100].tolist()) == {6}),
+    Bad("float ids", electra.corrupt, lambda: corrupt(input_ids=token_ids().float()), TypeError,
+        r"input_ids must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
+    Bad("a label = vocab_size", electra.corrupt, lambda: corrupt(mlm_labels=label_v()), ValueError,
+        r"mlm_labels must hold class ids in \[0, 20\) \(or -100 to ignore a position\), got values in \[9, 20\]"),
+    Bad("labels of another shape", electra.corrupt,
+        lambda: corrupt(mlm_labels=mlm_labels(2, 4), generator_logits=sure_logits(mlm_labels(2, 4))), ValueError,
+        r"mlm_labels must have the shape of input_ids \(2, 5\), got \(2, 4\)"),
+    Bad("a seed for the generator", electra.corrupt, lambda: corrupt(generator=0), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+    Bad("nothing masked: the text comes back, nothing replaced (documented)", electra.corrupt,
+        lambda: corrupt(mlm_labels=torch.full((2, 5), -100), generator_logits=torch.zeros(0, V)),
+        returns=lambda out: torch.equal(out[0], token_ids()) and not out[1].any()),
+
+    Bad("a BERT for the model", electra.electra_loss, lambda: electra_loss(model=tiny_bert()), TypeError,
+        r"model must be a coursekit.bert.electra.Electra, got Bert"),
+    Bad("a negative discriminator weight", electra.electra_loss, lambda: electra_loss(rtd_weight=-1.0), ValueError,
+        r"rtd_weight must be ≥ 0 and finite, got -1.0"),
+    Bad("labels of another shape", electra.electra_loss, lambda: electra_loss(mlm_labels=mlm_labels(2, 4)),
+        ValueError, r"mlm_labels must have the shape of input_ids \(2, 5\), got \(2, 4\)"),
+    Bad("an additive float mask", electra.electra_loss,
+        lambda: electra_loss(attention_mask=torch.zeros(2, 5)), TypeError,
+        r"attention_mask must be a bool tensor \(True = keep\), got torch.float32"),
+    Bad("nothing but padding (the loss would be NaN)", electra.electra_loss,
+        lambda: electra_loss(attention_mask=torch.zeros(2, 5, dtype=i64)), ValueError,
+        r"attention_mask marks no real token: the discriminator loss is undefined"),
+    Bad("a seed for the generator", electra.electra_loss, lambda: electra_loss(generator=1), TypeError,
+        r"generator must be a torch.Generator or None, got int"),
+    Bad("nothing masked adds 0, not NaN, to the loss (documented)", electra.electra_loss,
+        lambda: electra_loss(mlm_labels=torch.full((2, 5), -100)),
+        returns=lambda out: out[1]["mlm"] == 0.0 and out[1]["replaced"] == 0.0 and bool(torch.isfinite(out[0]))),
+
+    Bad("a BERT for the model", bert_pretraining.held_out_electra_losses,
+        lambda: held_out_electra(model=tiny_bert()), TypeError,
+        r"model must be a coursekit.bert.electra.Electra, got Bert"),
+    Bad("four parts instead of five", bert_pretraining.held_out_electra_losses,
+        lambda: held_out_electra(batch=pt_batch()[:4]), ValueError,
+        r"batch must be \(input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels\), got 4 items"),
+    Bad("no masked position (the MLM loss would be NaN)", bert_pretraining.held_out_electra_losses,
+        lambda: held_out_electra(batch=pt_batch(mlm=torch.full_like(pt_batch()[3], -100))), ValueError,
+        r"the batch has no masked position: the held-out MLM loss is undefined"),
+    Bad("a float seed", bert_pretraining.held_out_electra_losses, lambda: held_out_electra(seed=0.5), TypeError,
+        r"seed must be an int, got float"),
+    Bad("NSP labels are not read: single sentences only (documented)", bert_pretraining.held_out_electra_losses,
+        lambda: held_out_electra(batch=pt_batch(nsp=torch.full((32,), -100))),
+        returns=lambda r: set(r) == {"mlm", "rtd", "rtd_acc", "replaced", "rtd_prior"}),
+
+    Bad("an unknown objective", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, objective="gan"), ValueError,
+        r"objective must be one of \('mlm_nsp', 'electra'\), got 'gan'"),
+    Bad("a generator of zero layers", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, generator_layers=0),
+        ValueError, r"generator_layers must be positive, got 0"),
+    Bad("ELECTRA with a generator as deep as the discriminator", bert_corpus.PretrainConfig,
+        lambda: replace(TINY_PT, objective="electra"), ValueError,
+        r"generator_layers must be below n_layers=1 \(ELECTRA's generator is the smaller model\), got 1"),
+    Bad("a negative discriminator weight", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, rtd_weight=-1.0),
+        ValueError, r"rtd_weight must be ≥ 0 and finite, got -1.0"),
+    Bad("a NaN discriminator weight", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, rtd_weight=float("nan")),
+        ValueError, r"rtd_weight must be ≥ 0 and finite, got nan"),
+    Bad("a string discriminator weight", bert_corpus.PretrainConfig, lambda: replace(TINY_PT, rtd_weight="50"),
+        TypeError, r"rtd_weight must be a number, got str"),
+    Bad("ELECTRA continuing a saved BERT", bert_corpus.PretrainConfig,
+        lambda: replace(TINY_PT, n_layers=2, objective="electra", init_from="data/bert"), ValueError,
+        r"init_from='data/bert' continues a saved BERT, which has no generator: objective='electra' starts from "
+        r"random init"),
+]
+
+
+# ==============================================================================================
 # coursekit.bart.model, coursekit.bart.batches and coursekit.bart.heads
 # ==============================================================================================
 
@@ -1814,7 +1964,7 @@ NOISING = [
 
 
 ROWS = register(BERT_CONFIG + BERT_MODEL + BERT_HEADS + BERT_DATA + BERT_MASKING + HF + BERT_PRETRAINING
-                + BERT_CHECKPOINT + BERT_FINETUNING + BART + BART_PRETRAINING + BART_FINETUNING + NOISING)
+                + BERT_CHECKPOINT + BERT_FINETUNING + ELECTRA + BART + BART_PRETRAINING + BART_FINETUNING + NOISING)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))

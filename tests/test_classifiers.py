@@ -1,10 +1,10 @@
-"""Tests of coursekit.classifiers: shapes, padding invariance, pooling by hand, pretrained init, errors."""
+"""Tests of coursekit.embeddings.classifiers: shapes, padding invariance, pooling by hand, pretrained init, errors."""
 
 import numpy as np
 import pytest
 import torch
 
-from coursekit import classifiers as C
+from coursekit.embeddings import classifiers as C
 from coursekit.embeddings.word_vectors import WordVectors
 
 V = 30

@@ -100,3 +100,22 @@ def test_seq2seq_tie_output_shares_the_embedding():
         Seq2SeqConfig(30, 30, d_emb=12, d_hidden=16, tie_output=True)
     with pytest.raises(TypeError, match="tie_output must be a bool"):
         Seq2SeqConfig(30, 30, tie_output=1)
+
+
+def test_a_config_field_added_later_reads_as_its_default(tmp_path):
+    """Checkpoints written before Seq2SeqConfig had tie_output still load (the field's default), and a real
+    difference is still refused."""
+    import dataclasses
+
+    from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
+
+    config = Seq2SeqConfig(30, 30, d_emb=8, d_hidden=8)
+    old = {k: v for k, v in dataclasses.asdict(config).items() if k != "tie_output"}   # as written before
+    path = save_checkpoint(tmp_path / "old.safetensors", Seq2Seq(config), old)
+    load_checkpoint(path, Seq2Seq(config), expected_config=config)
+    other = dataclasses.replace(config, dropout=0.1)
+    with pytest.raises(ValueError, match="dropout: checkpoint 0.0 vs expected 0.1"):
+        load_checkpoint(path, Seq2Seq(other), expected_config=other)
+    tied = Seq2SeqConfig(30, 30, d_emb=8, d_hidden=8, tie_output=True)
+    with pytest.raises(ValueError, match="tie_output: checkpoint '<absent>' vs expected True"):
+        load_checkpoint(path, Seq2Seq(tied), expected_config=tied)

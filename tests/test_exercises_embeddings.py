@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 from exercise_helpers import fails_with, notebook_solutions, refuses_delegation, stub
 
-from coursekit import classifiers as CL
 from coursekit import exercises
+from coursekit.embeddings import classifiers as CL
 from coursekit.embeddings import counts as E
 from coursekit.embeddings import sgns as SG
 from coursekit.embeddings import word_vectors as WV
@@ -190,12 +190,12 @@ def _dan_by_library_mean(emb, mask, W1, b1, W2, b2):
     (emb_checks.check_analogy, lambda W, a, b, c: WV.evaluate_analogies(_word_vectors(W), []),
      "coursekit.embeddings.word_vectors.evaluate_analogies", False),
     (cls_checks.check_bow_logits, lambda ids, mask, s, b: CL.BOW(s.shape[0], s.shape[1]),
-     "coursekit.classifiers.BOW", False),
-    (cls_checks.check_dan_forward, _dan_by_library_mean, "coursekit.classifiers.masked_mean", True),
+     "coursekit.embeddings.classifiers.BOW", False),
+    (cls_checks.check_dan_forward, _dan_by_library_mean, "coursekit.embeddings.classifiers.masked_mean", True),
     (cls_checks.check_dan_forward, lambda e, m, W1, b1, W2, b2: CL.DAN(10, e.shape[-1]),
-     "coursekit.classifiers.DAN", False),
-    (cls_checks.check_max_over_time, lambda x, mask: CL.masked_max(x, mask), "coursekit.classifiers.masked_max",
-     True),
+     "coursekit.embeddings.classifiers.DAN", False),
+    (cls_checks.check_max_over_time, lambda x, mask: CL.masked_max(x, mask),
+     "coursekit.embeddings.classifiers.masked_max", True),
 ])
 def test_calling_the_library_is_refused(check, delegating, dotted, correct):
     refuses_delegation(check, delegating, dotted, correct=correct)

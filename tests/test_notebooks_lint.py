@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit import nbtools
+from coursekit.nbtools import execution as nbtools
 
 NOTEBOOKS = sorted(nbtools.NOTEBOOKS.glob("*.ipynb"))
 MAX_BYTES = 3 * 1024 * 1024

@@ -73,12 +73,17 @@ class PeakMemory(TorchDispatchMode):
     """``with PeakMemory() as m: …`` — ``m.peak``: the most bytes of tensors that the operators run inside
     the block (forward and backward) had alive at once. A CPU has no ``torch.cuda.max_memory_allocated``;
     this sees each tensor an operator creates and, through a finaliser, when it is freed (notebook 07
-    derives it). Tensors that existed before the block (parameters, inputs) are not counted."""
+    derives it). Tensors that existed before the block are not counted when an operator merely hands them back;
+    a *view* of one (a slice, a transpose) shares its storage, and this mode cannot tell that storage from a new
+    one — pass such inputs as ``exclude`` so that their storages are never counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, exclude: tuple[torch.Tensor, ...] | list[torch.Tensor] = ()) -> None:
         super().__init__()
+        if not isinstance(exclude, (tuple, list)) or not all(isinstance(t, torch.Tensor) for t in exclude):
+            raise TypeError(f"exclude must be a tuple or list of tensors that exist before the block, got "
+                            f"{type(exclude).__name__}")
         self.live = self.peak = 0
-        self._storages: set[int] = set()
+        self._storages: set[int] = {t.untyped_storage().data_ptr() for t in exclude}   # seen already: never added
 
     def _freed(self, ptr: int, nbytes: int) -> None:
         self._storages.discard(ptr)

@@ -2,8 +2,9 @@
 
 * ``sst2 [--seeds N] [--json]`` — fine-tune the committed model and the same architecture from random init
   on SST-2 with the committed protocol (each at its chosen learning rate) and print the gain, in minutes;
-* ``pretrain [--config FILE] --work runs/bert --out data/bert`` — the MLM + NSP pre-training recipe
-  (``--resume`` continues, ``--sweep SNAPSHOTS`` fine-tunes every snapshot of a finished run);
+* ``pretrain [--config FILE] --work runs/bert --out data/bert`` — the MLM + NSP pre-training recipe, or ELECTRA's
+  with ``"objective": "electra"`` in the config (``--resume`` continues, ``--sweep SNAPSHOTS`` fine-tunes every
+  snapshot of a finished run);
 * ``compare --out data/bert/downstream.json`` — the committed table: both starts, every learning rate and seed.
 """
 
@@ -82,9 +83,13 @@ def pretrain_main(argv: list[str] | None = None) -> None:
                              resume=args.resume)
     report["load_average_before_after"] = [load, os.getloadavg()]
     f = report["final"]
-    print(f"held-out MLM {f['mlm']:.3f} NSP {f['nsp']:.3f} (acc {f['nsp_acc']:.3f}) after {cfg.steps} steps; "
-          f"unigram {report['unigram_mlm']:.3f}; wall {report['wall_seconds']:.0f} s, "
-          f"cpu {report['cpu_seconds']:.0f} s")
+    if cfg.objective == "electra":
+        losses = (f"held-out generator MLM {f['mlm']:.3f}, RTD {f['rtd']:.3f} (acc {f['rtd_acc']:.3f}; "
+                  f"constant predictor {f['rtd_prior']:.3f})")
+    else:
+        losses = f"held-out MLM {f['mlm']:.3f} NSP {f['nsp']:.3f} (acc {f['nsp_acc']:.3f})"
+    print(f"{losses} after {cfg.steps} steps; unigram {report['unigram_mlm']:.3f}; "
+          f"wall {report['wall_seconds']:.0f} s, cpu {report['cpu_seconds']:.0f} s")
     if args.out:
         save_pretrained(args.out, model, corpus.tokenizer, report)
 

@@ -49,8 +49,8 @@ from coursekit.validation import check_count as _check_count
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import check_positive_float, check_positive_int, check_probability
 
-__all__ = ["PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batch", "make_batch", "pack_sentences",
-           "sample_batch", "unigram_entropy"]
+__all__ = ["OBJECTIVES", "PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batch", "make_batch",
+           "pack_sentences", "sample_batch", "unigram_entropy"]
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 EXTRA_MLM_TEXT = ("", "translation_en")
@@ -59,12 +59,19 @@ EXTRA_MLM_TEXT = ("", "translation_en")
 #: training split (tokenized, 2.1M words; general text), or both of the last two (reviews first, so the held-out
 #: documents are Wikipedia articles).
 DOCUMENTS = ("wikitext2", "imdb", "wikitext2-train", "imdb+wikitext2-train")
+#: The pre-training objective: BERT's masked LM + next-sentence prediction, or ELECTRA's replaced-token detection
+#: (Clark et al. 2020; :mod:`coursekit.bert.electra`: a small generator MLM + the discriminator, no NSP).
+OBJECTIVES = ("mlm_nsp", "electra")
+#: The fields only an ELECTRA run reads (left out of an MLM + NSP run's resumable recipe, which stays as it was).
+ELECTRA_FIELDS = ("generator_layers", "rtd_weight")
 
 
 @dataclass
 class PretrainConfig:
     """The recipe. The defaults are the committed run (``data/bert/``); notebook 09 runs the same recipe
-    with fewer ``steps`` live."""
+    with fewer ``steps`` live. ``objective="electra"`` trains the same discriminator size with ELECTRA's
+    replaced-token detection instead of MLM + NSP (:mod:`coursekit.bert.electra`; the batches are the same,
+    their NSP labels unread)."""
 
     vocab_size: int = 8000           # WordPiece vocabulary trained on the pre-training text
     d_model: int = 128               # H
@@ -92,6 +99,9 @@ class PretrainConfig:
     extra_mlm_text: str = ""         # "translation_en": add the English side of the translation benchmark's
                                      # training pairs (short everyday sentences) as MLM-only text
     documents: str = "wikitext2"     # one of DOCUMENTS: the text of the NSP pairs (and most of the MLM)
+    objective: str = "mlm_nsp"       # one of OBJECTIVES; "electra" trains a generator + discriminator and keeps D
+    generator_layers: int = 1        # ELECTRA: the generator's depth (same width as D, fewer layers: < n_layers)
+    rtd_weight: float = 50.0         # ELECTRA: λ, the weight of the discriminator's loss (50 in the paper)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "batch_size", "steps",
@@ -115,6 +125,16 @@ class PretrainConfig:
             raise ValueError(f"documents must be one of {DOCUMENTS}, got {self.documents!r}")
         if self.extra_mlm_text not in EXTRA_MLM_TEXT:
             raise ValueError(f"extra_mlm_text must be one of {EXTRA_MLM_TEXT}, got {self.extra_mlm_text!r}")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        check_positive_int(self.generator_layers, "generator_layers")
+        check_positive_float(self.rtd_weight, "rtd_weight", allow_zero=True)
+        if self.objective == "electra" and self.generator_layers >= self.n_layers:
+            raise ValueError(f"generator_layers must be below n_layers={self.n_layers} (ELECTRA's generator is the "
+                             f"smaller model), got {self.generator_layers}")
+        if self.objective == "electra" and self.init_from:
+            raise ValueError(f"init_from={self.init_from!r} continues a saved BERT, which has no generator: "
+                             f"objective='electra' starts from random init (use init_from='')")
         if self.max_len < 5:
             raise ValueError(f"max_len must leave room for [CLS] A [SEP] B [SEP] (at least 5), got {self.max_len}")
         if self.d_model % self.n_heads:

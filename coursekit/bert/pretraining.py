@@ -1,4 +1,5 @@
-"""Pre-training a small BERT with MLM + NSP: the recipe of notebook 09 and the command that makes its checkpoint.
+"""Pre-training a small BERT with MLM + NSP (or ELECTRA): the recipe of notebook 09 and the command that makes its
+checkpoint.
 
 Devlin et al. 2019, §3.1 and Appendix A.2. The recipe (:class:`coursekit.bert.corpus.PretrainConfig`), the
 corpus and the batches are :mod:`coursekit.bert.corpus` (steps 1 and 2: WikiText-2 articles for MLM + NSP,
@@ -16,6 +17,12 @@ SST-2's training sentences for the MLM only, one WordPiece vocabulary, dynamical
    a second run starts from a saved model and its tokenizer and goes on with more in-domain text per
    batch (packed SST-2 sentences). Its report carries the first run's report under ``continued_from``
    (:func:`coursekit.bert.checkpoint.stage_reports` and ``combined_history`` read the stages back).
+6. **ELECTRA** (``objective="electra"``; Clark et al. 2020, :mod:`coursekit.bert.electra`): the same batches
+   train a ``generator_layers``-layer generator MLM and the discriminator (the recipe's size) with
+   replaced-token detection, ``L_MLM + rtd_weight · L_Disc``, and no NSP. :func:`held_out_electra_losses`
+   measures the generator's MLM loss and the discriminator's loss and accuracy on the held-out batch. The
+   run returns (and the checkpoint holds) the *discriminator*, a :class:`coursekit.bert.model.Bert` of the
+   same config as an MLM + NSP run's, so loading and SST-2 fine-tuning read it unchanged.
 
 At a CPU budget the MLM loss first sits near the unigram entropy (the model predicts frequent pieces
 regardless of context) and NSP near ln 2; only after a couple of thousand steps does attention start to
@@ -36,6 +43,7 @@ import torch.nn.functional as F
 
 from coursekit.bert.checkpoint import load_small_bert, origin_record
 from coursekit.bert.corpus import (
+    ELECTRA_FIELDS,
     PretrainConfig,
     PretrainingCorpus,
     _check_cfg,
@@ -45,14 +53,15 @@ from coursekit.bert.corpus import (
     sample_batch,
     unigram_entropy,
 )
+from coursekit.bert.electra import Electra, _check_electra, electra_loss
 from coursekit.bert.model import Bert, _check_bert
 from coursekit.bert.objectives import IGNORE_INDEX, pretraining_loss
 from coursekit.runtime import device as pick_device
 from coursekit.training.loop import save_checkpoint, warmup_cosine
 from coursekit.training.resumable import train_steps_in_folder
-from coursekit.validation import check_labels, check_positive_float, check_positive_int
+from coursekit.validation import check_int, check_labels, check_positive_float, check_positive_int
 
-__all__ = ["continue_from", "held_out_losses", "pretrain"]
+__all__ = ["continue_from", "held_out_electra_losses", "held_out_losses", "pretrain"]
 
 
 @torch.no_grad()
@@ -84,6 +93,31 @@ def held_out_losses(model: Bert, batch: tuple[torch.Tensor, ...]) -> dict[str, f
             "nsp_acc": (out.nsp_logits.argmax(-1) == nsp_labels)[labelled].float().mean().item()}
 
 
+@torch.no_grad()
+def held_out_electra_losses(model: Electra, batch: tuple[torch.Tensor, ...], *, seed: int = 0) -> dict[str, float]:
+    """ELECTRA on a held-out batch (from :func:`held_out_batch`; its NSP labels are not read): the generator's MLM
+    cross-entropy ``mlm``, the discriminator's binary cross-entropy ``rtd`` and accuracy ``rtd_acc`` over the
+    real tokens, the share of real tokens ``replaced``, and ``rtd_prior``, the binary cross-entropy of always
+    predicting that share (what ``rtd`` must beat). The generator's samples come from a generator seeded with
+    ``seed``, so every evaluation corrupts the batch with the same random numbers.
+    """
+    _check_electra(model)
+    check_int(seed, "seed")
+    if not isinstance(batch, (tuple, list)) or len(batch) != 5:
+        got = f"{len(batch)} items" if isinstance(batch, (tuple, list)) else type(batch).__name__
+        raise ValueError(f"batch must be (input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels), "
+                         f"got {got}")
+    device = next(model.parameters()).device
+    ids, segments, keep, mlm_labels = (t.to(device) for t in batch[:4])
+    if not bool((mlm_labels != IGNORE_INDEX).any()):
+        raise ValueError("the batch has no masked position: the held-out MLM loss is undefined")
+    _, parts = electra_loss(model, ids, segments, keep, mlm_labels, rtd_weight=0.0,
+                            generator=torch.Generator().manual_seed(seed))
+    p = parts["replaced"]
+    parts["rtd_prior"] = 0.0 if p in (0.0, 1.0) else -(p * math.log(p) + (1 - p) * math.log(1 - p))
+    return parts
+
+
 def continue_from(model: Bert, corpus: PretrainingCorpus, start: Bert, tokenizer, _report: dict, *,
                    directory: str) -> None:
     """Copy the weights of the model in ``directory`` into ``model`` (same architecture, same vocabulary)."""
@@ -103,8 +137,12 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
 
     ``report`` holds the config, the per-step training losses (``mlm``, ``nsp``), the held-out
     evaluations, the unigram entropy of the training pieces (the loss of a context-free predictor)
-    and the wall and CPU time. ``work`` keeps a checkpoint every ``checkpoint_minutes`` and a log
-    (``resume=True`` continues it exactly; without ``work`` a temporary folder is used).
+    and the wall and CPU time. With ``cfg.objective == "electra"`` the run trains ELECTRA's generator and
+    discriminator (:mod:`coursekit.bert.electra`) and returns the discriminator: ``mlm`` is then the
+    generator's loss, ``nsp`` is NaN, the history adds ``rtd``, ``rtd_acc`` and ``replaced`` per step, the
+    evaluations are :func:`held_out_electra_losses`, and ``report["generator"]`` gives the generator's size.
+    ``work`` keeps a checkpoint every ``checkpoint_minutes`` and a log (``resume=True`` continues it
+    exactly; without ``work`` a temporary folder is used).
     ``snapshot_dir`` keeps the weights at every evaluation (``step_<n>.safetensors``), to measure how
     fine-tuning profits as pre-training goes on. ``progress=True`` prints every evaluation.
     """
@@ -122,33 +160,52 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     if corpus is None:
         corpus = build_corpus(cfg, tokenizer=start_from[1] if start_from else None)
     torch.manual_seed(cfg.seed)
-    model = Bert(cfg.model_config(corpus.tokenizer.get_vocab_size()))               # initialised on the CPU
+    electra = cfg.objective == "electra"
+    if electra:                                                                      # initialised on the CPU
+        trained = Electra(cfg.model_config(corpus.tokenizer.get_vocab_size()), generator_layers=cfg.generator_layers)
+        model = trained.discriminator                                                # the Bert that is kept
+    else:
+        model = trained = Bert(cfg.model_config(corpus.tokenizer.get_vocab_size()))
     if start_from is not None:
         continue_from(model, corpus, *start_from, directory=cfg.init_from)
-    model = model.to(device)
-    decay = [p for p in model.parameters() if p.dim() >= 2]                          # weights and embeddings
-    no_decay = [p for p in model.parameters() if p.dim() < 2]                        # biases and LayerNorm
+    trained = trained.to(device)                                                     # in place: model moves too
+    decay = [p for p in trained.parameters() if p.dim() >= 2]                        # weights and embeddings
+    no_decay = [p for p in trained.parameters() if p.dim() < 2]                      # biases and LayerNorm
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}], lr=cfg.learning_rate)
     scheduler = warmup_cosine(optimizer, min(cfg.warmup_steps, cfg.steps), cfg.steps, cfg.min_lr_ratio)
     rng, generator = random.Random(cfg.seed), torch.Generator().manual_seed(cfg.seed)
     held = held_out_batch(corpus, cfg)
-    before = held_out_losses(model.eval(), held)
+
+    def evaluate(step: int) -> dict[str, float]:
+        if electra:    # a fixed seed: every evaluation samples the same corruption, and the training draws go on
+            return held_out_electra_losses(trained, held, seed=cfg.seed + 2)
+        return held_out_losses(model, held)
 
     def step_loss(step: int) -> tuple[torch.Tensor, dict]:
         batch = sample_batch(corpus, cfg, rng, generator)
+        if electra:    # the NSP labels are not read; the masks' generator also draws the generator's samples
+            return electra_loss(trained, *(t.to(device) for t in batch[:4]), rtd_weight=cfg.rtd_weight,
+                                generator=generator)
         return pretraining_loss(model, *(t.to(device) for t in batch))
 
-    def snapshot(step: int, m: Bert) -> None:
+    def snapshot(step: int, m: torch.nn.Module) -> None:
+        kept = m.discriminator if electra else m     # the model that is kept: an ELECTRA run's discriminator
         if snapshot_dir is not None:
-            save_checkpoint(Path(snapshot_dir) / f"step_{step}.safetensors", m, m.config)
+            save_checkpoint(Path(snapshot_dir) / f"step_{step}.safetensors", kept, kept.config)
+
+    trained.eval()
+    before = evaluate(0)
+    recipe = dataclasses.asdict(cfg)
+    if not electra:    # an MLM + NSP run's recipe is what it was before ELECTRA: an older checkpoint resumes
+        recipe = {k: v for k, v in recipe.items() if k not in ("objective", *ELECTRA_FIELDS)}
 
     start, start_cpu = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
-        st = train_steps_in_folder(work if work is not None else tmp, model, optimizer, scheduler,
-                                   recipe=dataclasses.asdict(cfg), step_loss=step_loss, steps=cfg.steps,
+        st = train_steps_in_folder(work if work is not None else tmp, trained, optimizer, scheduler,
+                                   recipe=recipe, step_loss=step_loss, steps=cfg.steps,
                                    generators={"batches": rng, "masks": generator}, clip=cfg.grad_clip,
-                                   eval_every=cfg.eval_every, evaluate=lambda step: held_out_losses(model, held),
+                                   eval_every=cfg.eval_every, evaluate=evaluate,
                                    on_eval=snapshot, resume=resume, checkpoint_minutes=checkpoint_minutes,
                                    stop_at=stop_at, quiet=not progress)
     report = {
@@ -163,6 +220,18 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
         "cpu_seconds": time.process_time() - start_cpu,       # CPU time of this process (the last piece)
         "wall_seconds_this_process": time.perf_counter() - start,
     }
+    report["objective"] = cfg.objective
+    if electra:
+        for key in ("rtd", "rtd_acc", "replaced"):
+            report["history"][key] = [p[key] for p in st["parts"]]
+        shared = {id(p) for p in model.parameters()}
+        report["generator"] = {
+            "model_config": dataclasses.asdict(trained.generator_config),
+            "n_params": sum(p.numel() for p in trained.generator.parameters()),       # with the shared embeddings
+            "n_params_own": sum(p.numel() for p in trained.generator.parameters() if id(p) not in shared),
+        }
+        report["rtd_head_params"] = sum(p.numel() for p in trained.rtd_head.parameters())
     if start_from is not None:
         report["continued_from"] = origin_record(cfg.init_from, start_from[2])
-    return model.eval(), report
+    trained.eval()
+    return model, report

@@ -40,6 +40,8 @@ def quantize_int8(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     if not weight.is_floating_point() or weight.dim() < 2:
         raise ValueError(f"weight must be a floating matrix (2 or more dims), got {weight.dtype} of shape "
                          f"{tuple(weight.shape)}")
+    if weight.numel() == 0 and weight.shape[0] > 0:
+        raise ValueError(f"weight must have at least one entry per row, got shape {tuple(weight.shape)}")
     if not torch.isfinite(weight).all():
         raise ValueError("weight holds NaN or ±inf: a trained model's weights must be finite to be stored")
     rows = weight.detach().float().reshape(weight.shape[0], -1)
@@ -53,6 +55,8 @@ def dequantize_int8(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     """fp32 ``scale[:, None] · q`` in ``q``'s shape (the inverse of :func:`quantize_int8`, up to rounding)."""
     if not isinstance(q, torch.Tensor) or q.dtype != torch.int8:
         raise TypeError(f"q must be an int8 tensor, got {getattr(q, 'dtype', type(q).__name__)}")
+    if q.dim() == 0:
+        raise ValueError("q must have at least one dimension (rows first), got a scalar")
     if not isinstance(scale, torch.Tensor) or scale.shape != (q.shape[0],):
         raise ValueError(f"scale must have one entry per row of q ({q.shape[0]}), got "
                          f"{tuple(scale.shape) if isinstance(scale, torch.Tensor) else type(scale).__name__}")
@@ -89,6 +93,10 @@ def expand_state(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         raise TypeError(f"tensors must be a dict of name -> tensor, got {type(tensors).__name__}")
     out = {}
     for name, tensor in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"tensors must map names (str) to tensors, got the key {name!r} ({type(name).__name__})")
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"tensors must map names to tensors, got {type(tensor).__name__} for {name!r}")
         if name.endswith(_SCALE):
             if name[:-len(_SCALE)] not in tensors:
                 raise ValueError(f"{name!r} has no matrix {name[:-len(_SCALE)]!r} to scale: a damaged checkpoint")

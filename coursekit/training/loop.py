@@ -330,7 +330,8 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
     """Load weights saved by :func:`save_checkpoint` into ``model``; return the stored config.
 
     If ``expected_config`` is given and differs from the stored one, raise a ``ValueError`` listing
-    the differing fields. Missing or unexpected weight names are a ``ValueError`` listing them.
+    the differing fields (a field the file lacks counts as the config class's default: the file was written
+    before the field existed). Missing or unexpected weight names are a ``ValueError`` listing them.
     """
     from safetensors import SafetensorError
     from safetensors.torch import load_model
@@ -341,8 +342,13 @@ def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = N
     stored, _ = read_checkpoint_metadata(path)
     if expected_config is not None:
         expected = _config_dict(expected_config)
+        # a field the checkpoint lacks was added to the config class after the file was written: it holds the
+        # field's default (what the model was built with then), so compare that
+        defaults = ({f.name: f.default for f in dataclasses.fields(expected_config)
+                     if f.default is not dataclasses.MISSING} if dataclasses.is_dataclass(expected_config) else {})
+        stored_or_default = {k: stored.get(k, defaults.get(k, "<absent>")) for k in set(stored) | set(expected)}
         diff = {k: (stored.get(k, "<absent>"), expected.get(k, "<absent>"))
-                for k in sorted(set(stored) | set(expected)) if stored.get(k) != expected.get(k)}
+                for k in sorted(stored_or_default) if stored_or_default[k] != expected.get(k, "<absent>")}
         if diff:
             lines = ", ".join(f"{k}: checkpoint {a!r} vs expected {b!r}" for k, (a, b) in diff.items())
             raise ValueError(f"{path}: config mismatch — {lines}")

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from coursekit.classifiers import masked_max, masked_mean
+from coursekit.embeddings.classifiers import masked_max, masked_mean
 from coursekit.exercises.core import (
     CheckFailed,
     describe,
@@ -112,7 +112,7 @@ def _bow_mistakes(ids, mask, scores, bias) -> dict[str, Any]:
     }
 
 
-@exercise_check("bag-of-words logits", reimplements=("coursekit.classifiers.BOW",))
+@exercise_check("bag-of-words logits", reimplements=("coursekit.embeddings.classifiers.BOW",))
 def check_bow_logits(bow_logits: Callable[..., torch.Tensor]) -> None:
     """Check ``bow_logits(ids, mask, scores, bias)`` = Σ over real tokens of scores[id] + bias."""
     require_function(bow_logits, "bow_logits")
@@ -191,7 +191,8 @@ def _dan_mistakes(emb, mask, W1, b1, W2, b2) -> dict[str, Any]:
     }
 
 
-@exercise_check("DAN forward pass", reimplements=("coursekit.classifiers.DAN", "coursekit.classifiers.masked_mean"))
+@exercise_check("DAN forward pass",
+                reimplements=("coursekit.embeddings.classifiers.DAN", "coursekit.embeddings.classifiers.masked_mean"))
 def check_dan_forward(dan_forward: Callable[..., torch.Tensor]) -> None:
     """Check the Deep Averaging Network forward pass (average → ReLU layer → linear)."""
     require_function(dan_forward, "dan_forward")
@@ -266,9 +267,9 @@ def _padding_won(got: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, want: t
     return bool((wrong & ~from_real & (from_pad | fill)).any())
 
 
-@exercise_check("max-over-time pooling with a mask", reimplements=("coursekit.classifiers.masked_max",))
+@exercise_check("max-over-time pooling with a mask", reimplements=("coursekit.embeddings.classifiers.masked_max",))
 def check_max_over_time(max_over_time: Callable[..., torch.Tensor]) -> None:
-    """Check masked max-over-time pooling against :func:`coursekit.classifiers.masked_max`."""
+    """Check masked max-over-time pooling against :func:`coursekit.embeddings.classifiers.masked_max`."""
     require_function(max_over_time, "max_over_time")
     for case, x, mask in _pool_cases():
         want = masked_max(x, mask)                                             # on the check's own copies

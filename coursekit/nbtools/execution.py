@@ -1,4 +1,4 @@
-"""Build, execute and time the course notebooks.
+"""Build, execute and time the course notebooks; check that each ``.py`` twin matches its ``.ipynb``.
 
 Each notebook's source is a jupytext "percent" file ``notebooks/NN_topic.py``; the ``.ipynb``
 beside it is built from it and executed top to bottom in a fresh kernel::
@@ -8,17 +8,16 @@ beside it is built from it and executed top to bottom in a fresh kernel::
     python -m coursekit.nbtools table          # rewrite the runtime table in README.md
     python -m coursekit.nbtools sync-check     # every .py and .ipynb pair has the same cells
 
-``run`` records in the notebook's ``metadata.coursekit`` the profile, device, library versions
-and wall time of that run, and in ``notebooks/timings.json`` the wall time per profile.
+(the command line is :mod:`coursekit.nbtools.__main__`). ``run`` records in the notebook's
+``metadata.coursekit`` the profile, device, library versions and wall time of that run, and in
+``notebooks/timings.json`` the wall time per profile.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import nbformat
 from coursekit import runtime
 from coursekit.runtime import oversubscribed
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 TIMINGS = NOTEBOOKS / "timings.json"
 README = ROOT / "README.md"
@@ -183,33 +182,3 @@ def write_table(readme: Path = README) -> None:
     head, rest = text.split(TABLE_START, 1)
     _, tail = rest.split(TABLE_END, 1)
     readme.write_text(f"{head}{TABLE_START}\n{runtime_table()}\n{TABLE_END}{tail}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m coursekit.nbtools", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_run = sub.add_parser("run", help="build, execute and record notebooks")
-    p_run.add_argument("paths", nargs="+", type=Path)
-    p_run.add_argument("--profile", default="class", choices=["quick", "class", "full"])
-    p_run.add_argument("--no-save", action="store_true", help="only time the run; leave the .ipynb as it is")
-    p_run.add_argument("--timeout", type=int, default=900, help="per-cell timeout in seconds")
-    sub.add_parser("table", help="rewrite the runtime table in README.md")
-    sub.add_parser("sync-check", help="check that every .py/.ipynb pair has the same cells")
-    args = parser.parse_args(argv)
-    if args.command == "run":
-        for p in args.paths:
-            meta = run(p, args.profile, save=not args.no_save, timeout=args.timeout)
-            print(f"{p.stem}: {meta['profile']} profile, {meta['wall_time_s']:.1f} s on {meta['device']}")
-        return 0
-    if args.command == "table":
-        write_table()
-        print(runtime_table())
-        return 0
-    problems = sync_problems()
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -150,8 +150,9 @@ print(f"vocabulary {fam.vocab_size} tokens; K = {fam.inputs_per_task} inputs, L 
 task = icl.sample_tasks(fam, 1, "heldout", torch.Generator().manual_seed(0))[0]
 print("a held-out task:", {fam.token_name(x): fam.token_name(task.label_of(j))
                            for j, x in enumerate(task.inputs.tolist())})
-demo = icl.icl_batch(fam, [task], 4, "arrow", torch.Generator().manual_seed(1), queries="one")
-print("a 4-shot prompt:", " ".join(fam.token_name(t) for t in demo["prompts"][0].tolist()),
+demo = icl.icl_batch(fam, [task], 4, icl_cfg.format, torch.Generator().manual_seed(1), queries="one")
+print(f"a 4-shot prompt ({icl_cfg.format} format, the one the model was trained on):",
+      " ".join(fam.token_name(t) for t in demo["prompts"][0].tolist()),
       "   answer:", fam.token_name(task.labels[demo["answer"][0]]))
 x, y = icl.training_batch(fam, 1, torch.Generator().manual_seed(2), "bare")
 print("a training sequence (bare format), first pairs:", " ".join(fam.token_name(t) for t in x[0, :12].tolist()))
@@ -273,7 +274,7 @@ viz.show_table(rows, title=f"in-context learning on {S.n_tasks} held-out tasks (
 print(f"{len(SHOTS)} × {S.n_tasks} × 8 prompts scored in {icl_seconds:.1f} s (forward passes only)")
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 3.6))
+fig, ax = plt.subplots(figsize=(8.5, 3.6))
 ks = torch.tensor(SHOTS, dtype=torch.float)
 mean = torch.stack([icl_acc[k].mean() for k in SHOTS])
 sd = torch.stack([icl_acc[k].std() for k in SHOTS])
@@ -285,7 +286,8 @@ ax.axhline(0.25, ls=":", c="gray", label="chance 1/L")
 ax.set_xticks(range(len(SHOTS)), SHOTS)
 ax.set_xlabel("number of demonstrations k")
 ax.set_ylabel("accuracy on held-out tasks")
-ax.legend(loc="lower right")
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)   # outside: the 1–4 shot region stays visible
+fig.tight_layout()
 plt.show()
 
 # %%
@@ -423,7 +425,7 @@ ind_score = maps[:, :, :, q, q - period + 1].mean(-1).mean(1)              # (n_
 previous_token = maps[:, :, :, torch.arange(1, T), torch.arange(0, T - 1)].mean(-1).mean(1)
 assert torch.allclose(ind_score, induction.induction_scores(maps, period).mean(1))
 print(f"B sequences of {T} tokens (period {period}) -> attention maps of shape "
-      f"(n_layer, B, H, T, T) = {(maps.shape[0], 'B', *maps.shape[2:])}")
+      f"(n_layer, B, H, T, T) = ({maps.shape[0]}, B, {maps.shape[2]}, {maps.shape[3]}, {maps.shape[4]})")
 uniform = (1 / (q + 1).double()).mean().item()                           # query i spreads 1/(i+1) over keys 0…i
 assert abs(uniform - induction.uniform_induction_score(period)) < 1e-12
 print("uniform causal attention would give an induction score of", round(uniform, 4))

@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 13 — From GPT-2 to today's decoders: RoPE, RMSNorm, SwiGLU, grouped-query and flash attention
+# # 13 — From GPT-2 to today’s decoders: RoPE, RMSNorm, SwiGLU, grouped-query and flash attention
 #
 # The decoder of GPT-2 (notebook 10) is still the skeleton of today's open models. Llama (Touvron et al.
 # 2023) keeps the pre-norm stack of causal self-attention and feed-forward blocks and changes a handful of

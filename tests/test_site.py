@@ -359,3 +359,30 @@ def test_browser_screenshots_front_page_and_a_notebook(served_site):
                 visit.page.close()
         finally:
             browser.close()
+
+
+def test_browser_tables_are_padded_and_long_code_lines_wrap(served_site):
+    """The tables the notebooks print (pandas Styler) get cell padding, so numbers do not run together, and code
+    lines longer than the page wrap instead of being cut off (site/_static/course.css)."""
+    try:
+        from playwright import sync_api
+    except ImportError:
+        skip_or_fail('Playwright is not installed (pip install -e ".[site]")')
+    chromium = chromium_executable()
+    if chromium is None:
+        skip_or_fail(NO_CHROMIUM)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            visit = BrowserPage(browser, served_site, "notebooks/13_modern_decoders.ipynb")
+            cell = visit.page.locator(".cell_output table td").first
+            sync_api.expect(cell).to_be_attached()
+            padding = cell.evaluate("e => parseFloat(getComputedStyle(e).paddingLeft)")
+            assert padding >= 4, f"table cells have {padding}px of padding: their numbers run together"
+            clipped = visit.page.evaluate(
+                "() => [...document.querySelectorAll('.cell_input pre')]"
+                ".filter(p => p.scrollWidth > p.clientWidth + 1).length")
+            assert clipped == 0, f"{clipped} code blocks are wider than the page"
+            assert not visit.errors, f"{visit.url}: console errors: {visit.errors}"
+        finally:
+            browser.close()

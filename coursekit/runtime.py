@@ -1,4 +1,5 @@
-"""Runtime choices shared by every notebook: device, seeding and the size profile.
+"""Runtime choices shared by every notebook: device, seeding and the size profile; and the sub-command
+dispatcher of the package's command lines (:func:`run_subcommand`).
 
 The profile is read from one environment variable, ``COURSEKIT_PROFILE``:
 
@@ -14,8 +15,9 @@ from __future__ import annotations
 import os
 import platform
 import random
+import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -250,3 +252,29 @@ def timed(fn: Callable[[], Any], dev: torch.device | str | None = None, *, repea
         synchronize(dev)
         best = min(best, time.perf_counter() - start)
     return best, result
+
+
+def run_subcommand(doc: str, commands: Mapping[str, Callable[[list[str]], int | None]],
+                   argv: Sequence[str] | None = None) -> int:
+    """The exit status of ``python -m coursekit.<package> <command> …`` (``bart``, ``bert``, ``gpt``).
+
+    ``argv`` (default ``sys.argv[1:]``) starts with a command's name; ``commands[name]`` gets the whole list,
+    name included, and what it returns is the exit status (``None`` counts as 0). ``-h`` or ``--help`` prints
+    ``doc`` (the package's ``__main__`` docstring, which lists its commands) and returns 0; no command or an
+    unknown one prints it on stderr and returns 2, argparse's status for a usage error.
+    """
+    if not isinstance(doc, str):
+        raise TypeError(f"doc must be a str (the command line's docstring), got {type(doc).__name__}")
+    if not isinstance(commands, Mapping):
+        raise TypeError(f"commands must be a dict of command name -> function, got {type(commands).__name__}")
+    for name, fn in commands.items():
+        if not isinstance(name, str) or not callable(fn):
+            raise TypeError(f"commands[{name!r}] must be a function under a str name, got {type(fn).__name__}")
+    if argv is not None and (isinstance(argv, str) or not isinstance(argv, Sequence)):
+        raise TypeError(f"argv must be a list of strings (or None for sys.argv[1:]), got {type(argv).__name__}")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] not in commands:
+        asked = bool(argv) and argv[0] in ("-h", "--help")
+        print(doc.strip(), file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
+    return commands[argv[0]](argv) or 0

@@ -2,7 +2,8 @@
 
 Every public function of the package checks what it is given with these, so that a bad call names the
 argument, what was expected and what arrived — never a raw torch error from deep inside, never a silently
-truncated, broadcast or coerced value. ``tests/test_bad_inputs.py`` sweeps bad calls over the public API.
+truncated, broadcast or coerced value. The ``test_bad_inputs.py`` tables of ``tests/`` (one a folder) sweep bad
+calls over the public API.
 """
 
 from __future__ import annotations

@@ -258,7 +258,7 @@ display(HTML("<p><i>struck through red: removed from the source; yellow/blue: wh
                                           for name, c in corrupted.items())))
 
 # %% [markdown]
-# The invariants the property tests (`tests/test_noising.py`, with `hypothesis`) check on thousands of
+# The invariants the property tests (`tests/bart/test_noising.py`, with `hypothesis`) check on thousands of
 # random documents, here on this one:
 
 # %%
@@ -296,7 +296,7 @@ print("encoder input (1, T, C):", tuple(e.shape))
 # No BART weights are available offline, so the import is checked the way the tests check it: a randomly
 # initialised Hugging Face `BartForConditionalGeneration` is saved to a folder and loaded with
 # `Bart.from_hf(folder)`; the logits must agree to 1e-5 and greedy decoding must give the same tokens
-# (`tests/test_bart.py` also covers `BartForSequenceClassification`, float64 and mismatch errors).
+# (`tests/bart/test_model.py` also covers `BartForSequenceClassification`, float64 and mismatch errors).
 
 # %%
 transformers.utils.logging.disable_progress_bar()  # keep the library's progress bars out of the stored notebook

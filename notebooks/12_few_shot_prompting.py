@@ -418,14 +418,14 @@ assert format_rows[0]["accuracy (8 shots)"] > 0.9 > 0.35 > max(r["accuracy (8 sh
 period = 16
 vocab = torch.arange(4, fam.vocab_size)
 rep = induction.repeated_random_tokens(S.n_repeats, period, vocab, torch.Generator().manual_seed(0))
-maps = induction.attention_maps(icl_model, rep)                                    # (n_layer, B, H, T, T)
+maps = induction.attention_maps(icl_model, rep)                                    # (n_layers, B, H, T, T)
 T = 2 * period
 q = torch.arange(period, T)
-ind_score = maps[:, :, :, q, q - period + 1].mean(-1).mean(1)              # (n_layer, H)
+ind_score = maps[:, :, :, q, q - period + 1].mean(-1).mean(1)              # (n_layers, H)
 previous_token = maps[:, :, :, torch.arange(1, T), torch.arange(0, T - 1)].mean(-1).mean(1)
 assert torch.allclose(ind_score, induction.induction_scores(maps, period).mean(1))
 print(f"B sequences of {T} tokens (period {period}) -> attention maps of shape "
-      f"(n_layer, B, H, T, T) = ({maps.shape[0]}, B, {maps.shape[2]}, {maps.shape[3]}, {maps.shape[4]})")
+      f"(n_layers, B, H, T, T) = ({maps.shape[0]}, B, {maps.shape[2]}, {maps.shape[3]}, {maps.shape[4]})")
 uniform = (1 / (q + 1).double()).mean().item()                           # query i spreads 1/(i+1) over keys 0…i
 assert abs(uniform - induction.uniform_induction_score(period)) < 1e-12
 print("uniform causal attention would give an induction score of", round(uniform, 4))
@@ -453,7 +453,7 @@ print("previous-token scores (layer × head):", [[round(v, 3) for v in row] for 
 prev_head = int(previous_token[0].argmax())                                  # the best layer-0 head
 top_layer, top_head = divmod(int(ind_score.argmax()), ind_score.shape[1])
 one_rep = rep[:1]
-rep_maps = induction.attention_maps(icl_model, one_rep)[:, 0]               # (n_layer, H, T, T)
+rep_maps = induction.attention_maps(icl_model, one_rep)[:, 0]               # (n_layers, H, T, T)
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
 viz.heatmap(rep_maps[0, prev_head], None, None, ax=axes[0],
             title=f"layer 0 head {prev_head}: previous token ({previous_token[0, prev_head]:.2f})")
@@ -478,7 +478,7 @@ assert ind_score[top_layer, top_head] >= 0.5 > 0.1 > ind_score.mean(1)[0], "laye
 
 # %%
 b = icl.icl_batch(fam, sens_tasks, 8, fmt_main, torch.Generator().manual_seed(3))
-task_maps = induction.attention_maps(icl_model, b["prompts"])[:, :, :, -1]    # (n_layer, N, H, T): from the query
+task_maps = induction.attention_maps(icl_model, b["prompts"])[:, :, :, -1]    # (n_layers, N, H, T): from the query
 ids = b["prompts"]
 T_p = ids.shape[1]
 pair = fmts[fmt_main].pair_length()
@@ -487,7 +487,7 @@ x_pos = torch.arange(len(fmts[fmt_main].before_x), T_p - 1, pair)         # posi
 y_pos = x_pos + 1 + len(fmts[fmt_main].between)                            # their labels
 hit = ids[:, x_pos] == ids[:, -1:]                                         # (N, k): same input as the query
 is_answer[:, y_pos] = hit
-in_task = (task_maps * is_answer[None, :, None, :]).sum(-1).mean(1)        # (n_layer, H)
+in_task = (task_maps * is_answer[None, :, None, :]).sum(-1).mean(1)        # (n_layers, H)
 uniform_share = (is_answer.sum(1) / T_p).mean().item()
 viz.heatmap(in_task, heads, layers, title="attention from the query to its answer(s)", annot=True)
 plt.show()
@@ -522,14 +522,14 @@ def acc8_without(heads_out):
 
 
 knock = [{"heads zeroed": "none", "accuracy (8 shots)": acc8_without([])}]
-for layer in range(icl_cfg.n_layer):
-    for h in range(icl_cfg.n_head):
+for layer in range(icl_cfg.n_layers):
+    for h in range(icl_cfg.n_heads):
         knock.append({"heads zeroed": f"layer {layer} head {h}", "accuracy (8 shots)": acc8_without([(layer, h)]),
                       "induction score (repeats)": ind_score[layer, h].item(),
                       "previous-token score": previous_token[layer, h].item(),
                       "attention to the answer": in_task[layer, h].item()})
-induction_heads = [(top_layer, h) for h in range(icl_cfg.n_head) if ind_score[top_layer, h] > 0.5]
-other_layer0 = [(0, h) for h in range(icl_cfg.n_head) if h != prev_head]
+induction_heads = [(top_layer, h) for h in range(icl_cfg.n_heads) if ind_score[top_layer, h] > 0.5]
+other_layer0 = [(0, h) for h in range(icl_cfg.n_heads) if h != prev_head]
 groups = {f"the previous-token head (0, {prev_head})": [(0, prev_head)],
           f"the other layer-0 heads {other_layer0}": other_layer0,
           f"all induction heads {induction_heads}": induction_heads}
@@ -566,7 +566,7 @@ if (char_dir / "model.safetensors").exists():
     char_tok = CharTokenizer(extra["chars"])
     print("loaded the notebook-10 checkpoint from data/gpt/")
 else:
-    char_cfg = TrainConfig(n_layer=2, n_head=4, n_embd=64, block_size=128, batch_size=16, max_iters=S.char_iters,
+    char_cfg = TrainConfig(n_layers=2, n_heads=4, d_model=64, max_len=128, batch_size=16, max_iters=S.char_iters,
                            warmup_iters=20, eval_interval=S.char_iters, eval_iters=2, threads=torch.get_num_threads())
     char_model, char_rep = train_char_gpt(char_cfg, progress=False)
     char_tok = CharTokenizer(char_rep["chars"])
@@ -577,7 +577,7 @@ upper = torch.tensor(char_tok.encode("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 char_fmt = P.TokenFormat("colon", between=tuple(char_tok.encode(": ")), after_y=tuple(char_tok.encode("\n")))
 g = torch.Generator().manual_seed(0)
 char_tasks = [icl.random_task(lower, upper, K, L, g) for _ in range(S.char_tasks)]
-char_shots = [k for k in SHOTS if (k + 1) * char_fmt.pair_length() <= char_model.config.block_size]
+char_shots = [k for k in SHOTS if (k + 1) * char_fmt.pair_length() <= char_model.config.max_len]
 char_acc = icl_training.evaluate_shots(char_model, None, char_tasks, char_shots, char_fmt, seed=1)
 example = icl.icl_batch(None, char_tasks[:1], 4, char_fmt, torch.Generator().manual_seed(0), queries="one")
 print("a 4-shot character prompt:\n" + char_tok.decode(example["prompts"][0]))

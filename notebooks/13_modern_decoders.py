@@ -732,7 +732,7 @@ class Race:
 
 
 torch.manual_seed(0)
-gpt = GPT(GPTConfig(vocab_size=V, block_size=CONTEXT, n_layer=L, n_head=H, n_embd=C, bias=False)).to(device)
+gpt = GPT(GPTConfig(vocab_size=V, max_len=CONTEXT, n_layers=L, n_heads=H, d_model=C, bias=False)).to(device)
 races = [Race("GPT-2 block", gpt, S.race_seconds), Race("Llama block", make_llama(), S.race_seconds)]
 n_gpt, n_llama = (count_parameters(r.model) for r in races)
 print(f"parameters: GPT-2 block {n_gpt:,}, Llama block {n_llama:,}; the difference is GPT's position table "

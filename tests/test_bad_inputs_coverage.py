@@ -1,7 +1,8 @@
 """Every public function and class of coursekit has rows in the bad-input sweep, or a stated reason why not.
 
-A new public function without a row fails this test with its name: add rows to the matching
-``tests/test_bad_inputs_*.py`` table (or, if it takes nothing that can be wrong, a reason below).
+A new public function without a row fails this test with its name: add rows to the table of its folder,
+``tests/<package>/test_bad_inputs.py`` (``tests/test_bad_inputs.py`` for the top-level modules), or, if it
+takes nothing that can be wrong, a reason in that table's ``EXEMPT``.
 """
 
 from __future__ import annotations
@@ -9,22 +10,21 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from pathlib import Path
 
-from bad_input_helpers import REGISTRY
+from helpers import TESTS, load_test_module
 
 import coursekit
 
-TABLES = sorted(p.stem for p in Path(__file__).parent.glob("test_bad_inputs_*.py") if p.stem != Path(__file__).stem)
+TABLES = sorted(TESTS.rglob("test_bad_inputs.py"))      # tests/test_bad_inputs.py and one a folder
 
 # Whole modules outside the sweep, with the reason.
 SKIPPED_MODULES = {
-    "coursekit.exercises.checks": "the exercise checks are fed wrong solutions in tests/test_exercises_*.py",
+    "coursekit.exercises.checks": "the exercise checks are fed wrong solutions in tests/exercises/checks/",
     "coursekit.nbtools.execution": "the maintainers' notebook runner; its arguments come from the argparse CLI",
     "coursekit.nbtools.__main__": "a CLI: argparse validates its arguments",
     "coursekit.translation.__main__": "a CLI: argparse validates its arguments",
     "coursekit.exercises.__main__": "a CLI: argparse validates its arguments",
-    "coursekit.data.__main__": "a CLI: argparse validates its arguments (tests/test_data.py runs it)",
+    "coursekit.data.__main__": "a CLI: argparse validates its arguments (tests/data/test_data.py runs it)",
     "coursekit.bert.__main__": "a CLI: argparse validates its arguments",
     "coursekit.gpt.__main__": "a CLI: argparse validates its arguments",
     "coursekit.bart.__main__": "a CLI: argparse validates its arguments",
@@ -53,12 +53,14 @@ def public_api() -> dict[str, object]:
 
 
 def test_every_public_function_has_bad_calls_or_a_reason():
-    exempt = dict(EXEMPT)
-    for table in TABLES:
-        exempt |= getattr(importlib.import_module(table), "EXEMPT", {})
+    exempt, rows = dict(EXEMPT), []
+    for path in TABLES:
+        table = load_test_module(path)
+        exempt |= getattr(table, "EXEMPT", {})
+        rows += table.ROWS
     assert all(isinstance(reason, str) and len(reason) > 10 for reason in exempt.values()), "give each reason"
-    covered = {id(row.target) for row in REGISTRY}
-    for row in REGISTRY:                                    # a method's row covers its class
+    covered = {id(row.target) for row in rows}
+    for row in rows:                                        # a method's row covers its class
         owner = getattr(row.target, "__qualname__", "").split(".")[0]
         module = importlib.import_module(row.target.__module__) if hasattr(row.target, "__module__") else None
         if module is not None and hasattr(module, owner):

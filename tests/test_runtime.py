@@ -1,3 +1,5 @@
+import importlib
+
 import pytest
 import torch
 
@@ -101,3 +103,41 @@ def test_a_busy_machine_gets_one_torch_thread_unless_told_otherwise(monkeypatch,
         assert runtime.use_one_thread_if_busy() is False and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
+
+
+# ------------------------------------------------------------------ run_subcommand: python -m coursekit.<package>
+DOC = """python -m coursekit.toy: a toy command line.
+
+* ``go`` — go.
+"""
+
+
+def test_subcommand_help_prints_the_docstring_and_exits_0(capsys):
+    for flag in ("-h", "--help"):
+        assert runtime.run_subcommand(DOC, {"go": lambda argv: 7}, [flag]) == 0
+        out, err = capsys.readouterr()
+        assert out == DOC.strip() + "\n" and err == ""
+
+
+@pytest.mark.parametrize("argv", [[], ["nonsense"], ["--go"]], ids=["no command", "unknown", "an option"])
+def test_no_or_an_unknown_subcommand_prints_the_docstring_on_stderr_and_exits_2(capsys, argv):
+    called = []
+    assert runtime.run_subcommand(DOC, {"go": called.append}, argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == DOC.strip() + "\n" and not called
+
+
+def test_a_known_subcommand_gets_the_whole_argv_and_its_return_value_is_the_status(monkeypatch):
+    seen = []
+    commands = {"go": lambda argv: seen.append(argv) or 3, "quiet": lambda argv: None}
+    assert runtime.run_subcommand(DOC, commands, ("go", "--fast")) == 3 and seen == [["go", "--fast"]]
+    assert runtime.run_subcommand(DOC, commands, ["quiet"]) == 0           # None counts as success
+    monkeypatch.setattr("sys.argv", ["python -m coursekit.toy", "go", "x"])
+    assert runtime.run_subcommand(DOC, commands) == 3 and seen[-1] == ["go", "x"]
+
+
+@pytest.mark.parametrize("package", ["bart", "bert", "gpt"])
+def test_the_family_command_lines_dispatch_with_it(package, capsys):
+    cli = importlib.import_module(f"coursekit.{package}.__main__")
+    assert cli.main(["--help"]) == 0 and capsys.readouterr().out == cli.__doc__.strip() + "\n"
+    assert cli.main(["nonsense"]) == 2 and capsys.readouterr().err == cli.__doc__.strip() + "\n"

@@ -41,6 +41,7 @@ from coursekit.validation import (
 __all__ = [
     "KVCache",
     "MultiHeadAttention",
+    "check_qkv",
     "merge_heads",
     "scaled_dot_product_attention",
     "sliding_window_attention",
@@ -85,6 +86,23 @@ def _check_mask(mask: torch.Tensor, batch: torch.Size, T_q: int, T_k: int) -> to
 # Scaled dot-product attention, Eq. (1)
 # ----------------------------------------------------------------------------------------------
 
+def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    """The checks every attention over (..., T, d) queries, keys and values makes: floating tensors of at least
+    two dims and one position, one dtype, ``d_k`` shared by q and k, ``T_k`` shared by k and v."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(t, name, floating=True)
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have shape (..., T, d), got {tuple(t.shape)}")
+        if t.shape[-2] == 0:
+            raise ValueError(f"{name} must hold at least one position, got shape {tuple(t.shape)}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must have the same last dim d_k, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must have the same length T_k, got k {tuple(k.shape)} and v {tuple(v.shape)}")
+
+
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                                  mask: torch.Tensor | None = None, *, causal: bool = False,
                                  dropout_p: float = 0.0, need_weights: bool = True):
@@ -101,18 +119,7 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     Convention: a query row whose keys are *all* masked gets zero weights and a zero output (not NaN,
     and not a uniform average), with either path.
     """
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        check_tensor(t, name, floating=True)
-        if t.dim() < 2:
-            raise ValueError(f"{name} must have shape (..., T, d), got {tuple(t.shape)}")
-        if t.shape[-2] == 0:
-            raise ValueError(f"{name} must hold at least one position, got shape {tuple(t.shape)}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dim d_k, got q {tuple(q.shape)} and k {tuple(k.shape)}")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"k and v must have the same length T_k, got k {tuple(k.shape)} and v {tuple(v.shape)}")
+    check_qkv(q, k, v)
     try:
         batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:

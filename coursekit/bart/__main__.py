@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import torch
 
 from coursekit.bart.finetuning import compare, merge
 from coursekit.bart.pretraining import denoising_report, export, pretrain
+from coursekit.runtime import run_subcommand
 
 
 def denoise_main(argv: list[str] | None = None) -> int:
@@ -89,12 +89,7 @@ COMMANDS = {"denoise": denoise_main, "pretrain": pretrain_main, "compare": compa
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] not in COMMANDS:
-        asked = bool(argv) and argv[0] in ("-h", "--help")
-        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)
-        return 0 if asked else 2
-    return COMMANDS[argv[0]](argv) or 0
+    return run_subcommand(__doc__, COMMANDS, argv)
 
 
 if __name__ == "__main__":

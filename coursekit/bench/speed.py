@@ -203,13 +203,13 @@ class TorchGPT(nn.Module):
     """The reference decoder-only model: the GPT's embeddings and tied head around a pre-LN
     ``nn.TransformerEncoder`` stack (GELU, 4·C feed-forward) under a causal mask."""
 
-    def __init__(self, vocab: int, block_size: int, d_model: int, n_heads: int, n_layers: int) -> None:
+    def __init__(self, vocab: int, max_len: int, d_model: int, n_heads: int, n_layers: int) -> None:
         super().__init__()
-        for name, value in (("vocab", vocab), ("block_size", block_size), ("d_model", d_model),
+        for name, value in (("vocab", vocab), ("max_len", max_len), ("d_model", d_model),
                             ("n_heads", n_heads), ("n_layers", n_layers)):
             check_positive_int(value, name)
         self.wte = nn.Embedding(vocab, d_model)
-        self.wpe = nn.Embedding(block_size, d_model)
+        self.wpe = nn.Embedding(max_len, d_model)
         layer = nn.TransformerEncoderLayer(d_model, n_heads, 4 * d_model, dropout=0.0, activation="gelu",
                                            batch_first=True, norm_first=True, bias=False)
         self.blocks = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
@@ -227,8 +227,8 @@ def _gpt_and_batch(s: Sizes):
     """The course GPT at sizes ``s`` (initialised after ``torch.manual_seed(0)``) and one fixed batch
     ``(x, y)`` of random token ids, ``y`` being ``x`` shifted by one position."""
     torch.manual_seed(0)
-    cfg = GPTConfig(vocab_size=s.vocab, block_size=s.seq_len, n_layer=s.n_layers, n_head=s.n_heads,
-                    n_embd=s.d_model, dropout=0.0, bias=False)
+    cfg = GPTConfig(vocab_size=s.vocab, max_len=s.seq_len, n_layers=s.n_layers, n_heads=s.n_heads,
+                    d_model=s.d_model, dropout=0.0, bias=False)
     model = GPT(cfg)
     idx = torch.randint(0, s.vocab, (s.batch, s.seq_len + 1), generator=torch.Generator().manual_seed(0))
     return model, (idx[:, :-1], idx[:, 1:])

@@ -14,7 +14,6 @@ import argparse
 import dataclasses
 import json
 import os
-import sys
 from pathlib import Path
 
 import torch
@@ -25,6 +24,7 @@ from coursekit.bert.corpus import PretrainConfig, build_corpus
 from coursekit.bert.finetuning import compare, finetune_by_step, sst2_gain
 from coursekit.bert.pretraining import pretrain
 from coursekit.bert.sst2 import PROTOCOL, SST2Protocol
+from coursekit.runtime import run_subcommand
 from coursekit.training.loop import config_from_json
 
 
@@ -115,15 +115,11 @@ def compare_main(argv: list[str] | None = None) -> None:
     print(json.dumps(result["summary"], indent=1))
 
 
+COMMANDS = {"sst2": lambda a: sst2_main(a[1:]), "pretrain": lambda a: pretrain_main(a[1:]), "compare": compare_main}
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    commands = {"sst2": lambda a: sst2_main(a[1:]), "pretrain": lambda a: pretrain_main(a[1:]),
-                "compare": compare_main}
-    if not argv or argv[0] not in commands:
-        asked = bool(argv) and argv[0] in ("-h", "--help")
-        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)
-        return 0 if asked else 2
-    return commands[argv[0]](argv) or 0
+    return run_subcommand(__doc__, COMMANDS, argv)
 
 
 if __name__ == "__main__":

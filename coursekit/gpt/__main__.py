@@ -11,14 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 import torch
 
 from coursekit.gpt import char, icl_training, induction
 from coursekit.gpt.char import TrainConfig, char_data, estimate_loss, fixed_val_loss, train
-from coursekit.training.loop import config_from_json, save_checkpoint
+from coursekit.gpt.model import GPT
+from coursekit.runtime import run_subcommand
+from coursekit.training.loop import config_from_json, load_checkpoint, save_checkpoint
 
 
 def char_main(argv: list[str] | None = None) -> None:
@@ -36,6 +37,14 @@ def char_main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()
     model, report = train(cfg, progress=False)
     report["load_average_before_after"] = [load, os.getloadavg()]
+    if args.out:                    # the committed form: int8 matrices; every figure below is measured on it
+        out = Path(args.out)
+        save_checkpoint(out / "model.safetensors", model, model.config, extra={"chars": report["chars"]},
+                        compact=True)
+        stored = GPT(model.config)
+        load_checkpoint(out / "model.safetensors", stored, model.config)
+        model = stored.eval()
+        report["stored"] = "int8 matrices with one fp32 scale per row (coursekit.training.compact)"
     val_ids = char_data()[2]
     report["fixed_val_loss"] = fixed_val_loss(model, val_ids)
     report["val_loss_200_batches"] = estimate_loss(model, val_ids, batch_size=cfg.batch_size, iters=200,
@@ -46,10 +55,8 @@ def char_main(argv: list[str] | None = None) -> None:
           f"{r['tokens_per_second']:.0f} tok/s wall, {r['tokens_per_cpu_second']:.0f} tok/cpu-s; "
           f"MFU {r['mfu_wall']:.2f} (wall), {r['mfu_cpu']:.2f} (cpu: model "
           f"{r['model_flops_per_cpu_second'] / 1e9:.1f} vs matmul {r['matmul_flops_per_cpu_second'] / 1e9:.1f} "
-          f"GFLOP/cpu-s); load {load} -> {os.getloadavg()}")
+          f"GFLOP/cpu-s); val over 200 batches {r['val_loss_200_batches']:.4f}; load {load} -> {os.getloadavg()}")
     if args.out:
-        out = Path(args.out)
-        save_checkpoint(out / "model.safetensors", model, model.config, extra={"chars": report["chars"]})
         (out / "report.json").write_text(json.dumps(report, indent=1))
 
 
@@ -103,14 +110,11 @@ def prompting_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+COMMANDS = {"train": char_main, "train-icl": prompting_main, "induction": prompting_main, "icl": prompting_main}
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    commands = {"train": char_main, "train-icl": prompting_main, "induction": prompting_main, "icl": prompting_main}
-    if not argv or argv[0] not in commands:
-        asked = bool(argv) and argv[0] in ("-h", "--help")
-        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)
-        return 0 if asked else 2
-    return commands[argv[0]](argv) or 0
+    return run_subcommand(__doc__, COMMANDS, argv)
 
 
 if __name__ == "__main__":

@@ -90,27 +90,27 @@ def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, tor
     return tok, data[:n], data[n:]
 
 
-def get_batch(data: torch.Tensor, batch_size: int, block_size: int,
+def get_batch(data: torch.Tensor, batch_size: int, max_len: int,
               generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Random windows: x = data[i : i+T], y = data[i+1 : i+T+1] (the next characters), each (B, T)."""
     check_positive_int(batch_size, "batch_size")
-    check_positive_int(block_size, "block_size")
-    _check_id_stream(data, "data", block_size)
+    check_positive_int(max_len, "max_len")
+    _check_id_stream(data, "data", max_len)
     _check_generator(generator)
-    ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator).to(data.device)
-    offsets = torch.arange(block_size, device=data.device)
+    ix = torch.randint(len(data) - max_len, (batch_size,), generator=generator).to(data.device)
+    offsets = torch.arange(max_len, device=data.device)
     x = data[ix[:, None] + offsets]                                             # (B, T)
     y = data[ix[:, None] + offsets + 1]                                         # (B, T)
     return x, y
 
 
-def _check_id_stream(data, name: str, block_size: int) -> None:
-    """A 1-D tensor of token ids with room for one window of ``block_size`` tokens and its next token."""
+def _check_id_stream(data, name: str, max_len: int) -> None:
+    """A 1-D tensor of token ids with room for one window of ``max_len`` tokens and its next token."""
     check_tensor(data, name, ndim=1)
     if data.dtype not in ID_DTYPES:
         raise TypeError(f"{name} must be an integer (int64 or int32) tensor of token ids, got {data.dtype}")
-    if len(data) <= block_size:
-        raise ValueError(f"{name} must hold more than block_size={block_size} tokens (a window and its next token), "
+    if len(data) <= max_len:
+        raise ValueError(f"{name} must hold more than max_len={max_len} tokens (a window and its next token), "
                          f"got {len(data)}")
 
 
@@ -122,7 +122,7 @@ def estimate_loss(model: GPT, data: torch.Tensor, *, batch_size: int, iters: int
     _check_gpt(model)
     check_positive_int(batch_size, "batch_size")
     check_positive_int(iters, "iters")
-    T = model.config.block_size
+    T = model.config.max_len
     _check_id_stream(data, "data", T)
     was_training = model.training
     model.eval()
@@ -140,7 +140,7 @@ def fixed_val_loss(model: GPT, val_ids: torch.Tensor) -> float:
     """Loss on a fixed subset of the validation split (8 seeded batches of 32): what the committed
     checkpoint's test compares against."""
     _check_gpt(model)
-    _check_id_stream(val_ids, "val_ids", model.config.block_size)
+    _check_id_stream(val_ids, "val_ids", model.config.max_len)
     return estimate_loss(model, val_ids, batch_size=FIXED_EVAL["batch_size"], iters=FIXED_EVAL["iters"],
                          generator=torch.Generator().manual_seed(FIXED_EVAL["seed"]))
 
@@ -177,7 +177,7 @@ def model_flops_per_token(config: GPTConfig, n_params: int) -> float:
     if not isinstance(config, GPTConfig):
         raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
     check_positive_int(n_params, "n_params")
-    return 6 * n_params + 12 * config.n_layer * config.n_embd * config.block_size
+    return 6 * n_params + 12 * config.n_layers * config.d_model * config.max_len
 
 
 def matmul_flops(n: int = 1024, repeats: int = 10) -> dict[str, float]:
@@ -202,10 +202,10 @@ class TrainConfig:
     """The recipe. The defaults are the course's fast CPU recipe; ``TrainConfig.nanogpt_cpu()`` is
     nanoGPT's documented CPU run (4 × 4 × 128, context 64, batch 12, 2,000 iterations → 1.88)."""
 
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 128
-    block_size: int = 64
+    n_layers: int = 4
+    n_heads: int = 4
+    d_model: int = 128
+    max_len: int = 64
     dropout: float = 0.0
     bias: bool = False
     batch_size: int = 12
@@ -222,13 +222,13 @@ class TrainConfig:
     threads: int = 0                 # torch intra-op threads; 0 keeps the current setting ($OMP_NUM_THREADS)
 
     def __post_init__(self) -> None:
-        for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "max_iters", "eval_interval",
+        for name in ("n_layers", "n_heads", "d_model", "max_len", "batch_size", "max_iters", "eval_interval",
                      "eval_iters"):
             check_positive_int(getattr(self, name), name)
         for name in ("warmup_iters", "seed", "threads"):
             _check_count(getattr(self, name), name)
-        if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         check_probability(self.dropout, "dropout", inclusive_high=False)
         check_probability(self.min_lr_ratio, "min_lr_ratio")
         check_probability(self.beta2, "beta2", inclusive_high=False)
@@ -240,12 +240,12 @@ class TrainConfig:
 
     @classmethod
     def nanogpt_cpu(cls) -> TrainConfig:
-        return cls(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, max_iters=2000,
+        return cls(n_layers=4, n_heads=4, d_model=128, max_len=64, batch_size=12, max_iters=2000,
                    learning_rate=1e-3, warmup_iters=100, eval_interval=250, eval_iters=20, bias=False)
 
     def model_config(self, vocab_size: int) -> GPTConfig:
-        return GPTConfig(vocab_size=vocab_size, block_size=self.block_size, n_layer=self.n_layer,
-                         n_head=self.n_head, n_embd=self.n_embd, dropout=self.dropout, bias=self.bias)
+        return GPTConfig(vocab_size=vocab_size, max_len=self.max_len, n_layers=self.n_layers,
+                         n_heads=self.n_heads, d_model=self.d_model, dropout=self.dropout, bias=self.bias)
 
 
 def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = None,
@@ -260,9 +260,9 @@ def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = 
         raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
     device = torch.device("cpu") if device is None else pick_device(device)
     tok, train_ids, val_ids = char_data(text)
-    if len(val_ids) <= cfg.block_size:
-        raise ValueError(f"text is too short for block_size={cfg.block_size}: its validation part (the last 10%) "
-                         f"has {len(val_ids)} characters; it needs more than {cfg.block_size}")
+    if len(val_ids) <= cfg.max_len:
+        raise ValueError(f"text is too short for max_len={cfg.max_len}: its validation part (the last 10%) "
+                         f"has {len(val_ids)} characters; it needs more than {cfg.max_len}")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     train_ids, val_ids = train_ids.to(device), val_ids.to(device)
@@ -291,11 +291,11 @@ def train(cfg: TrainConfig, text: str | None = None, *, progress: bool | None = 
         times.append((time.perf_counter() - start, time.process_time() - start_cpu))
         return out
 
-    history = fit(model, optimizer, lambda step: get_batch(train_ids, cfg.batch_size, cfg.block_size, batch_gen),
+    history = fit(model, optimizer, lambda step: get_batch(train_ids, cfg.batch_size, cfg.max_len, batch_gen),
                   lambda m, batch: m(*batch)[1], steps=cfg.max_iters, clip=cfg.grad_clip, scheduler=scheduler,
                   eval_fn=evaluate, eval_every=cfg.eval_interval, progress=progress, desc="gpt")
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    tokens = cfg.max_iters * cfg.batch_size * cfg.block_size
+    tokens = cfg.max_iters * cfg.batch_size * cfg.max_len
     train_wall, train_cpu = wall - eval_wall, cpu - eval_cpu
     flops = model_flops_per_token(model.config, model.num_params()) * tokens
     reached = [(s, t, d["val"]) for (s, d), t in zip(history.evals, times) if d["val"] <= 1.886]

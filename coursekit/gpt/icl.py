@@ -138,7 +138,7 @@ class ICLTaskFamily:
         return "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[(i - 4 - self.n_input_tokens) % 26] * (
             1 + (i - 4 - self.n_input_tokens) // 26)
 
-    def block_size(self, fmt: str = "arrow") -> int:
+    def max_len(self, fmt: str = "arrow") -> int:
         check_choice(fmt, "fmt", list(self.formats()))
         return max(f.pair_length() for f in self.formats().values()) * self.n_pairs
 

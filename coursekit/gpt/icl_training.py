@@ -71,9 +71,9 @@ class ICLTrainConfig:
     alternating with repeated random segments. Held-out accuracy and induction scores sit near chance for
     a few thousand steps, then jump together (the phase change)."""
 
-    n_layer: int = 2
-    n_head: int = 4
-    n_embd: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_model: int = 64
     steps: int = 15000
     batch_size: int = 64
     learning_rate: float = 1e-3
@@ -87,12 +87,12 @@ class ICLTrainConfig:
     family: dict = dataclasses.field(default_factory=lambda: dataclasses.asdict(ICLTaskFamily()))
 
     def __post_init__(self) -> None:
-        for name in ("n_layer", "n_head", "n_embd", "steps", "batch_size", "eval_tasks", "eval_every"):
+        for name in ("n_layers", "n_heads", "d_model", "steps", "batch_size", "eval_tasks", "eval_every"):
             check_positive_int(getattr(self, name), name)
         for name in ("warmup", "seed", "repeat_every"):
             _check_count(getattr(self, name), name)
-        if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         check_positive_float(self.learning_rate, "learning_rate")
         check_positive_float(self.weight_decay, "weight_decay", allow_zero=True)
         if not isinstance(self.family, dict):
@@ -108,8 +108,8 @@ class ICLTrainConfig:
 
     def model_config(self) -> GPTConfig:
         fam = self.task_family()
-        return GPTConfig(vocab_size=fam.vocab_size, block_size=fam.block_size(), n_layer=self.n_layer,
-                         n_head=self.n_head, n_embd=self.n_embd, dropout=0.0, bias=False)
+        return GPTConfig(vocab_size=fam.vocab_size, max_len=fam.max_len(), n_layers=self.n_layers,
+                         n_heads=self.n_heads, d_model=self.d_model, dropout=0.0, bias=False)
 
     def batch(self, step: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """The training batch of ``step`` (0-based): task sequences, or repeated segments of the same length."""
@@ -157,10 +157,10 @@ def train_icl(cfg: ICLTrainConfig, work: str | Path | None = None, *, resume: bo
     if stop_at is not None:
         check_positive_int(stop_at, "stop_at")
     fam = cfg.task_family()
-    if fam.vocab_size - 4 < PROBE["period"] or fam.block_size() < 2 * PROBE["period"]:
+    if fam.vocab_size - 4 < PROBE["period"] or fam.max_len() < 2 * PROBE["period"]:
         raise ValueError(f"train_icl measures induction on repeated segments of {PROBE['period']} distinct tokens: "
                          f"the family needs at least {PROBE['period']} content tokens and a context of "
-                         f"{2 * PROBE['period']}, got {fam.vocab_size - 4} tokens and block_size={fam.block_size()} "
+                         f"{2 * PROBE['period']}, got {fam.vocab_size - 4} tokens and max_len={fam.max_len()} "
                          f"(raise n_input_tokens or n_pairs)")
     torch.manual_seed(cfg.seed)
     model = GPT(cfg.model_config())

@@ -33,7 +33,7 @@ __all__ = ["attention_maps", "repeated_random_tokens", "induction_scores", "prev
 
 @torch.no_grad()
 def attention_maps(model: GPT, idx: torch.Tensor) -> torch.Tensor:
-    """Attention weights of every layer and head: (n_layer, B, H, T, T).
+    """Attention weights of every layer and head: (n_layers, B, H, T, T).
 
     ``coursekit.gpt.model.GPT.forward`` does not return attention weights, so this re-runs its forward
     pass (the same embeddings, blocks and causal mask) asking each block for ``need_weights=True``.
@@ -44,8 +44,8 @@ def attention_maps(model: GPT, idx: torch.Tensor) -> torch.Tensor:
     T = idx.shape[1]
     if T == 0:
         raise ValueError(f"idx must hold at least one token per row, got shape {tuple(idx.shape)}")
-    if T > model.config.block_size:
-        raise ValueError(f"idx has {T} tokens, more than the model's context block_size={model.config.block_size}")
+    if T > model.config.max_len:
+        raise ValueError(f"idx has {T} tokens, more than the model's context max_len={model.config.max_len}")
     model.eval()
     x = model.wte(idx) + model.wpe(idx.shape[1], 0)                         # (B, T, C)
     maps = []
@@ -72,8 +72,8 @@ def induction_scores(attn: torch.Tensor, period: int) -> torch.Tensor:
     """Induction score of each head: the mean attention that a query at position i of the repeated
     half pays to key i - period + 1 — the token *after* the previous occurrence of token i.
 
-    ``attn`` (..., T, T) with T = 2·period; returns (...) (e.g. (n_layer, H) after averaging the batch
-    dimension yourself, or pass (n_layer, B, H, T, T) and take ``.mean(1)``).
+    ``attn`` (..., T, T) with T = 2·period; returns (...) (e.g. (n_layers, H) after averaging the batch
+    dimension yourself, or pass (n_layers, B, H, T, T) and take ``.mean(1)``).
     """
     check_positive_int(period, "period")
     _check_attention(attn)
@@ -112,11 +112,11 @@ def ablate_heads(model: GPT, heads: Sequence[tuple[int, int]]):
     """Inside the ``with`` block, the outputs of the given (layer, head) pairs are zeroed before W^O
     (a knock-out experiment: does accuracy depend on these heads?)."""
     _check_gpt(model)
-    n_layer, n_head = model.config.n_layer, model.config.n_head
+    n_layers, n_heads = model.config.n_layers, model.config.n_heads
     for pair in heads:                                  # all pairs first: a wrong one must not leave hooks behind
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise TypeError(f"heads must be a list of (layer, head) pairs, got {pair!r}")
-        for name, value, n in (("layer", pair[0], n_layer), ("head", pair[1], n_head)):
+        for name, value, n in (("layer", pair[0], n_layers), ("head", pair[1], n_heads)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, got {type(value).__name__}")
             if not 0 <= value < n:
@@ -149,8 +149,8 @@ def head_scores(model: GPT, vocab: torch.Tensor, *, n: int = 64, period: int = 1
     _check_gpt(model)
     _check_count(seed, "seed")
     rep = repeated_random_tokens(n, period, vocab, torch.Generator().manual_seed(seed))
-    maps = attention_maps(model, rep)                                       # (n_layer, B, H, T, T)
-    induction = induction_scores(maps, period).mean(1)                      # (n_layer, H)
+    maps = attention_maps(model, rep)                                       # (n_layers, B, H, T, T)
+    induction = induction_scores(maps, period).mean(1)                      # (n_layers, H)
     best = divmod(int(induction.argmax()), induction.shape[1])
     return {"induction": [[round(v, 4) for v in row] for row in induction.tolist()],
             "previous_token": [[round(v, 4) for v in row] for row in previous_token_scores(maps).mean(1).tolist()],

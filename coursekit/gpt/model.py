@@ -7,7 +7,7 @@ Radford et al. (2019), *Language Models are Unsupervised Multitask Learners* (GP
 * h_0 = U W_e + W_p;  h_l = block(h_{l-1});  P(u) = softmax(h_n W_eᵀ)           (GPT-1, Eq. 2)
   — token embeddings W_e plus *learned* positions W_p, and an output layer tied to W_e;
 * GPT-2's changes: LayerNorm moved to the input of each sub-block (pre-LN), a final LayerNorm
-  after the last block, residual projections initialised with std 0.02/√(2·n_layer), GELU (tanh
+  after the last block, residual projections initialised with std 0.02/√(2·n_layers), GELU (tanh
   approximation), a 1,024-token context and a 50,257-token byte-level BPE vocabulary.
 
 The blocks are :class:`coursekit.transformer.layers.DecoderLayer` with ``cross_attention=False,
@@ -53,24 +53,29 @@ def _check_gpt(model, name: str = "model") -> None:
         raise TypeError(f"{name} must be a coursekit.gpt.model.GPT, got {type(model).__name__}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class GPTConfig:
-    """Sizes of a GPT. The defaults are GPT-2 small (124M)."""
+    """Sizes of a GPT. The defaults are GPT-2 small (124M).
+
+    The names are the course's (``d_model``, ``n_heads``, ``n_layers``, ``max_len``, as in every other
+    config); nanoGPT and Hugging Face's ``GPT2Config`` call them ``n_embd``, ``n_head``, ``n_layer`` and
+    ``block_size`` / ``n_positions`` (:meth:`GPT.from_hf` maps them).
+    """
 
     vocab_size: int = 50257
-    block_size: int = 1024      # the context: learned positions exist for 0 … block_size-1
-    n_layer: int = 12
-    n_head: int = 12
-    n_embd: int = 768
+    max_len: int = 1024         # the context: learned positions exist for 0 … max_len-1
+    n_layers: int = 12
+    n_heads: int = 12
+    d_model: int = 768
     dropout: float = 0.0
     bias: bool = True           # biases in Linear and LayerNorm (GPT-2 has them)
     layer_norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+        for name in ("vocab_size", "max_len", "n_layers", "n_heads", "d_model"):
             check_positive_int(getattr(self, name), name)
-        if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
         check_probability(self.dropout, "dropout", inclusive_high=False)
         check_positive_float(self.layer_norm_eps, "layer_norm_eps")
         if not isinstance(self.bias, bool):
@@ -78,27 +83,27 @@ class GPTConfig:
 
 
 class GPT(nn.Module):
-    """Token + learned position embeddings → n_layer pre-LN decoder blocks → LayerNorm → tied output layer."""
+    """Token + learned position embeddings → n_layers pre-LN decoder blocks → LayerNorm → tied output layer."""
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         if not isinstance(config, GPTConfig):
             raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
         self.config = c = config
-        self.wte = nn.Embedding(c.vocab_size, c.n_embd)          # W_e
-        self.wpe = LearnedPositions(c.block_size, c.n_embd)      # W_p
+        self.wte = nn.Embedding(c.vocab_size, c.d_model)          # W_e
+        self.wpe = LearnedPositions(c.max_len, c.d_model)      # W_p
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            DecoderLayer(c.n_embd, c.n_head, 4 * c.n_embd, dropout=c.dropout, activation="gelu_tanh",
+            DecoderLayer(c.d_model, c.n_heads, 4 * c.d_model, dropout=c.dropout, activation="gelu_tanh",
                          norm_first=True, layer_norm_eps=c.layer_norm_eps, bias=c.bias, cross_attention=False)
-            for _ in range(c.n_layer))
-        self.ln_f = nn.LayerNorm(c.n_embd, eps=c.layer_norm_eps, bias=c.bias)
-        self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
+            for _ in range(c.n_layers))
+        self.ln_f = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps, bias=c.bias)
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight                     # tied: P(u) = softmax(h W_eᵀ)
         self.apply(self._init_weights)
         for name, p in self.named_parameters():                   # GPT-2: scale the residual projections
             if name.endswith(("out_proj.weight", "ff.linear2.weight")):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layer))
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layers))
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
@@ -133,9 +138,9 @@ class GPT(nn.Module):
         T = idx.shape[1]
         if T == 0:
             raise ValueError("idx must hold at least one token per row, got shape " f"{tuple(idx.shape)}")
-        if offset + T > self.config.block_size:
+        if offset + T > self.config.max_len:
             raise ValueError(f"sequence of {offset + T} tokens ({offset} cached + {T} new) is longer than the "
-                             f"model's context block_size={self.config.block_size}; crop it")
+                             f"model's context max_len={self.config.max_len}; crop it")
         x = self.drop(self.wte(idx) + self.wpe(T, offset))                      # (B, T, C)
         for i, block in enumerate(self.blocks):
             x, _ = block(x, causal=True, self_cache=cache[i] if cache is not None else None)
@@ -161,7 +166,7 @@ class GPT(nn.Module):
                  generator: torch.Generator | None = None) -> torch.Tensor:
         """Append ``max_new_tokens`` tokens to ``idx`` (B, T) and return (B, T + max_new_tokens).
 
-        Each step conditions on the last ``block_size`` tokens and draws from
+        Each step conditions on the last ``max_len`` tokens and draws from
         :func:`coursekit.decoding.sample_next` (``temperature=0`` is greedy). With ``use_cache`` the
         keys/values of earlier positions are kept in a :class:`KVCache` per block, so each step
         feeds only the newest token; once the sequence outgrows the context the window slides and
@@ -170,23 +175,23 @@ class GPT(nn.Module):
         check_tensor(idx, "idx", ndim=2)
         check_token_ids(idx, "idx", self.config.vocab_size)
         _check_count(max_new_tokens, "max_new_tokens")
-        if idx.shape[1] > self.config.block_size:
-            raise ValueError(f"the prompt has {idx.shape[1]} tokens but the context is block_size="
-                             f"{self.config.block_size}; crop the prompt to its last {self.config.block_size} tokens")
+        if idx.shape[1] > self.config.max_len:
+            raise ValueError(f"the prompt has {idx.shape[1]} tokens but the context is max_len="
+                             f"{self.config.max_len}; crop the prompt to its last {self.config.max_len} tokens")
         was_training = self.training
         self.eval()
         cache = None
         try:                                            # a refused step (e.g. NaN logits) restores the mode too
             for _ in range(max_new_tokens):
-                if use_cache and cache is not None and idx.shape[1] <= self.config.block_size:
+                if use_cache and cache is not None and idx.shape[1] <= self.config.max_len:
                     logits, _ = self(idx[:, -1:], cache=cache)                  # only the newest token
                 else:
-                    window = idx[:, -self.config.block_size:]
+                    window = idx[:, -self.config.max_len:]
                     cache = self.new_cache() if use_cache else None
                     logits, _ = self(window, cache=cache)                       # the whole (cropped) window
                 next_id = sample_next(logits[:, -1, :], temperature, top_k, top_p, generator)  # (B,)
                 idx = torch.cat([idx, next_id.unsqueeze(1)], dim=1)
-                if cache is not None and idx.shape[1] > self.config.block_size:
+                if cache is not None and idx.shape[1] > self.config.max_len:
                     cache = None                                                # slide: rebuild next step
         finally:
             self.train(was_training)
@@ -232,8 +237,8 @@ class GPT(nn.Module):
         bad = {k: v for k, (v, ok) in unsupported.items() if v not in ok}
         if bad:
             raise ValueError(f"this GPT-2 config has settings the course's GPT does not implement: {bad}")
-        config = GPTConfig(vocab_size=hc.vocab_size, block_size=hc.n_positions, n_layer=hc.n_layer,
-                           n_head=hc.n_head, n_embd=hc.n_embd, dropout=0.0, bias=True,
+        config = GPTConfig(vocab_size=hc.vocab_size, max_len=hc.n_positions, n_layers=hc.n_layer,
+                           n_heads=hc.n_head, d_model=hc.n_embd, dropout=0.0, bias=True,
                            layer_norm_eps=hc.layer_norm_epsilon)
         wte = state.get("transformer.wte.weight", state.get("wte.weight"))
         model = cls(config).to(dtype=dtype or (wte.dtype if wte is not None else torch.float32))
@@ -242,10 +247,10 @@ class GPT(nn.Module):
 
     def _hf_shapes(self) -> dict[str, tuple[int, ...]]:
         """The GPT-2 tensors this config needs, with their shapes (``Conv1D`` weights are (in, out))."""
-        c, C = self.config, self.config.n_embd
-        shapes = {"wte.weight": (c.vocab_size, C), "wpe.weight": (c.block_size, C), "ln_f.weight": (C,),
+        c, C = self.config, self.config.d_model
+        shapes = {"wte.weight": (c.vocab_size, C), "wpe.weight": (c.max_len, C), "ln_f.weight": (C,),
                   "ln_f.bias": (C,)}
-        for i in range(c.n_layer):
+        for i in range(c.n_layers):
             p = f"h.{i}."
             shapes |= {p + "ln_1.weight": (C,), p + "ln_1.bias": (C,),
                        p + "attn.c_attn.weight": (C, 3 * C), p + "attn.c_attn.bias": (3 * C,),
@@ -264,10 +269,10 @@ class GPT(nn.Module):
         sd = {k.removeprefix("transformer."): v for k, v in sd.items()
               if not k.endswith((".attn.bias", ".attn.masked_bias"))}          # causal-mask buffers
         expected = self._hf_shapes()
-        empty = [i for i in range(self.config.n_layer) if not any(k.startswith(f"h.{i}.") for k in sd)]
+        empty = [i for i in range(self.config.n_layers) if not any(k.startswith(f"h.{i}.") for k in sd)]
         if empty:
             raise ValueError(f"checkpoint has no block {empty[0]} (no h.{empty[0]}.* weights); the config asks for "
-                             f"n_layer={self.config.n_layer}")
+                             f"n_layers={self.config.n_layers}")
         absent = [k for k in expected if k not in sd]
         if absent:
             raise ValueError(f"weights missing from the GPT-2 checkpoint: {absent[:8]}"
@@ -277,14 +282,14 @@ class GPT(nn.Module):
             shown = dict(list(wrong.items())[:4])
             raise ValueError(f"weight shapes differ from the config (checkpoint, expected): {shown}"
                              f"{f' and {len(wrong) - 4} more' if len(wrong) > 4 else ''}")
-        C = self.config.n_embd
+        C = self.config.d_model
         ours: dict[str, torch.Tensor] = {"wte.weight": sd.pop("wte.weight"),
                                          "wpe.embedding.weight": sd.pop("wpe.weight"),
                                          "ln_f.weight": sd.pop("ln_f.weight"), "ln_f.bias": sd.pop("ln_f.bias")}
         lm_head = sd.pop("lm_head.weight", None)
         if lm_head is not None and not torch.equal(lm_head, ours["wte.weight"]):
             raise ValueError("lm_head.weight differs from wte.weight: the course's GPT ties them")
-        for i in range(self.config.n_layer):
+        for i in range(self.config.n_layers):
             p = f"h.{i}."
             wq, wk, wv = sd.pop(f"{p}attn.c_attn.weight").t().split(C, dim=0)   # Conv1D (C, 3C) → 3 × (C, C)
             bq, bk, bv = sd.pop(f"{p}attn.c_attn.bias").split(C, dim=0)
@@ -303,8 +308,8 @@ class GPT(nn.Module):
                 f"{q}ff.linear2.bias": sd.pop(f"{p}mlp.c_proj.bias"),
             })
         if sd:
-            raise ValueError(f"unexpected weights in the GPT-2 checkpoint (config says n_layer="
-                             f"{self.config.n_layer}): {sorted(sd)[:8]}")
+            raise ValueError(f"unexpected weights in the GPT-2 checkpoint (config says n_layers="
+                             f"{self.config.n_layers}): {sorted(sd)[:8]}")
         mine = self.state_dict()
         missing = set(mine) - set(ours) - {"lm_head.weight"}
         if missing:
@@ -341,7 +346,7 @@ class GPTClassifier(nn.Module):
         super().__init__()
         _check_gpt(gpt, "gpt")
         self.gpt = gpt
-        self.head = nn.Linear(gpt.config.n_embd, check_positive_int(n_classes, "n_classes"))   # W_y
+        self.head = nn.Linear(gpt.config.d_model, check_positive_int(n_classes, "n_classes"))   # W_y
         self.lm_weight = check_positive_float(lm_weight, "lm_weight", allow_zero=True)
 
     def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -236,7 +236,7 @@ def classify_by_likelihood(model: Callable, prompts: torch.Tensor, candidates: t
 
 @torch.no_grad()
 def greedy_continuation(model: Callable, prompt: Sequence[int], max_new_tokens: int,
-                        stop: Sequence[int] = (), block_size: int | None = None) -> list[int]:
+                        stop: Sequence[int] = (), max_len: int | None = None) -> list[int]:
     """Append argmax tokens to ``prompt`` until a token in ``stop`` (not included) or
     ``max_new_tokens``; return only the new tokens."""
     check_positive_int(max_new_tokens, "max_new_tokens")
@@ -244,11 +244,11 @@ def greedy_continuation(model: Callable, prompt: Sequence[int], max_new_tokens: 
     if not ids:
         raise ValueError("the prompt must hold at least one token")
     stop = set(_ids(stop, "stop", single=False))
-    if block_size is not None:
-        check_positive_int(block_size, "block_size")
+    if max_len is not None:
+        check_positive_int(max_len, "max_len")
     out: list[int] = []
     for _ in range(max_new_tokens):
-        window = ids[-block_size:] if block_size else ids
+        window = ids[-max_len:] if max_len else ids
         logits = model_logits(model, torch.tensor([window]))[0, -1]         # (V,)
         check_finite(logits, "the model's next-token logits")               # argmax would pick a NaN
         nxt = int(logits.argmax())
@@ -302,18 +302,18 @@ def load_hf_gpt2(directory: str | Path):
 
 
 def run_slide_prompts(model: Callable, tokenizer, *, max_new_tokens: int = 8,
-                      block_size: int | None = None) -> dict[str, dict]:
+                      max_len: int | None = None) -> dict[str, dict]:
     """The slides' prompts through any causal LM + tokenizer with ``encode``/``decode``: the
     translation prompt answered by greedy generation (up to the end of the line), the sentiment
     prompt by per-token likelihood of " positive" vs " negative"."""
     if not (callable(getattr(tokenizer, "encode", None)) and callable(getattr(tokenizer, "decode", None))):
         raise TypeError(f"tokenizer must have encode and decode methods, got {type(tokenizer).__name__}")
-    block_size = block_size or getattr(getattr(model, "config", None), "block_size", None)
+    max_len = max_len or getattr(getattr(model, "config", None), "max_len", None)
     out = {}
     tr = SLIDE_PROMPTS["translation"]
     prompt = build_prompt(tr["demonstrations"], tr["query"], task_description=tr["description"])
     ids = tokenizer.encode(prompt)
-    new = greedy_continuation(model, ids, max_new_tokens, stop=tokenizer.encode("\n"), block_size=block_size)
+    new = greedy_continuation(model, ids, max_new_tokens, stop=tokenizer.encode("\n"), max_len=max_len)
     out["translation"] = {"prompt": prompt, "completion": tokenizer.decode(new), "expected": tr["answer"]}
     se = SLIDE_PROMPTS["sentiment"]
     prompt = build_prompt(se["demonstrations"], se["query"], task_description=se["description"])

@@ -29,27 +29,17 @@ import math
 
 import torch
 
+from coursekit.attention.core import check_qkv
 from coursekit.validation import check_positive_int, check_tensor
 
 __all__ = ["naive_attention", "online_softmax_update", "tiled_attention"]
 
 
 def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> None:
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        check_tensor(t, name, floating=True)
-        if t.dim() < 2:
-            raise ValueError(f"{name} must have shape (..., T, d), got {tuple(t.shape)}")
-        if t.shape[-2] == 0:
-            raise ValueError(f"{name} must hold at least one position, got shape {tuple(t.shape)}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
-    if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):
+    check_qkv(q, k, v)
+    if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]):                 # no broadcasting over tiles
         raise ValueError(f"q, k, v must have the same leading (batch, head) dims, got q {tuple(q.shape)}, "
                          f"k {tuple(k.shape)}, v {tuple(v.shape)}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dim d, got q {tuple(q.shape)} and k {tuple(k.shape)}")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"k and v must have the same length T_k, got k {tuple(k.shape)} and v {tuple(v.shape)}")
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
     if causal and q.shape[-2] != k.shape[-2]:

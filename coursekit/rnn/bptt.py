@@ -11,7 +11,7 @@ this module                     equation                               PyTorch r
 Notebook 03 checks :func:`elman_bptt` against autograd on every parameter (its ``dh``, ∂L/∂h_t along all
 paths, is the product of Jacobians that vanishes or explodes) and runs :class:`ElmanNetwork` on padded
 sequences and in truncated BPTT; the exercise checks of notebook 03 use both as references. The recurrent
-layer itself is :class:`coursekit.rnn.layers.RNN`; ``tests/test_rnn.py`` holds the tests.
+layer itself is :class:`coursekit.rnn.layers.RNN`; ``tests/rnn/test_rnn.py`` holds the tests.
 
 References
 ----------

@@ -1,7 +1,7 @@
 """Recurrent cells from scratch: one Elman step, one LSTM step, the LSTM's forget-gate bias.
 
 Each cell mirrors a PyTorch module so that the parity tests can copy weights across and compare
-outputs *and* gradients to 1e-5 (``tests/test_rnn.py``): :class:`RNNCell` is ``nn.RNNCell``
+outputs *and* gradients to 1e-5 (``tests/rnn/test_rnn.py``): :class:`RNNCell` is ``nn.RNNCell``
 (h_t = tanh(W x_t + V h_{t-1} + b)), :class:`LSTMCell` is ``nn.LSTMCell`` (the four gate equations
 below). :func:`init_forget_gate_bias` sets the forget-gate bias of any LSTM, ours or PyTorch's.
 The layers that unroll these cells over time — stacked, bidirectional, with lengths — are in

@@ -8,7 +8,7 @@ this module                     equation                               PyTorch r
 
 Notebook 04 trains a small character-level biLM (a forward and a backward LM of two LSTM layers each)
 and learns one scalar mix of its frozen layers per probing task (§7); the notebook's exercise re-implements
-it (``check_scalar_mix``). ``tests/test_rnn.py`` tests it.
+it (``check_scalar_mix``). ``tests/rnn/test_rnn.py`` tests it.
 
 References
 ----------

@@ -1,7 +1,7 @@
 """Recurrent networks from scratch: Elman RNN and LSTM layers — stacks, bidirectionality, lengths.
 
 Everything here mirrors a PyTorch module so that the parity tests can copy weights across and
-compare outputs *and* gradients to 1e-5 (``tests/test_rnn.py``):
+compare outputs *and* gradients to 1e-5 (``tests/rnn/test_rnn.py``):
 
 ==============================  =====================================  =================
 this module                     equation                               PyTorch reference

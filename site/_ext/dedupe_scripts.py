@@ -5,7 +5,7 @@ builder started twice to every page: once as it is registered and once more in `
 (as filename ``''`` rather than ``None``, so its de-duplication misses it). sphinx-thebe registers
 ``const THEBE_JS_URL = ...`` that way, and its second copy is a JavaScript error on every page
 ("Identifier 'THEBE_JS_URL' has already been declared"). This drops the repeated copies from the
-page context; tests/test_site.py checks in a browser that no page logs an error.
+page context; tests/course/test_site.py checks in a browser that no page logs an error.
 """
 
 from __future__ import annotations

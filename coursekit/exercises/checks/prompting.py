@@ -106,11 +106,11 @@ def check_build_prompt(student_fn: Callable) -> None:
 
 # ------------------------------------------------------------------ label likelihood
 
-def _tiny_model(seed: int = 0, vocab_size: int = 12, block_size: int = 16, n_head: int = 2,
-                n_embd: int = 16) -> GPT:
+def _tiny_model(seed: int = 0, vocab_size: int = 12, max_len: int = 16, n_heads: int = 2,
+                d_model: int = 16) -> GPT:
     torch.manual_seed(seed)
-    return GPT(GPTConfig(vocab_size=vocab_size, block_size=block_size, n_layer=1, n_head=n_head,
-                         n_embd=n_embd)).eval()
+    return GPT(GPTConfig(vocab_size=vocab_size, max_len=max_len, n_layers=1, n_heads=n_heads,
+                         d_model=d_model)).eval()
 
 
 def _logp(model, ids) -> torch.Tensor:
@@ -161,8 +161,8 @@ def _last_token_only(model, prompt, label):
 
 
 _LIKELIHOOD_MODELS = {"model A (vocabulary 12)": dict(seed=0),
-                      "model B (vocabulary 20, 3 heads)": dict(seed=1, vocab_size=20, block_size=24, n_head=3,
-                                                               n_embd=24)}
+                      "model B (vocabulary 20, 3 heads)": dict(seed=1, vocab_size=20, max_len=24, n_heads=3,
+                                                               d_model=24)}
 _LIKELIHOOD_CASES = [
     ("a 3-token label after a 5-token prompt", "model A (vocabulary 12)", [1, 5, 2, 7, 3], [4, 9, 4]),
     ("a 2-token label after a 1-token prompt", "model A (vocabulary 12)", [6], [11, 0]),

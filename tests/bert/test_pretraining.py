@@ -1,0 +1,199 @@
+"""The small-BERT pre-training recipe (coursekit.bert.corpus, coursekit.bert.pretraining) and the committed
+checkpoint (coursekit.bert.checkpoint)."""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import math
+import random
+
+import pytest
+import torch
+from helpers.bert import TINY, tiny_text
+
+from coursekit.bert import checkpoint as bc
+from coursekit.bert import corpus as bcorp
+from coursekit.bert import finetuning as bert_finetuning
+from coursekit.bert import pretraining as bp
+from coursekit.bert.objectives import IGNORE_INDEX
+from coursekit.data import sha256_file
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    lines, in_domain = tiny_text()
+    return bcorp.build_corpus(TINY, lines, in_domain)
+
+
+def test_config_checks():
+    assert TINY.n_in_domain == 4
+    with pytest.raises(ValueError, match="leaves no NSP pair"):
+        bcorp.PretrainConfig(batch_size=4, in_domain_fraction=0.9)
+    with pytest.raises(ValueError, match="steps must be positive"):
+        bcorp.PretrainConfig(steps=0)
+    with pytest.raises(ValueError, match="in_domain_fraction"):
+        bcorp.PretrainConfig(in_domain_fraction=1.5)
+    assert bcorp.PretrainConfig().model_config(8000).vocab_size == 8000
+
+
+def test_build_corpus_holds_out_the_last_articles(corpus):
+    assert len(corpus.train_docs) == 13 and len(corpus.held_docs) == 3
+    assert len(corpus.in_domain) == 50
+    assert all(isinstance(i, int) for doc in corpus.held_docs for s in doc for i in s)
+    assert corpus.special_id("[MASK]") is not None
+    lines, in_domain = tiny_text(n_articles=3)
+    with pytest.raises(ValueError, match="need more than 4 articles"):
+        bcorp.build_corpus(TINY, lines, in_domain)
+
+
+def test_make_batch_layout_and_masking(corpus):
+    docs = corpus.train_docs
+    pairs = [(docs[0][0], docs[0][1], 0), (docs[1][0], docs[2][0], 1)]
+    singles = corpus.in_domain[:3]
+    ids, seg, keep, mlm, nsp = bcorp.make_batch(corpus, pairs, singles, max_len=TINY.max_len,
+                                                generator=torch.Generator().manual_seed(0))
+    B, T = ids.shape
+    assert B == 5 and seg.shape == keep.shape == mlm.shape == (B, T) and T <= TINY.max_len
+    assert nsp.tolist() == [0, 1, IGNORE_INDEX, IGNORE_INDEX, IGNORE_INDEX]
+    cls_id, sep_id, pad_id = (corpus.special_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
+    assert (ids[:, 0] == cls_id).all()
+    assert (seg[2:] == 0).all() and (seg[:2] == 1).any(dim=1).all()   # singles have one segment, pairs two
+    selected = mlm != IGNORE_INDEX
+    assert selected.any()
+    assert not (selected & (keep == 0)).any()                            # padding is never a target
+    original = torch.where(selected, mlm, ids)
+    assert not (selected & ((original == cls_id) | (original == sep_id))).any()
+    with pytest.raises(ValueError, match="at least one pair or sentence"):
+        bcorp.make_batch(corpus, [], [], max_len=TINY.max_len)
+
+
+def test_sample_batch_mixes_pairs_and_in_domain_sentences(corpus):
+    batch = bcorp.sample_batch(corpus, TINY, random.Random(0), torch.Generator().manual_seed(0))
+    nsp = batch[4]
+    assert len(nsp) == TINY.batch_size
+    assert int((nsp == IGNORE_INDEX).sum()) == TINY.n_in_domain
+    assert set(nsp[nsp != IGNORE_INDEX].tolist()) <= {0, 1}
+
+
+def test_pretrain_report_snapshots_and_round_trip(corpus, tmp_path):
+    model, report = bp.pretrain(TINY, corpus, progress=False, snapshot_dir=tmp_path / "snaps")
+    assert len(report["history"]["mlm"]) == TINY.steps
+    assert [s for s, _ in report["history"]["evals"]] == [0, 3, 6]
+    assert all(math.isfinite(v) for v in report["final"].values())
+    assert 0 < report["unigram_mlm"] < report["uniform_mlm"] == pytest.approx(math.log(120), abs=1e-6)
+    assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["step_3.safetensors", "step_6.safetensors"]
+
+    bc.save_pretrained(tmp_path / "out", model, corpus.tokenizer, report)
+    loaded, tokenizer, loaded_report = bc.load_small_bert(tmp_path / "out")
+    assert tokenizer.get_vocab() == corpus.tokenizer.get_vocab()
+    assert loaded_report["final"] == report["final"]
+    batch = bcorp.held_out_batch(corpus, TINY)
+    assert bp.held_out_losses(loaded, batch) == pytest.approx(bp.held_out_losses(model, batch), abs=1e-6)
+
+
+def test_pack_sentences_fills_rows_with_whole_sentences():
+    sentences = [[10, 11], [20, 21, 22], [30]]
+    rows = bcorp.pack_sentences(sentences, 50, max_len=9, sep_id=3, rng=random.Random(0))
+    assert len(rows) == 50
+    for row in rows:
+        assert len(row) <= 9 - 2
+        parts, cur = [], []
+        for t in row:
+            if t == 3:
+                parts.append(cur)
+                cur = []
+            else:
+                cur.append(t)
+        parts.append(cur)
+        assert all(p in sentences for p in parts)                      # never a cut sentence
+    assert sum(len(r) for r in rows) / len(rows) > 4                   # one sentence alone averages 2 pieces
+    with pytest.raises(ValueError, match="at least one sentence"):
+        bcorp.pack_sentences([], 1, max_len=9, sep_id=3, rng=random.Random(0))
+
+
+def test_packed_batch_keeps_sep_unmasked_and_nsp_ignored(corpus):
+    cfg = dataclasses.replace(TINY, pack_in_domain=True)
+    batch = bcorp.sample_batch(corpus, cfg, random.Random(0), torch.Generator().manual_seed(0))
+    ids, segments, _, mlm_labels, nsp = batch
+    sep = corpus.special_id("[SEP]")
+    in_domain = nsp == IGNORE_INDEX
+    assert int(in_domain.sum()) == cfg.n_in_domain
+    assert (mlm_labels[ids == sep] == IGNORE_INDEX).all()
+    assert (segments[in_domain] == 0).all()
+
+
+def test_resumed_pretraining_equals_an_uninterrupted_run(corpus, tmp_path):
+    cfg = dataclasses.replace(TINY, pack_in_domain=True)
+    full, full_report = bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "full")
+    bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "split", stop_at=4)
+    resumed, resumed_report = bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "split", resume=True)
+    assert resumed_report["history"]["mlm"] == full_report["history"]["mlm"]
+    pairs = zip(full.state_dict().values(), resumed.state_dict().values(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
+    with pytest.raises(FileExistsError, match="--resume"):
+        bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "full")
+    with pytest.raises(ValueError, match="another recipe"):
+        bp.pretrain(dataclasses.replace(cfg, learning_rate=0.5), corpus, progress=False, work=tmp_path / "full",
+                    resume=True)
+
+
+def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
+    """Domain-adaptive pre-training (init_from): the run starts from the saved model, not a fresh one."""
+    first, report = bp.pretrain(TINY, corpus, progress=False)
+    bc.save_pretrained(tmp_path / "stage1", first, corpus.tokenizer, report)
+    cfg = dataclasses.replace(TINY, init_from=str(tmp_path / "stage1"), in_domain_fraction=0.75,
+                              pack_in_domain=True)
+    held = bcorp.held_out_batch(corpus, cfg)
+    second, second_report = bp.pretrain(cfg, corpus, progress=False)
+    assert second_report["before"] == pytest.approx(bp.held_out_losses(first, held), abs=1e-6)
+    assert not all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values(),
+                                                     strict=True))          # and it trained on from there
+    # the default corpus path encodes with the saved tokenizer: the vocabulary is the stage-1 one
+    origin = bc.continued_from(tmp_path / "stage1")
+    assert origin["model_sha256"] == sha256_file(tmp_path / "stage1" / "model.safetensors")
+    assert origin["report"]["final"] == report["final"]
+    assert origin["report"]["history"]["mlm"] == report["history"]["mlm"]
+    assert second_report["continued_from"] == origin                 # pretrain records where it started
+    assert bc.stage_reports(second_report) == [origin["report"], second_report]
+    both = bc.combined_history(second_report)
+    assert both["steps"] == list(range(1, 2 * TINY.steps + 1)) and both["boundaries"] == [TINY.steps]
+    assert both["mlm"] == report["history"]["mlm"] + second_report["history"]["mlm"]
+    assert [s for s, _ in both["evals"]] == [0, 3, 6, 9, 12]   # the second stage's step 0 is the first's last
+    with pytest.raises(ValueError, match="holds a BERT with config"):
+        bp.pretrain(dataclasses.replace(cfg, d_model=32, n_heads=2), corpus, progress=False)
+    rot13 = [[codecs.encode(line, "rot13") for line in part] for part in tiny_text()]
+    other = bcorp.build_corpus(TINY, *rot13)                    # a vocabulary of the same size, other pieces
+    assert other.tokenizer.get_vocab_size() == corpus.tokenizer.get_vocab_size()
+    with pytest.raises(ValueError, match="encoded with another vocabulary"):
+        bp.pretrain(cfg, other, progress=False)
+    with pytest.raises(TypeError, match="init_from must be a directory path"):
+        bcorp.PretrainConfig(init_from=None)
+
+
+def test_finetune_by_step_covers_the_random_start_and_every_snapshot(corpus, tmp_path):
+    bp.pretrain(TINY, corpus, progress=False, snapshot_dir=tmp_path)
+    rows = bert_finetuning.finetune_by_step(tmp_path, corpus.tokenizer, n_train=32, epochs=1, batch_size=16)
+    assert [r["step"] for r in rows] == [0, 3, 6]
+    assert all(0.0 <= r["dev_acc"] <= 1.0 and r["seconds"] > 0 for r in rows)
+    with pytest.raises(FileNotFoundError, match="no step_"):
+        bert_finetuning.finetune_by_step(tmp_path / "empty", corpus.tokenizer)
+
+
+def test_load_errors(tmp_path, corpus):
+    with pytest.raises(FileNotFoundError, match="python -m coursekit.bert pretrain --out"):
+        bc.load_small_bert(tmp_path)
+    model, report = bp.pretrain(dataclasses.replace(TINY, steps=1, eval_every=1), corpus, progress=False)
+    bc.save_pretrained(tmp_path / "a", model, corpus.tokenizer, report)
+    other = bcorp.build_corpus(dataclasses.replace(TINY, vocab_size=90), *tiny_text())
+    other.tokenizer.save(str(tmp_path / "a" / "tokenizer.json"))
+    with pytest.raises(ValueError, match="tokenizer.json has"):
+        bc.load_small_bert(tmp_path / "a")
+
+
+def test_committed_checkpoint_learned_beyond_the_unigram_plateau():
+    model, tokenizer, report = bc.load_small_bert()
+    assert tokenizer.get_vocab_size() == model.config.vocab_size == report["config"]["vocab_size"]
+    assert report["final"]["mlm"] < report["unigram_mlm"] - 1.0      # uses the context, not only frequencies
+    assert report["final"]["nsp_acc"] > 0.6                           # and NSP is above chance
+    assert len(report["history"]["mlm"]) == report["config"]["steps"]

@@ -1,0 +1,554 @@
+"""Student versions of the notebooks (coursekit.exercises.student) and grading (coursekit.exercises.grade).
+
+(a) unit tests of the generator on small synthetic notebooks;
+(b) the student version of every notebook in notebooks/ is valid, has no solution text, and runs
+    top to bottom under the grader from a folder outside the repository (quick profile, headless);
+(c) grading a synthetic submission gives passed / failed / not attempted per exercise.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from helpers import ROOT
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from coursekit.exercises.__main__ import main
+from coursekit.exercises.student import (
+    ANSWER_STUB,
+    MarkerError,
+    exercises_of,
+    student_notebook,
+    write_student_versions,
+)
+
+REPO = ROOT
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+SOFTMAX_EXERCISE = '''# EXERCISE 1: softmax
+def my_softmax(x):
+    ### BEGIN SOLUTION
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+    ### END SOLUTION
+
+check_softmax(my_softmax)'''
+
+
+def _notebook(*cells) -> nbformat.NotebookNode:
+    nb = new_notebook(cells=list(cells))
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["coursekit"] = {"profile": "class"}
+    return nb
+
+
+def _sample() -> nbformat.NotebookNode:
+    return _notebook(
+        new_markdown_cell("# 99 — Sample\n\n**Learning goals**"),
+        new_code_cell("x = 41 + 1\nprint(x)", execution_count=1,
+                      outputs=[new_output("stream", name="stdout", text="42\n")]),
+        new_code_cell(SOFTMAX_EXERCISE, execution_count=2,
+                      outputs=[new_output("stream", name="stdout", text="✅ softmax: all cases match\n")]),
+        new_markdown_cell("Why subtract the max?\n\n=== BEGIN MARK SCHEME ===\nexp overflows.\n"
+                          "=== END MARK SCHEME ===\n\nThe end."),
+    )
+
+
+def _write(nb, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+# ----------------------------------------------------------------------------- (a) the generator
+
+
+def test_solution_becomes_stub_at_marker_indentation():
+    student, exercises = student_notebook(_sample(), "sample.ipynb")
+    assert student.cells[2].source == ('# EXERCISE 1: softmax\ndef my_softmax(x):\n'
+                                       '    raise NotImplementedError("Exercise 1: softmax")\n\n'
+                                       'check_softmax(my_softmax)')
+    assert [(e.number, e.title, e.cell_index) for e in exercises] == [("1", "softmax", 2)]
+
+
+def test_every_indentation_and_several_regions_in_one_cell():
+    source = ("# EXERCISE 2: two parts\n### BEGIN SOLUTION\nk = 3\n### END SOLUTION\n"
+              "class A:\n    def f(self):\n        if True:\n            ### BEGIN SOLUTION\n"
+              "            return 1\n            ### END SOLUTION\n        return 0\n")
+    student, _ = student_notebook(_notebook(new_code_cell(source)))
+    stub = 'raise NotImplementedError("Exercise 2: two parts")'
+    assert student.cells[0].source.split("\n") == [
+        "# EXERCISE 2: two parts", stub, "class A:", "    def f(self):", "        if True:",
+        "            " + stub, "        return 0", ""]
+    compile(student.cells[0].source, "<cell>", "exec")  # still valid Python
+
+
+def test_title_with_quotes_gives_valid_python():
+    nb = _notebook(new_code_cell('# EXERCISE 3: the "causal" mask\\ trick\n### BEGIN SOLUTION\npass\n'
+                                 '### END SOLUTION'))
+    source = student_notebook(nb)[0].cells[0].source
+    namespace: dict = {}
+    with pytest.raises(NotImplementedError, match=r'Exercise 3: the "causal" mask\\ trick'):
+        exec(compile(source, "<cell>", "exec"), namespace)
+
+
+def test_exercise_outputs_cleared_everything_else_intact():
+    source = _sample()
+    student, _ = student_notebook(source)
+    assert student.cells[2].outputs == [] and student.cells[2].execution_count is None
+    assert student.cells[1] == source.cells[1]  # ordinary cell: source, outputs, count unchanged
+    assert student.cells[0] == source.cells[0]
+    assert student.metadata == source.metadata
+    assert source.cells[2].outputs and "BEGIN SOLUTION" in source.cells[2].source  # input untouched
+
+
+def test_mark_scheme_replaced_in_markdown():
+    student, _ = student_notebook(_sample())
+    assert student.cells[3].source == f"Why subtract the max?\n\n{ANSWER_STUB}\n\nThe end."
+    indented = _notebook(new_markdown_cell("1. Explain:\n   === BEGIN MARK SCHEME ===\n   secret\n"
+                                           "   === END MARK SCHEME ==="))
+    assert student_notebook(indented)[0].cells[0].source == f"1. Explain:\n   {ANSWER_STUB}"
+
+
+def test_markers_of_the_other_cell_kind_are_left_alone():
+    doc = "An exercise cell looks like\n```python\n### BEGIN SOLUTION\n...\n### END SOLUTION\n```"
+    nb = _notebook(new_markdown_cell(doc), new_code_cell("s = '=== BEGIN MARK SCHEME ==='"))
+    student, exercises = student_notebook(nb)
+    assert student.cells[0].source == doc and student.cells[1].source == nb.cells[1].source
+    assert exercises == []
+
+
+def test_idempotent_byte_for_byte(tmp_path):
+    src = _write(_sample(), tmp_path / "src" / "99_sample.ipynb")
+    first = write_student_versions(src, tmp_path / "student")[0][0]
+    second = write_student_versions(first, tmp_path / "student2")[0][0]
+    assert first.read_bytes() == second.read_bytes()
+    again = write_student_versions(src, tmp_path / "student")[0][0]  # rewriting a student version is fine
+    assert again.read_bytes() == first.read_bytes()
+    student = nbformat.read(first, as_version=4)
+    assert student_notebook(student)[0] == student
+
+
+def test_refuses_to_write_into_the_source_directory(tmp_path):
+    src = _write(_sample(), tmp_path / "notebooks" / "99_sample.ipynb")
+    before = src.read_bytes()
+    for out in (tmp_path / "notebooks", tmp_path / "notebooks" / "99_sample.ipynb",
+                tmp_path / "notebooks" / "other.ipynb"):
+        with pytest.raises(ValueError, match="source directory"):
+            write_student_versions(src, out)
+    assert src.read_bytes() == before
+
+
+def test_refuses_to_overwrite_a_notebook_with_solutions(tmp_path):
+    src = _write(_sample(), tmp_path / "notebooks" / "99_sample.ipynb")
+    precious = _write(_sample(), tmp_path / "elsewhere" / "99_sample.ipynb")
+    before = precious.read_bytes()
+    with pytest.raises(ValueError, match="contains solution markers"):
+        write_student_versions(src, tmp_path / "elsewhere")
+    assert precious.read_bytes() == before
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("# EXERCISE 1: a\ndef f():\n    ### BEGIN SOLUTION\n    return 1\n", "line 3 is never closed"),
+    ("# EXERCISE 1: a\ndef f():\n    return 1\n    ### END SOLUTION\n", "line 4 has no"),
+    ("# EXERCISE 1: a\n### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n### END SOLUTION",
+     "nested markers"),
+])
+def test_unbalanced_markers_name_notebook_and_cell(tmp_path, source, problem):
+    nb = _notebook(new_markdown_cell("intro"), new_code_cell("x = 1"), new_code_cell(source))
+    src = _write(nb, tmp_path / "src" / "03_broken.ipynb")
+    with pytest.raises(MarkerError, match=problem) as info:
+        write_student_versions(src, tmp_path / "out")
+    assert "03_broken.ipynb, cell 3" in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_unbalanced_mark_scheme(tmp_path):
+    nb = _notebook(new_markdown_cell("Q?\n=== BEGIN MARK SCHEME ===\nanswer"))
+    with pytest.raises(MarkerError, match=r"nb\.ipynb, cell 1.*never closed"):
+        student_notebook(nb, "nb.ipynb")
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", "outside an exercise cell"),
+    ("# EXERCISE one: softmax\npass", "malformed exercise header"),
+    ("# EXERCISE 2 softmax\npass", "malformed exercise header"),
+    ("# EXERCISE 3: x\ndef f(x):\n### BEGIN SOLUTION\n    return x\n### END SOLUTION\n", "no longer valid Python"),
+])
+def test_malformed_exercises_are_errors(source, problem):
+    with pytest.raises(MarkerError, match=problem):
+        student_notebook(_notebook(new_code_cell(source)), "nb.ipynb")
+
+
+def test_duplicate_exercise_numbers_are_an_error():
+    nb = _notebook(new_code_cell("# EXERCISE 1: a\npass"), new_code_cell("# EXERCISE 1: b\npass"))
+    with pytest.raises(MarkerError, match="cell 2: exercise number 1 is already used by cell 1"):
+        student_notebook(nb, "nb.ipynb")
+
+
+def test_cli_directory_single_file_and_errors(tmp_path, capsys):
+    src_dir = tmp_path / "notebooks"
+    _write(_sample(), src_dir / "98_a.ipynb")
+    _write(_sample(), src_dir / "99_b.ipynb")
+    assert main(["student", str(src_dir), "--out", str(tmp_path / "student")]) == 0
+    assert sorted(p.name for p in (tmp_path / "student").iterdir()) == ["98_a.ipynb", "99_b.ipynb"]
+    assert "1 exercise" in capsys.readouterr().out
+    assert main(["student", str(src_dir / "98_a.ipynb"), "--out", str(tmp_path / "one" / "hw.ipynb")]) == 0
+    assert (tmp_path / "one" / "hw.ipynb").is_file()
+    assert main(["student", str(src_dir), "--out", str(src_dir)]) == 2
+    assert "refusing to write" in capsys.readouterr().err
+    (src_dir / "00_x.py").write_text("# %%\n")
+    assert main(["student", str(src_dir / "00_x.py"), "--out", str(tmp_path / "s")]) == 2
+    assert "expected a .ipynb notebook" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- (b) every notebook
+
+
+def _marked_lines(nb) -> dict[int, set[str]]:
+    """Per cell index: the stripped non-empty lines strictly between markers (an independent scan),
+    minus lines that also occur outside the markers in that cell (e.g. a shared `return out`)."""
+    markers = {"code": ("### BEGIN SOLUTION", "### END SOLUTION"),
+               "markdown": ("=== BEGIN MARK SCHEME ===", "=== END MARK SCHEME ===")}
+    found = {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type not in markers:
+            continue
+        begin, end = markers[cell.cell_type]
+        inside, outside, depth = set(), set(), 0
+        for line in cell.source.splitlines():
+            text = line.strip()
+            if text == begin:
+                depth += 1
+            elif text == end:
+                depth -= 1
+            elif text:
+                (inside if depth else outside).add(text)
+        if inside - outside:
+            found[index] = inside - outside
+    return found
+
+
+def _first_exercise(nb) -> int:
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and cell.source.startswith("# EXERCISE"):
+            return index
+    return len(nb.cells)
+
+
+def test_leak_scan_finds_solution_lines():
+    """The scan used below is not vacuous: it sees the solution lines of the sample notebook."""
+    secret = _marked_lines(_sample())
+    assert secret == {2: {"e = (x - x.amax(-1, keepdim=True)).exp()", "return e / e.sum(-1, keepdim=True)"},
+                      3: {"exp overflows."}}
+    student, _ = student_notebook(_sample())
+    assert all(not (lines & set(student.cells[i].source.splitlines())) for i, lines in secret.items())
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_student_version_of_every_notebook(source, tmp_path):
+    original = nbformat.read(source, as_version=4)
+    (written, _), = write_student_versions(source, tmp_path)
+    student = nbformat.read(written, as_version=4)
+    nbformat.validate(student)
+    assert len(student.cells) == len(original.cells)
+
+    for index, secret in _marked_lines(original).items():
+        leaked = secret & {line.strip() for line in student.cells[index].source.splitlines()}
+        assert not leaked, f"{source.name}, cell {index + 1}: solution text left in: {sorted(leaked)}"
+    first = _first_exercise(student)
+    for cell in student.cells[first:]:
+        if cell.cell_type == "code" and cell.source.startswith("# EXERCISE"):
+            assert cell.outputs == [] and cell.execution_count is None
+            assert "raise NotImplementedError" in cell.source or "BEGIN SOLUTION" not in cell.source
+
+    # Run the whole student version under the grader, from a folder outside the repository (as a student
+    # who copied the handed-out notebook elsewhere would): no lesson cell may crash, and every exercise
+    # must come out "not attempted" (its stub raises NotImplementedError), none failed.
+    from coursekit.exercises.grade import grade
+
+    assert not written.resolve().is_relative_to(ROOT)
+    report = grade(written, timeout=300)
+    assert report.lesson_errors == [], f"{source.name}: lesson cells crashed: {report.lesson_errors}"
+    assert report.total == len(exercises_of(original)) > 0
+    statuses = {e.number: (e.status, e.message) for e in report.exercises}
+    assert all(st == "not attempted" for st, _ in statuses.values()), f"{source.name}: {statuses}"
+
+
+def test_no_notebook_resolves_files_from_the_current_directory():
+    """Committed files are found from the package (coursekit.data.model_dir), never from Path.cwd(): a
+    student version in student/ or anywhere else must read the same models."""
+    for source in NOTEBOOKS:
+        text = source.with_suffix(".py").read_text(encoding="utf-8")
+        assert "Path.cwd()" not in text and "os.getcwd()" not in text, f"{source.name} resolves paths from the cwd"
+
+
+def test_grader_reports_crashed_lesson_cells(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    nb = _notebook(new_markdown_cell("# Homework"),
+                   new_code_cell("x = 1"),
+                   new_code_cell("open('/no/such/model.safetensors')"),
+                   new_code_cell('# EXERCISE 1: softmax\ndef my_softmax(x):\n'
+                                 '    raise NotImplementedError("Exercise 1: softmax")\n\nmy_softmax(1)'))
+    report = grade(_write(nb, tmp_path / "crash.ipynb"), timeout=60)
+    assert report.lesson_errors == [{"cell": 3, "error": "FileNotFoundError",
+                                     "message": "[Errno 2] No such file or directory: '/no/such/model.safetensors'"}]
+    assert "1 lesson cell(s) crashed" in report.table() and "cell 3: FileNotFoundError" in report.table()
+    assert report.to_dict()["lesson_errors"] == report.lesson_errors
+    assert [e.status for e in report.exercises] == ["not attempted"]
+
+
+# ----------------------------------------------------------------------------- (c) grading
+
+
+def _submission() -> nbformat.NotebookNode:
+    return _notebook(
+        new_markdown_cell("# Homework"),
+        new_code_cell("import torch\nfrom coursekit.exercises import check_softmax, check_cross_entropy, "
+                      "check_accuracy\ncheck_softmax(torch.softmax)  # a demo before the exercises: not graded"),
+        new_code_cell("# EXERCISE 1: softmax\ndef my_softmax(x):\n    e = (x - x.amax(-1, keepdim=True)).exp()\n"
+                      "    return e / e.sum(-1, keepdim=True)\n\ncheck_softmax(my_softmax)"),
+        new_code_cell("# EXERCISE 2: cross-entropy\ndef my_ce(logits, targets):\n"
+                      "    log_p = torch.log_softmax(logits, -1)\n"
+                      "    return -log_p[torch.arange(len(targets)), targets].sum()\n\ncheck_cross_entropy(my_ce)"),
+        new_code_cell('# EXERCISE 3: accuracy\ndef my_accuracy(logits, targets):\n'
+                      '    raise NotImplementedError("Exercise 3: accuracy")\n\ncheck_accuracy(my_accuracy)'),
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    from coursekit.exercises.grade import grade
+
+    path = _write(_submission(), tmp_path_factory.mktemp("grade") / "submission.ipynb")
+    return grade(path, timeout=120)
+
+
+def test_grade_table_passed_failed_not_attempted(graded):
+    assert [(e.number, e.title, e.status) for e in graded.exercises] == [
+        ("1", "softmax", "passed"), ("2", "cross-entropy", "failed"), ("3", "accuracy", "not attempted")]
+    assert "summed, not averaged" in graded.exercises[1].message
+    assert (graded.passed, graded.total, graded.profile) == (1, 3, "quick")
+    table = graded.table()
+    assert "Total: 1 / 3 passed (1 failed, 1 not attempted)" in table
+    for row in ("1. softmax", "passed", "2. cross-entropy", "failed", "3. accuracy", "not attempted"):
+        assert row in table
+    data = graded.to_dict()
+    json.dumps(data)
+    assert [e["status"] for e in data["exercises"]] == ["passed", "failed", "not attempted"]
+    assert data["exercises"][0]["checks"][0]["check"] == "softmax"
+
+
+# What a check does (see coursekit.exercises.core), without importing torch: these tests use a short
+# per-cell timeout, and importing torch on a loaded machine could exceed it.
+FAKE_CHECK = """import json, os
+
+def check_fake(name, status='passed', message='fine'):
+    with open(os.environ['COURSEKIT_GRADING_LOG'], 'a') as log:
+        log.write(json.dumps(dict(check=name, status=status, message=message)) + '\\n')"""
+
+
+def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
+    nb = _notebook(
+        new_code_cell(FAKE_CHECK),
+        new_code_cell("# EXERCISE 1: raises\nraise ValueError('shapes do not match')"),
+        new_code_cell("# EXERCISE 2: loops\nimport time\nwhile True:\n    time.sleep(0.1)"),
+        new_code_cell("# EXERCISE 3: never checked\nx = 1"),
+        new_code_cell("# EXERCISE 4: checked in the next cell\ny = 2"),
+        new_code_cell("check_fake('four')"),
+        new_code_cell("# EXERCISE 5: stub at top level\nraise NotImplementedError('Exercise 5: stub')"),
+    )
+    path = _write(nb, tmp_path / "sub.ipynb")
+    executed = tmp_path / "executed.ipynb"
+    assert main(["grade", str(path), "--timeout", "5", "--json", "--save-executed", str(executed)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    outputs = nbformat.read(executed, as_version=4).cells[1].outputs
+    assert [(o.output_type, o.ename) for o in outputs] == [("error", "ValueError")]
+    rows = {e["number"]: (e["status"], e["message"]) for e in report["exercises"]}
+    assert rows["1"] == ("failed", "your cell raised ValueError: shapes do not match")
+    assert rows["2"][0] == "failed" and "did not finish within 5 s" in rows["2"][1]
+    assert rows["3"][0] == "not attempted" and "no check reported" in rows["3"][1]
+    assert rows["4"] == ("passed", "fine")
+    assert rows["5"][0] == "not attempted"
+    assert (report["passed"], report["total"]) == (1, 5)
+
+
+def test_grade_rejects_bad_arguments(tmp_path, capsys):
+    assert main(["grade", str(tmp_path / "missing.ipynb")]) == 2
+    assert "no such notebook" in capsys.readouterr().err
+    path = _write(_notebook(new_code_cell("x = 1")), tmp_path / "sub.ipynb")
+    assert main(["grade", str(path), "--kernel", "no-such-kernel"]) == 2
+    assert "no Jupyter kernel named 'no-such-kernel'" in capsys.readouterr().err
+    assert main(["grade", str(path), "--timeout", "0"]) == 2
+    assert "timeout must be a positive" in capsys.readouterr().err
+
+
+def test_grade_against_the_reference_exercise_list(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    reference = _write(_notebook(*[new_code_cell(f"# EXERCISE {n}: {t}\n### BEGIN SOLUTION\npass\n### END SOLUTION")
+                                   for n, t in [(1, "a"), (2, "b"), (3, "c")]]), tmp_path / "ref.ipynb")
+    submission = _write(_notebook(
+        new_code_cell(FAKE_CHECK),
+        new_code_cell("# EXERCISE 1: a\nraise NotImplementedError('Exercise 1: a')"),
+        new_code_cell("# EXERCISE 1: a (my second try)\ncheck_fake('a')"),
+        new_code_cell("# EXERCISE three: renamed by the student\ncheck_fake('c')"),
+        new_code_cell("# EXERCISE 9: not in the reference\ncheck_fake('z')"),
+    ), tmp_path / "sub.ipynb")
+    report = grade(submission, timeout=20, reference=reference)
+    assert [(e.number, e.status) for e in report.exercises] == [
+        ("1", "passed"), ("2", "not attempted"), ("3", "not attempted")]
+    assert "the exercise cell is missing" in report.exercises[1].message
+    notes = " | ".join(report.notes)
+    assert "exercise 1 appears 2 times" in notes and "malformed exercise header" in notes
+    assert "exercise 9 is not in the reference" in notes
+    assert (report.passed, report.total) == (1, 3)
+    unreferenced = grade(submission, timeout=20)  # without a reference: what the notebook has
+    assert [(e.number, e.status) for e in unreferenced.exercises] == [
+        ("1", "not attempted"), ("1", "passed"), ("9", "passed")]
+
+
+# ----------------------------------------------------------------------------- (c) written exercises, odd checks
+
+WRITTEN_QUESTION = "**Exercise 2 (written).** Why does caching not help training? Explain."
+
+
+def _instructor() -> nbformat.NotebookNode:
+    """A code exercise (introduced by a markdown cell) and two written ones, with their mark schemes."""
+    return _notebook(
+        new_code_cell(FAKE_CHECK),
+        new_markdown_cell("**Exercise 1 (code).** Write `one` and check it."),      # introduces exercise 1
+        new_code_cell("# EXERCISE 1: one\n### BEGIN SOLUTION\ncheck_fake('one')\n### END SOLUTION"),
+        new_markdown_cell(f"{WRITTEN_QUESTION}\n\n=== BEGIN MARK SCHEME ===\nEvery key is computed once."
+                          "\n=== END MARK SCHEME ==="),
+        new_markdown_cell("**Exercise 3 (experiment).** Re-run with pre-LN.\n\n=== BEGIN MARK SCHEME ===\n"
+                          "Pre-LN trains\nwithout warm-up.\n=== END MARK SCHEME ==="),
+    )
+
+
+def _answered_submission(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(instructor's notebook, student version, a submission answering exercise 2 but not 3)."""
+    instructor = _write(_instructor(), tmp_path / "instructor" / "hw.ipynb")
+    student, _ = student_notebook(_instructor(), "hw.ipynb")
+    handed_out = _write(student, tmp_path / "student" / "hw.ipynb")
+    submission = copy.deepcopy(student)
+    submission.cells[2].source = "# EXERCISE 1: one\ncheck_fake('one')"
+    submission.cells[3].source = f"{WRITTEN_QUESTION}\n\nThe whole window is processed in one pass."
+    return instructor, handed_out, _write(submission, tmp_path / "sub.ipynb")
+
+
+def test_grade_lists_written_exercises_to_be_marked_by_hand(tmp_path, capsys):
+    from coursekit.exercises.grade import MARK_BY_HAND, grade
+
+    instructor, handed_out, submission = _answered_submission(tmp_path)
+    report = grade(submission, timeout=30, reference=instructor)
+    assert [(e.number, e.kind, e.status) for e in report.exercises] == [("1", "code", "passed")]
+    assert [(e.number, e.kind, e.status) for e in report.written] == [
+        ("2", "written", MARK_BY_HAND), ("3", "written", MARK_BY_HAND)]
+    two, three = report.written
+    assert two.title == "written: Why does caching not help training?"
+    assert two.mark_scheme == "Every key is computed once." and "in one pass" in two.answer
+    assert two.message == "the answer is in the notebook; mark scheme: Every key is computed once."
+    assert three.message.startswith("no answer yet (the cell still says _Your answer here._)")
+    assert three.message.endswith("; mark scheme: Pre-LN trains without warm-up.")
+    assert (report.passed, report.total) == (1, 1)       # written exercises are not counted
+    assert report.counts() == {"passed": 1, "failed": 0, "not attempted": 0, MARK_BY_HAND: 2}
+    assert [e.number for e in report.rows()] == ["1", "2", "3"]
+    table = report.table()
+    assert "(profile quick, 1 exercises + 2 written," in table
+    assert "2. written: Why does caching not help training?  to be marked by hand" in table
+    assert table.endswith("Total: 1 / 1 passed (0 failed, 0 not attempted); 2 written exercise(s) to be marked by hand")
+
+    assert main(["grade", str(submission), "--timeout", "30", "--json", "--reference", str(instructor)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["passed"], data["total"], data["counts"][MARK_BY_HAND]) == (1, 1, 2)
+    assert [(e["number"], e["status"], "mark_scheme" in e) for e in data["exercises"]] == [("1", "passed", False)]
+    assert [(e["number"], e["kind"], e["status"], e["mark_scheme"]) for e in data["written_exercises"]] == [
+        ("2", "written", MARK_BY_HAND, "Every key is computed once."),
+        ("3", "written", MARK_BY_HAND, "Pre-LN trains\nwithout warm-up.")]
+    assert "in one pass" in data["written_exercises"][0]["answer"]
+
+
+def test_grade_without_the_instructors_notebook_says_where_the_mark_scheme_is(tmp_path):
+    from coursekit.exercises.grade import MARK_BY_HAND, grade
+
+    _, handed_out, submission = _answered_submission(tmp_path)
+    alone = grade(submission, timeout=30)
+    assert [(e.number, e.status) for e in alone.exercises] == [("1", "passed")]
+    assert [(e.number, e.status, e.mark_scheme) for e in alone.written] == [
+        ("2", MARK_BY_HAND, None), ("3", MARK_BY_HAND, None)]
+    assert all("the mark scheme is in the instructor's notebook" in e.message for e in alone.written)
+    against_student_version = grade(submission, timeout=30, reference=handed_out)
+    assert [e.number for e in against_student_version.rows()] == ["1", "2", "3"]
+    assert "the reference notebook has no mark scheme for it" in against_student_version.written[0].message
+
+
+def test_written_exercise_missing_from_the_submission_is_still_listed(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    instructor, _, submission = _answered_submission(tmp_path)
+    nb = nbformat.read(submission, as_version=4)
+    del nb.cells[4]                                             # the student deleted exercise 3's cell
+    report = grade(_write(nb, tmp_path / "short.ipynb"), timeout=30, reference=instructor)
+    assert [e.number for e in report.written] == ["2", "3"]
+    assert report.written[1].message.startswith("the exercise's markdown cell is missing from the submission")
+    assert report.written[1].answer is None
+
+
+def test_written_exercises_are_found_in_every_version():
+    from coursekit.exercises.written import written_exercises
+
+    instructor = written_exercises(_instructor(), code_numbers={"1"})
+    assert [(w.number, w.mark_scheme, w.answered) for w in instructor] == [
+        ("2", "Every key is computed once.", True), ("3", "Pre-LN trains\nwithout warm-up.", True)]
+    student, _ = student_notebook(_instructor())
+    assert [(w.number, w.mark_scheme, w.answered) for w in written_exercises(student, code_numbers={"1"})] == [
+        ("2", None, False), ("3", None, False)]
+    # without the code exercises' numbers, the markdown that introduces exercise 1 looks like a written one
+    assert [w.number for w in written_exercises(student)] == ["1", "2", "3"]
+    notes: list[str] = []
+    broken = _notebook(new_markdown_cell("**Exercise 7 (open).** Why?\n=== BEGIN MARK SCHEME ===\nno end"))
+    assert [(w.number, w.mark_scheme) for w in written_exercises(broken, notes=notes)] == [("7", None)]
+    assert "never closed" in notes[0]
+
+
+@pytest.mark.parametrize("line, status, words", [
+    ('{"check": "c", "status": "passed", "message": "fine"}', "passed", "fine"),
+    ('{"check": "c", "status": "passed", "message": null}', "passed", ""),
+    ('{"check": "c", "status": "great", "message": "hm"}', "failed", "unknown status 'great': hm"),
+    ('{"status": "failed"}', "failed", ""),
+    ('not json at all', "failed", "not a result"),
+    ('[1, 2]', "failed", "list instead of a result"),
+])
+def test_any_logged_check_result_becomes_a_row(line, status, words):
+    from coursekit.exercises.grade import _parse_result
+
+    result = _parse_result(line)
+    assert result.status == status and words in result.message and isinstance(result.check, str)
+
+
+def test_grade_survives_checks_that_crash_or_report_nonsense(tmp_path):
+    from coursekit.exercises.grade import grade
+
+    log = "open(os.environ['COURSEKIT_GRADING_LOG'], 'a').write"
+    nb = _notebook(
+        new_code_cell(FAKE_CHECK + "\n\ndef check_crashes(fn):\n    raise RuntimeError('bug in the check')"),
+        new_code_cell("# EXERCISE 1: odd status\ncheck_fake('one', status='maybe', message=None)"),
+        new_code_cell(f"# EXERCISE 2: garbage in the log\n{log}('{{oops\\n')"),
+        new_code_cell("# EXERCISE 3: the check crashes\ncheck_crashes(print)"),
+        new_code_cell(f"# EXERCISE 4: a list in the log\n{log}('[1]\\n')\ncheck_fake('four')"),
+    )
+    report = grade(_write(nb, tmp_path / "odd.ipynb"), timeout=30)
+    rows = [(e.number, e.status, e.message) for e in report.exercises]
+    assert rows[0] == ("1", "failed", "the check reported the unknown status 'maybe'")
+    assert rows[1][:2] == ("2", "failed") and "not a result" in rows[1][2]
+    assert rows[2] == ("3", "failed", "your cell raised RuntimeError: bug in the check")
+    assert rows[3][:2] == ("4", "failed") and "list instead of a result" in rows[3][2]
+    assert (report.passed, report.total) == (0, 4)
+    report.table()
+    json.dumps(report.to_dict())

@@ -1,0 +1,72 @@
+"""Bad calls to coursekit.viz (plots and widgets): each must give a clear error.
+
+One row per thing that can go wrong (see ``tests/helpers/bad_inputs.py``): the error type, a regex its
+message must match (the argument's name, what was expected, what arrived), raised by coursekit itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from helpers.bad_inputs import Bad, bad_call_test
+
+from coursekit.viz import plots as viz
+from coursekit.viz import widgets
+
+EXEMPT = {
+    "coursekit.viz.widgets.headless": "takes no arguments: it reads $COURSEKIT_HEADLESS",
+}
+
+
+# ==============================================================================================
+# coursekit.viz.plots and coursekit.viz.widgets
+# ==============================================================================================
+
+VIZ = [
+    Bad("a list of pairs", viz.plot_curves, lambda: viz.plot_curves([([1, 2], [3, 4])]), TypeError,
+        r"curves must be a dict name -> \(xs, ys\), got list"),
+    Bad("no curve", viz.plot_curves, lambda: viz.plot_curves({}), ValueError, r"curves must not be empty"),
+    Bad("ys alone", viz.plot_curves, lambda: viz.plot_curves({"loss": np.arange(5.0)}), TypeError,
+        r"curve 'loss' must be an \(xs, ys\) pair, got ndarray"),
+    Bad("xs and ys of different lengths", viz.plot_curves, lambda: viz.plot_curves({"bad": ([1, 2, 3], [1, 2])}),
+        ValueError, r"curve 'bad': 3 x values but 2 y values"),
+
+    Bad("3-D matrix", viz.heatmap, lambda: viz.heatmap(torch.rand(2, 3, 4)), ValueError,
+        r"heatmap needs a 2-D matrix, got shape \(2, 3, 4\)"),
+    Bad("labels of another count", viz.heatmap, lambda: viz.heatmap(torch.rand(2, 3), xlabels=["a", "b"]),
+        ValueError, r"xlabels has 2 labels for 3 columns"),
+    Bad("labels as one string", viz.heatmap, lambda: viz.heatmap(torch.rand(2, 3), xlabels="abc"), TypeError,
+        r"xlabels must be a list of labels, got str"),
+    Bad("empty matrix", viz.heatmap, lambda: viz.heatmap(np.zeros((0, 3))), ValueError,
+        r"heatmap needs a non-empty matrix, got shape \(0, 3\)"),
+    Bad("strings", viz.heatmap, lambda: viz.heatmap([["a", "b"]]), TypeError,
+        r"heatmap needs a matrix of numbers, got <U1"),
+
+    Bad("one dict instead of a list", viz.show_table, lambda: viz.show_table({"a": 1}), TypeError,
+        r"rows must be a list of dicts \(one per row\), got dict"),
+    Bad("lists instead of dicts", viz.show_table, lambda: viz.show_table([[1, 2]]), TypeError,
+        r"rows must hold dicts \(column -> value\), got list"),
+    Bad("printf-style floatfmt", viz.show_table, lambda: viz.show_table([{"a": 1.0}], floatfmt="%.3f"), ValueError,
+        r"floatfmt must be a format string such as '\{:.3f\}', got '%.3f'"),
+]
+
+WIDGETS = [
+    Bad("no static example", widgets.explorer, lambda: widgets.explorer(lambda word: None, [], word="x"), ValueError,
+        r"explorer needs at least one static example"),
+    Bad("an example with an unknown argument", widgets.explorer,
+        lambda: widgets.explorer(lambda word: None, [{"wrod": "x"}], word="x"), ValueError,
+        r"uses arguments \['wrod'\] that are not controls \(\['word'\]\)"),
+    Bad("render not callable", widgets.explorer, lambda: widgets.explorer("show", [{"word": "x"}], word="x"),
+        TypeError, r"render must be a function, got str"),
+    Bad("one dict instead of a list", widgets.explorer,
+        lambda: widgets.explorer(lambda word: None, {"word": "x"}, word="x"), TypeError,
+        r"static_examples must be a list of dicts, got dict"),
+    Bad("examples that are not dicts", widgets.explorer,
+        lambda: widgets.explorer(lambda word: None, ["x"], word="x"), TypeError,
+        r"each static example must be a dict of keyword arguments, got str"),
+]
+
+
+ROWS = VIZ + WIDGETS
+
+test_bad_call = bad_call_test(ROWS)

@@ -33,7 +33,7 @@ from coursekit.validation import check_count as _check_count
 from coursekit.validation import check_positive_int
 
 __all__ = ["BENCHMARK", "LENGTH_BUCKETS", "LONG_SOURCES", "EVERYDAY", "load_benchmark", "load_short_benchmark",
-           "load_tokenizer", "train_tokenizer", "benchmark_figures", "showcase", "TOKENIZER_FILE"]
+           "load_tokenizer", "train_tokenizer", "benchmark_figures", "check_banded", "showcase", "TOKENIZER_FILE"]
 
 #: The benchmark's fixed settings (changing any of them changes every reported BLEU).
 BENCHMARK = {"max_len": 25, "short_len": 10, "test_per_mille": 50, "n_test": 1000, "n_test_long": 800,
@@ -87,6 +87,10 @@ def train_tokenizer(data: TranslationData | None = None) -> SubwordVocab:
     return SubwordVocab.train(sentences, BENCHMARK["bpe_size"], min_frequency=BENCHMARK["bpe_min_frequency"])
 
 
+_SPLIT_NAMES = {"n_test": "short test set", "n_test_long": "long test set", "n_valid": "short validation set",
+                "n_valid_long": "long validation set"}
+
+
 def load_benchmark(*, n_train: int | None = None, n_test: int = 1000, n_test_long: int = 800, n_valid: int = 500,
                    n_valid_long: int = 200, tokenizer: SubwordVocab | None = None, seed: int = 0) -> TranslationData:
     """The benchmark pairs with the committed BPE: all 158,696 training pairs (or a fixed subset of
@@ -103,7 +107,7 @@ def load_benchmark(*, n_train: int | None = None, n_test: int = 1000, n_test_lon
         raise TypeError(f"tokenizer must be a SubwordVocab or None, got {type(tokenizer).__name__}")
     for name, n in counts.items():
         if n > BENCHMARK[name]:
-            raise ValueError(f"the benchmark has {name}={BENCHMARK[name]}, {name}={n} asked")
+            raise ValueError(f"the benchmark's {_SPLIT_NAMES[name]} has {BENCHMARK[name]} sentences, {name}={n} asked")
     tokenizer = tokenizer or load_tokenizer()
     data = load_translation(max_len=BENCHMARK["max_len"], short_len=BENCHMARK["short_len"],
                             test_per_mille=BENCHMARK["test_per_mille"], n_train=n_train, seed=seed,
@@ -132,6 +136,14 @@ def load_short_benchmark(*, tokenizer: SubwordVocab | None = None) -> Translatio
     return data
 
 
+def check_banded(data) -> None:
+    """``data`` must be a :class:`TranslationData` from :func:`load_benchmark`, whose info names the test bands."""
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData from load_benchmark, got {type(data).__name__}")
+    if "bands" not in data.info:
+        raise ValueError("data has no test bands (data.info['bands']): load it with load_benchmark")
+
+
 def benchmark_figures(report: BleuReport, data: TranslationData) -> dict:
     """The figures every report and ``evaluate --json`` give for a test run of the benchmark:
 
@@ -142,11 +154,12 @@ def benchmark_figures(report: BleuReport, data: TranslationData) -> dict:
     """
     if not isinstance(report, BleuReport):
         raise TypeError(f"report must be a BleuReport, got {type(report).__name__}")
-    if not isinstance(data, TranslationData) or "bands" not in data.info:
-        raise TypeError("data must be a TranslationData from load_benchmark (its info has the test bands)")
-    if report.sources != [" ".join(e) for e, _ in data.test]:
-        raise ValueError(f"report must score the whole test split in order ({len(data.test)} pairs), "
-                         f"got {len(report.sources)} sentences")
+    check_banded(data)
+    sources = [" ".join(e) for e, _ in data.test]
+    if report.sources != sources:
+        first = next((i for i, (a, b) in enumerate(zip(report.sources, sources)) if a != b), None)
+        where = f"sentence {first} differs" if first is not None else f"it has {len(report.sources)} sentences"
+        raise ValueError(f"report must score data's whole test split in order ({len(sources)} pairs); {where}")
     lengths = [len(e) for e, _ in data.test]
     hyps, refs = report.hypotheses, report.references
     lo, hi = LONG_SOURCES

@@ -40,7 +40,7 @@ from coursekit.training.compact import STORAGE
 from coursekit.training.loop import count_parameters, load_checkpoint, load_model_directory, save_checkpoint
 from coursekit.training.resumable import hardware, train_in_folder
 from coursekit.transformer.model import Transformer, TransformerConfig
-from coursekit.translation.benchmark import LENGTH_BUCKETS, benchmark_figures, load_benchmark, showcase
+from coursekit.translation.benchmark import LENGTH_BUCKETS, benchmark_figures, check_banded, load_benchmark, showcase
 from coursekit.translation.core import TranslationData, _check_translation_model, split_tokens, translator
 from coursekit.translation.scoring import BleuReport, _check_strings
 from coursekit.validation import check_choice, check_positive_float, check_positive_int, check_probability
@@ -148,8 +148,7 @@ def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, be
 def subset_indices(data: TranslationData) -> list[int]:
     """The test pairs whose translations a report records and the reload test reproduces in CI: the first
     ``SUBSET_SHORT`` short and ``SUBSET_LONG`` long ones (fewer if the data has fewer)."""
-    if not isinstance(data, TranslationData) or "bands" not in data.info:
-        raise TypeError("data must be a TranslationData from load_benchmark (its info has the test bands)")
+    check_banded(data)
     n_short, n_long = data.info["bands"]["test_short"], data.info["bands"]["test_long"]
     return list(range(min(SUBSET_SHORT, n_short))) + [n_short + i for i in range(min(SUBSET_LONG, n_long))]
 

@@ -60,7 +60,7 @@ S = runtime.sizes(
               eval_every=500, eval_n=500, lr=2e-3, beams=[1, 2, 4, 8]),
 )
 device = runtime.device()
-MAX_OUT = 30    # longest output in subword pieces (the longest French test sentence has 27)
+MAX_OUT = 2 * benchmark.BENCHMARK["max_len"] + 10   # longest output in subword pieces (as the reports decode)
 plt.rcParams["figure.dpi"] = 80
 print(S, "on", device)
 
@@ -133,7 +133,7 @@ plt.figure(figsize=(5, 2.5))
 plt.bar(list(lengths), [lengths[n] for n in lengths])
 plt.xlabel("English length (words)")
 plt.ylabel("training pairs")
-plt.title("Sentence lengths after the ≤ 10-word filter")
+plt.title(f"Sentence lengths after the ≤ {benchmark.BENCHMARK['max_len']}-word filter")
 plt.show()
 
 # %% [markdown]
@@ -398,7 +398,8 @@ if len(data.test) == report["test"]["n_test"]:                     # class/full:
     assert abs(greedy.bleu - report["test"]["bleu"]) < 0.5, (greedy.bleu, report["test"]["bleu"])
 viz.show_table([{"model": n, "test BLEU": r["bleu"], "chrF": r["chrf"],
                  **{f"len {row['bucket']}": row["bleu"] for row in r["bleu_by_length"]}}
-                for n, r in stored.items()], title="reference models, 1,000 test sentences, greedy decoding")
+                for n, r in stored.items()],
+               title=f"reference models, {report['test']['n_test']:,} test sentences, greedy decoding")
 print("sentences per bucket:", {row["bucket"]: row["n"] for row in report["test"]["bleu_by_length"]})
 print(f"live: this run's reference model on {len(data.test)} test sentences: BLEU {greedy.bleu:.2f}, "
       f"chrF {greedy.chrf:.2f}")
@@ -418,9 +419,15 @@ no_att = {row["bucket"]: row["bleu"] for row in report["test"]["bleu_by_length"]
 att = {row["bucket"]: row["bleu"] for row in attention_report["test"]["bleu_by_length"]}
 gain = {k: att[k] - no_att[k] for k in no_att}
 print("attention gain by source length (BLEU points):", {k: round(v, 1) for k, v in gain.items()})
+bands = {"short (≤ 10 words)": (report["test"]["short"]["bleu"], attention_report["test"]["short"]["bleu"]),
+         f"long (11–25 words, {report['test']['n_long']} sentences)": (report["test"]["bleu_long"],
+                                                                      attention_report["test"]["bleu_long"])}
+viz.show_table([{"sources": k, "no attention": a, "attention": b, "gain": b - a} for k, (a, b) in bands.items()],
+               title="BLEU by band: one corpus BLEU over each band's sentences")
+(short_no, short_att), (long_no, long_att) = bands.values()
 assert attention_report["test"]["bleu"] >= report["test"]["bleu"] + 5       # attention wins by ≥ 5 BLEU
-assert gain["9-10"] > gain["1-4"]                                          # and wins more on long sentences
-assert no_att["9-10"] < no_att["5-6"]                                       # without attention, long ones suffer
+assert long_att - long_no >= short_att - short_no + 3                      # and wins more on long sentences
+assert long_no < short_no - 5                                               # without attention, long ones suffer
 
 # %% [markdown]
 # ## 6. Twenty sentences by eye, and a failure mode: repetition

@@ -65,6 +65,7 @@ S = runtime.sizes(
               steps=3000, warmup=400, lr=1e-3, min_bleu=30.0, windows_T=[128, 256, 512, 1024, 2048, 4096, 8192]),
 )
 device = runtime.device()
+MAX_OUT = 2 * benchmark.BENCHMARK["max_len"] + 10   # longest output in subword pieces (as the reports decode)
 plt.rcParams["figure.dpi"] = 80
 print(S, "on", device)
 
@@ -405,7 +406,7 @@ print("exactly as the reference:", exact, f"of {len(shown)}")
 
 # %%
 transformer = reference.eval()
-greedy_ref = data.evaluate(transformer.translator(max_len=30), device=device)
+greedy_ref = data.evaluate(transformer.translator(max_len=MAX_OUT), device=device)
 is_exact = [h == r for h, r in zip(greedy_ref.hypotheses, greedy_ref.references)]
 correct = sorted(range(len(data.test)), key=lambda i: (not is_exact[i], -len(data.test[i][0])))  # exact, long first
 print(f"{sum(is_exact)} of {len(data.test)} test translations exact; the maps below use test sentence "
@@ -415,7 +416,7 @@ print(f"{sum(is_exact)} of {len(data.test)} test translations exact; the maps be
 
 def maps_for(i: int):
     batch = data.make_batch([i], split="test").to(device)
-    hyp = transformer.translate(batch.src, batch.src_mask, max_len=30).tokens[0]
+    hyp = transformer.translate(batch.src, batch.src_mask, max_len=MAX_OUT).tokens[0]
     tgt_in = torch.tensor([[data.tgt_vocab.bos_id] + hyp], device=device)
     with torch.no_grad():
         maps = transformer.attention_maps(batch.src, tgt_in)

@@ -217,7 +217,7 @@ def translation_bleu(model: Bart, vocab: BartVocab, data, split: str = "test"):
         raise ValueError(f"split must be one of ['train', 'valid', 'test'], got {split!r}")
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData (from load_benchmark), got {type(data).__name__}")
-    return data.evaluate(bart_translator(model, vocab), split=split)
+    return data.evaluate(bart_translator(model, vocab, max_len=2 * data.max_len + 10), split=split)   # as recipes do
 
 
 # --------------------------------------------------------------------------- SST-2

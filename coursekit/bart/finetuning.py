@@ -43,7 +43,7 @@ from coursekit.data import load_sst2, model_dir
 from coursekit.metrics import select_then_test
 from coursekit.text import pad_batch, token_batches
 from coursekit.training.resumable import hardware
-from coursekit.translation.benchmark import load_benchmark
+from coursekit.translation.benchmark import load_short_benchmark
 from coursekit.translation.core import TranslationData, split_tokens
 from coursekit.translation.recipes import inverse_sqrt
 from coursekit.validation import check_int as _check_int
@@ -155,8 +155,12 @@ def _step(model: nn.Module, opt, sched, loss: torch.Tensor, clip: float) -> floa
 
 def translation_subset(n_pairs: int, vocab: BartVocab, data=None):
     """The benchmark (test and validation sentences as always) with its first ``n_pairs`` training pairs in
-    a fixed shuffle; returns (data, sources, targets) with ``<s> … </s>`` around every sentence."""
-    data = data or load_benchmark(tokenizer=vocab.subwords)
+    a fixed shuffle; returns (data, sources, targets) with ``<s> … </s>`` around every sentence.
+
+    By default the benchmark's ≤ 10-word band (:func:`~coursekit.translation.benchmark.load_short_benchmark`:
+    its 1,000 short test sentences), the text the committed BART was pre-trained on and the benchmark that
+    ``data/bart/downstream.json`` measured."""
+    data = data or load_short_benchmark(tokenizer=vocab.subwords)
     if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or not 0 < n_pairs <= len(data.train):
         raise ValueError(f"n_pairs must be an int in [1, {len(data.train)}] (the benchmark's training pairs), "
                          f"got {n_pairs!r}")

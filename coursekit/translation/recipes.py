@@ -93,7 +93,7 @@ RECIPES: dict[str, Recipe] = {
     "transformer": Recipe("transformer", dict(d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3,
                                               d_ff=1024, dropout=0.1, norm_first=True, max_len=64,
                                               share_embeddings=True, tie_output=True),
-                          lr=1e-3, warmup=400, max_updates=5000, eval_every=500),
+                          lr=1e-3, warmup=400, max_updates=7000, eval_every=500),
 }
 
 

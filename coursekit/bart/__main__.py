@@ -1,5 +1,8 @@
 """``python -m coursekit.bart``: the course's small BART from the command line (notebook 11).
 
+* ``sst2 [--model DIR] [--seeds N] [--threads N] [--json]`` — fine-tune the committed model and the same
+  architecture from random init on SST-2 with the committed protocol (each at the learning rate
+  ``data/bart/downstream.json`` chose for it) and print the gain, in minutes;
 * ``denoise [--json]`` — how well the committed model reconstructs corrupted held-out sentences;
 * ``pretrain --work runs/bart --out data/bart`` — the denoising pre-training recipe (``--resume`` continues);
 * ``compare`` / ``merge`` — pre-trained vs random init on EN→FR and SST-2 (``data/bart/downstream.json``).
@@ -13,9 +16,34 @@ from pathlib import Path
 
 import torch
 
-from coursekit.bart.finetuning import compare, merge
+from coursekit.bart.finetuning import compare, merge, sst2_gain
 from coursekit.bart.pretraining import denoising_report, export, pretrain
 from coursekit.runtime import run_subcommand
+
+
+def sst2_main(argv: list[str]) -> int:
+    """``python -m coursekit.bart sst2 [--model DIR] [--seeds N] [--threads N] [--json]``: the twin of
+    ``python -m coursekit.bert sst2`` (:func:`coursekit.bart.finetuning.sst2_gain` on seeds 0 … N-1)."""
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart sst2",
+                                     description="pre-trained vs random init on SST-2 dev with the committed "
+                                                 "protocol, each start at its committed learning rate")
+    parser.add_argument("--model", default=None, help="model directory with downstream.json (default: data/bart)")
+    parser.add_argument("--seeds", type=int, default=1, help="how many fine-tuning seeds (0, 1, …; default 1)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {args.seeds}")
+    if args.threads < 0:
+        parser.error(f"--threads must be 0 (torch's default) or more, got {args.threads}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    r = sst2_gain(args.model, tuple(range(args.seeds)))
+    print(json.dumps(r, indent=1) if args.json else
+          f"SST-2 dev ({r['n_dev']} sentences, {len(r['seeds'])} seed(s)): pre-trained {r['pretrained']:.3f}, "
+          f"random init {r['random']:.3f}, gain {r['gain']:+.1f} points ({r['seconds']:.0f} s; committed "
+          f"table: {r['committed']['pretrained']:.3f} vs {r['committed']['random']:.3f})")
+    return 0
 
 
 def denoise_main(argv: list[str] | None = None) -> int:
@@ -85,7 +113,8 @@ def compare_main(argv: list[str] | None = None) -> None:
     print(text)
 
 
-COMMANDS = {"denoise": denoise_main, "pretrain": pretrain_main, "compare": compare_main, "merge": compare_main}
+COMMANDS = {"sst2": lambda a: sst2_main(a[1:]), "denoise": denoise_main,
+            "pretrain": pretrain_main, "compare": compare_main, "merge": compare_main}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 
 from coursekit.data import load_sst2
-from coursekit.translation.benchmark import load_benchmark, load_tokenizer
+from coursekit.translation.benchmark import load_short_benchmark, load_tokenizer
 from coursekit.translation.core import split_tokens
 from coursekit.translation.subword import SubwordVocab
 from coursekit.validation import check_int as _check_int
@@ -210,7 +210,7 @@ def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
     if isinstance(sst_sentences, str):
         raise TypeError("sst_sentences must be a list of strings, got one string")
     vocab = BartVocab()
-    data = data or load_benchmark(tokenizer=vocab.subwords)
+    data = data or load_short_benchmark(tokenizer=vocab.subwords)
     order = list(range(len(data.train)))
     random.Random(recipe.seed).shuffle(order)
     half = len(order) // 2
@@ -235,6 +235,6 @@ def held_out_sentences(recipe: BartRecipe, vocab: BartVocab, data=None) -> list[
     """The first ``n_held_out`` validation pairs of the benchmark: their English sentences, then their French."""
     _check_recipe(recipe)
     _check_vocab(vocab)
-    data = data or load_benchmark(tokenizer=vocab.subwords)
+    data = data or load_short_benchmark(tokenizer=vocab.subwords)
     return (vocab.encode_many([e for e, _ in data.valid[:recipe.n_held_out]])
             + vocab.encode_many([f for _, f in data.valid[:recipe.n_held_out]]))

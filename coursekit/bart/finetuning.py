@@ -15,31 +15,35 @@ the same learning rate: each tries every rate of ``sst2_lrs``, keeps the one wit
 on ``n_sst2_select`` other training sentences, and only then is its test accuracy read
 (:func:`coursekit.metrics.select_then_test`, the protocol of notebook 09's BERT). :func:`compare` runs
 both conditions for each seed and returns the table (mean ± sd over seeds); :func:`merge` joins the
-tables of separate processes (one per task or seed) into ``data/bart/downstream.json``.
+tables of separate processes (one per task or seed) into ``data/bart/downstream.json``. :func:`sst2_gain`
+re-runs the SST-2 half of that table in minutes: each start at the learning rate the table chose for it
+(``python -m coursekit.bart sst2``).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import statistics
 import time
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from coursekit.bart.batches import seq2seq_batch
-from coursekit.bart.corpus import RECIPE, BartVocab, _check_documents, _check_vocab
+from coursekit.bart.corpus import RECIPE, BartRecipe, BartVocab, _check_documents, _check_vocab
 from coursekit.bart.heads import BartForSequenceClassification
 from coursekit.bart.model import Bart
 from coursekit.bart.pretraining import build_bart, load_pretrained_bart
-from coursekit.data import load_sst2
+from coursekit.data import load_sst2, model_dir
 from coursekit.metrics import select_then_test
 from coursekit.text import pad_batch, token_batches
 from coursekit.training.resumable import hardware
-from coursekit.translation.benchmark import load_benchmark
+from coursekit.translation.benchmark import load_short_benchmark
 from coursekit.translation.core import TranslationData, split_tokens
 from coursekit.translation.recipes import inverse_sqrt
 from coursekit.validation import check_int as _check_int
@@ -52,7 +56,7 @@ from coursekit.validation import (
 )
 
 __all__ = ["FinetuneRecipe", "FINETUNE", "starting_model", "finetune_translation", "translation_bleu",
-           "sst2_data", "finetune_sst2", "sst2_accuracy", "compare", "merge"]
+           "sst2_data", "finetune_sst2", "sst2_accuracy", "compare", "sst2_gain", "merge"]
 
 
 @dataclass(frozen=True)
@@ -151,8 +155,12 @@ def _step(model: nn.Module, opt, sched, loss: torch.Tensor, clip: float) -> floa
 
 def translation_subset(n_pairs: int, vocab: BartVocab, data=None):
     """The benchmark (test and validation sentences as always) with its first ``n_pairs`` training pairs in
-    a fixed shuffle; returns (data, sources, targets) with ``<s> … </s>`` around every sentence."""
-    data = data or load_benchmark(tokenizer=vocab.subwords)
+    a fixed shuffle; returns (data, sources, targets) with ``<s> … </s>`` around every sentence.
+
+    By default the benchmark's ≤ 10-word band (:func:`~coursekit.translation.benchmark.load_short_benchmark`:
+    its 1,000 short test sentences), the text the committed BART was pre-trained on and the benchmark that
+    ``data/bart/downstream.json`` measured."""
+    data = data or load_short_benchmark(tokenizer=vocab.subwords)
     if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or not 0 < n_pairs <= len(data.train):
         raise ValueError(f"n_pairs must be an int in [1, {len(data.train)}] (the benchmark's training pairs), "
                          f"got {n_pairs!r}")
@@ -217,7 +225,7 @@ def translation_bleu(model: Bart, vocab: BartVocab, data, split: str = "test"):
         raise ValueError(f"split must be one of ['train', 'valid', 'test'], got {split!r}")
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData (from load_benchmark), got {type(data).__name__}")
-    return data.evaluate(bart_translator(model, vocab), split=split)
+    return data.evaluate(bart_translator(model, vocab, max_len=2 * data.max_len + 10), split=split)   # as recipes do
 
 
 # --------------------------------------------------------------------------- SST-2
@@ -355,6 +363,86 @@ def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translat
                           "n_test": len(sst["test_ids"]), "test_truncated": sst["test_truncated"], "rows": rows,
                           "summary": select_then_test(rows, recipe.sst2_lrs)}
     return result
+
+
+def _downstream_table(directory: Path) -> tuple[dict, FinetuneRecipe, dict]:
+    """``directory/downstream.json``, the fine-tuning recipe it records and each start's chosen SST-2 rate."""
+    path = directory / "downstream.json"
+    remake = (f"`python -m coursekit.bart compare --tasks sst2 --out {path}` (or `merge` of separate runs; it "
+              f"chooses each start's learning rate)")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run {remake} first")
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}); re-run {remake}") from None
+    summary = table.get("sst2", {}).get("summary", {}) if isinstance(table, dict) else {}
+    lacking = [] if isinstance(table, dict) and isinstance(table.get("recipe"), dict) else ["recipe"]
+    lacking += [f"sst2.summary.{init}.chosen_lr" for init in ("pretrained", "random")
+                if not isinstance(summary, dict) or not isinstance(summary.get(init), dict)
+                or "chosen_lr" not in summary[init]]
+    if lacking:
+        raise ValueError(f"{path} is not a compare() table with SST-2 results: it lacks {lacking}; re-run {remake}")
+    try:
+        recipe = FinetuneRecipe(**{**table["recipe"], "sst2_lrs": tuple(table["recipe"].get("sst2_lrs", ()))})
+    except TypeError as exc:
+        raise ValueError(f"{path} records a recipe FinetuneRecipe does not take ({exc}); re-run {remake}") from None
+    return table, recipe, {init: summary[init]["chosen_lr"] for init in ("pretrained", "random")}
+
+
+def sst2_gain(directory: str | Path | None = None, seeds=(0,), *, log=None) -> dict:
+    """The committed SST-2 comparison, re-run in minutes: fine-tune the BART in ``directory`` (default: the
+    committed ``data/bart``) and the same architecture from random init (seeded by the seed, as in
+    :func:`starting_model`) with the recipe of ``directory/downstream.json``, each start at the learning rate
+    that table chose for it (``sst2.summary.<init>.chosen_lr``), for every seed in ``seeds``.
+
+    Returns ``{"pretrained", "random"}`` (mean SST-2 dev accuracy over the seeds), ``gain`` (in points),
+    ``n_dev``, ``seconds``, ``seeds``, ``per_seed`` (each start's accuracies, in the order of ``seeds``),
+    ``lr`` (the rates used) and ``committed`` (the table's mean accuracies beside them). ``log``, if given,
+    gets one JSON line per fine-tuning run.
+    """
+    if directory is not None and not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a path (str or Path) or None for data/bart, got {type(directory).__name__}")
+    if isinstance(seeds, (int, str, bytes)) or not isinstance(seeds, (tuple, list)):
+        raise TypeError(f"seeds must be a non-empty tuple of ints, got {type(seeds).__name__} {seeds!r}")
+    if not seeds:
+        raise ValueError("seeds must be a non-empty tuple of ints, got an empty one")
+    for s in seeds:
+        _check_int(s, "each of seeds")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct (a repeated seed repeats the same run), got {tuple(seeds)!r}")
+    if log is not None and not callable(log):
+        raise TypeError(f"log must be a function such as print, or None, got {type(log).__name__}")
+    directory = Path(directory) if directory is not None else model_dir("bart")
+    table, recipe, lrs = _downstream_table(directory)
+    pretrained, vocab, report = load_pretrained_bart(directory)
+    arch = BartRecipe(**report["recipe"])
+    if pretrained.config.max_len < RECIPE.arch["max_len"]:
+        raise ValueError(f"the model in {directory} has {pretrained.config.max_len} positions; SST-2 sentences "
+                         f"are cut to {RECIPE.arch['max_len']} (the committed recipe's)")
+    sst = sst2_data(vocab, recipe.n_sst2, recipe.n_sst2_select)
+    start = time.monotonic()
+    accuracies: dict[str, list[float]] = {"pretrained": [], "random": []}
+    for seed in seeds:
+        for init in accuracies:
+            t0 = time.monotonic()
+            if init == "pretrained":
+                model = copy.deepcopy(pretrained).train()
+            else:
+                torch.manual_seed(seed)
+                model = build_bart(arch, vocab).train()
+            clf, _ = finetune_sst2(model, sst["train_ids"], sst["train_labels"], vocab,
+                                   recipe=replace(recipe, sst2_lr=lrs[init]), seed=seed)
+            accuracies[init].append(round(sst2_accuracy(clf, sst["test_ids"], sst["test_labels"], vocab), 4))
+            if log is not None:
+                log(json.dumps({"init": init, "lr": lrs[init], "seed": seed, "test": accuracies[init][-1],
+                                "seconds": round(time.monotonic() - t0, 1)}))
+    mean = {init: round(statistics.mean(v), 4) for init, v in accuracies.items()}
+    summary = table["sst2"]["summary"]
+    return {"pretrained": mean["pretrained"], "random": mean["random"],
+            "gain": round(100 * (mean["pretrained"] - mean["random"]), 2), "n_dev": len(sst["test_ids"]),
+            "seconds": round(time.monotonic() - start, 1), "seeds": list(seeds), "per_seed": accuracies, "lr": lrs,
+            "committed": {init: summary[init].get("mean") for init in accuracies}}
 
 
 def merge(parts: list[dict], into: dict | None = None) -> dict:

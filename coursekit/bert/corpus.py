@@ -44,7 +44,7 @@ from coursekit.bert.objectives import (
 )
 from coursekit.bert.sst2 import PROTOCOL, sst2_splits
 from coursekit.text import pad_batch, train_wordpiece
-from coursekit.translation.benchmark import load_benchmark
+from coursekit.translation.benchmark import load_short_benchmark
 from coursekit.validation import check_count as _check_count
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import check_positive_float, check_positive_int, check_probability
@@ -221,7 +221,7 @@ def pretraining_text(cfg: PretrainConfig | None = None) -> tuple[list[str], list
         selection = set(sst2_splits(1, PROTOCOL.n_select)["select"]["sentence"])
         sentences = [s for s in sentences if s not in selection]
     if cfg is not None and cfg.extra_mlm_text == "translation_en":
-        sentences += sorted({" ".join(english) for english, _ in load_benchmark().train})
+        sentences += sorted({" ".join(english) for english, _ in load_short_benchmark().train})
     return lines, sentences
 
 

@@ -19,7 +19,14 @@ import torch
 
 from coursekit.data import model_dir
 from coursekit.translation import throughput
-from coursekit.translation.benchmark import BENCHMARK, TOKENIZER_FILE, load_benchmark, load_tokenizer, train_tokenizer
+from coursekit.translation.benchmark import (
+    BENCHMARK,
+    TOKENIZER_FILE,
+    benchmark_figures,
+    load_benchmark,
+    load_tokenizer,
+    train_tokenizer,
+)
 from coursekit.translation.core import TranslationData, readable_french, split_tokens
 from coursekit.translation.recipes import (
     MAX_SOURCE_TOKENS,
@@ -35,21 +42,29 @@ from coursekit.translation.recipes import (
 def _evaluate(args) -> int:
     import time
 
-    data = load_benchmark(n_valid=0)
+    data = load_benchmark(n_valid=0, n_valid_long=0)
     model, report = load_model(args.model, args.dir, data=data)
     start = time.monotonic()
-    result = evaluate(model, data, "test", beam_size=args.beam, limit=args.limit)
-    out = {"model": args.model, "bleu": round(result.bleu, 2), "chrf": round(result.chrf, 2),
-           "exact": round(result.exact, 4), "n_test": len(result.references), "beam": args.beam,
-           "bleu_by_length": [{**row, "bleu": round(row["bleu"], 2)} for row in result.by_length],
-           "reported_bleu": report["test"]["bleu"], "seconds": round(time.monotonic() - start, 1)}
+    if args.limit is None:
+        figures = benchmark_figures(evaluate(model, data, "test", beam_size=args.beam), data)
+    else:                     # the first N test sentences only: no bands, buckets of what there is
+        result = evaluate(model, data, "test", beam_size=args.beam, limit=args.limit)
+        figures = {"bleu": round(result.bleu, 2), "chrf": round(result.chrf, 2), "exact": round(result.exact, 4),
+                   "n_test": len(result.references),
+                   "bleu_by_length": [{**row, "bleu": round(row["bleu"], 2)} for row in result.by_length]}
+    out = {"model": args.model, **figures, "beam": args.beam, "reported_bleu": report["test"]["bleu"],
+           "seconds": round(time.monotonic() - start, 1)}
     if args.json:
         print(json.dumps(out))
-    else:
-        print(f"{args.model}: BLEU {out['bleu']:.2f}  chrF {out['chrf']:.2f}  exact {out['exact']:.1%}  "
-              f"on {out['n_test']} test sentences (report: {out['reported_bleu']:.2f})")
-        for row in out["bleu_by_length"]:
-            print(f"  source length {row['bucket']:>5}: BLEU {row['bleu']:6.2f}  ({row['n']} sentences)")
+        return 0
+    print(f"{args.model}: BLEU {out['bleu']:.2f}  chrF {out['chrf']:.2f}  exact {out['exact']:.1%}  "
+          f"on {out['n_test']} test sentences (report: {out['reported_bleu']:.2f})")
+    for row in out["bleu_by_length"]:
+        print(f"  source length {row['bucket']:>5}: BLEU {row['bleu']:6.2f}  ({row['n']} sentences)")
+    if "bleu_long" in out:
+        print(f"  sources of 11-25 words: BLEU {out['bleu_long']:.2f} ({out['n_long']} sentences); the "
+              f"{out['short']['n']} short pairs (both sides <= 10 words, the earlier test set): BLEU "
+              f"{out['short']['bleu']:.2f}")
     return 0
 
 

@@ -217,9 +217,18 @@ class TranslationData:
         pairs = self.splits()[split] if split in self._ids else self._split(split)
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(pairs):
             raise ValueError(f"n must be an int in [0, {len(pairs)}] for split {split!r}, got {n!r}")
-        del pairs[n:]
+        self.keep(split, list(range(n)))
+
+    def keep(self, split: str, indices: Sequence[int]) -> None:
+        """Keep only the pairs of ``split`` at ``indices`` (in that order), e.g. a prefix of each length band."""
+        pairs = self.splits()[split] if split in self._ids else self._split(split)
+        indices = check_int_sequence(indices, "indices")
+        bad = [i for i in indices if not 0 <= i < len(pairs)]
+        if bad:
+            raise ValueError(f"indices must be ints in [0, {len(pairs)}) for split {split!r}, got {bad[:5]}")
+        pairs[:] = [pairs[i] for i in indices]
         src, tgt = self._ids[split]
-        self._ids[split] = (src[:n], tgt[:n])
+        self._ids[split] = ([src[i] for i in indices], [tgt[i] for i in indices])
 
     def lengths(self, split: str = "train") -> tuple[list[int], list[int]]:
         """Token counts per pair of ``split``: source (with ``<eos>``) and target (with ``<bos>``)."""
@@ -291,8 +300,9 @@ class TranslationData:
     # ---- evaluation
     def evaluate(self, translate: Callable[[TranslationBatch], Sequence[Sequence[int]]], *,
                  split: str = "test", batch_size: int = 256, buckets: Sequence[tuple[int, int]] | None = None,
-                 device=None, limit: int | None = None) -> BleuReport:
-        """BLEU of ``translate`` on ``split``, overall and by source length.
+                 device=None, limit: int | None = None, indices: Sequence[int] | None = None) -> BleuReport:
+        """BLEU of ``translate`` on ``split`` (its first ``limit`` pairs, or the pairs at ``indices``), overall
+        and by source length.
 
         ``translate(batch)`` returns, for each pair of the batch, the predicted target ids (with or
         without ``<bos>``/``<eos>``; decoding stops at the first ``<eos>``). References are the
@@ -305,17 +315,22 @@ class TranslationData:
             check_positive_int(limit, "limit")
         self._split(split)
         pairs = self.splits()[split]
-        n = len(pairs) if limit is None else min(limit, len(pairs))
+        if indices is None:
+            indices = list(range(len(pairs) if limit is None else min(limit, len(pairs))))
+        elif limit is not None:
+            raise ValueError("give limit or indices, not both")
+        else:
+            indices = check_int_sequence(indices, "indices")
         hyps: list[str] = []
-        for start in range(0, n, batch_size):
-            batch = self.make_batch(list(range(start, min(start + batch_size, n))), split)
+        for start in range(0, len(indices), batch_size):
+            batch = self.make_batch(indices[start:start + batch_size], split)
             out = translate(batch if device is None else batch.to(device))
             if len(out) != len(batch):
                 raise ValueError(f"translate returned {len(out)} outputs for a batch of {len(batch)}")
             hyps.extend(self.detokenize(ids) for ids in out)
-        refs = [" ".join(f) for _, f in pairs[:n]]
-        srcs = [" ".join(e) for e, _ in pairs[:n]]
-        lengths = [len(e) for e, _ in pairs[:n]]
+        refs = [" ".join(pairs[i][1]) for i in indices]
+        srcs = [" ".join(pairs[i][0]) for i in indices]
+        lengths = [len(pairs[i][0]) for i in indices]
         buckets = list(buckets) if buckets is not None else length_buckets(self.max_len)
         return BleuReport(corpus_bleu(hyps, refs), bleu_by_length(lengths, hyps, refs, buckets), srcs, hyps, refs,
                           corpus_chrf(hyps, refs))
@@ -348,7 +363,8 @@ def translator(model, *, beam_size: int = 1, max_len: int = 20, length_penalty: 
 
 def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: int | None = 1000,
                      min_freq: int = 2, max_vocab: int | None = None, test_per_mille: int = 50, seed: int = 0,
-                     release: str = "d2l", n_valid: int = 0, subwords=None) -> TranslationData:
+                     release: str = "d2l", n_valid: int = 0, subwords=None, short_len: int | None = None,
+                     n_test_long: int = 0, n_valid_long: int = 0) -> TranslationData:
     """Read, normalise, filter, split and index the Tatoeba English→French pairs (see the module doc).
 
     ``max_len``: longest sentence kept, in tokens, on both sides. ``n_train`` / ``n_test``: how many
@@ -358,6 +374,13 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
     (the course uses :data:`COURSE_SPLIT`). ``n_valid``: held-out sentences after the test set kept as
     a validation split. ``subwords``: a :class:`~coursekit.translation.subword.SubwordVocab` to use for
     both languages instead of word vocabularies (``min_freq`` / ``max_vocab`` are then unused).
+
+    ``short_len`` splits the held-out pool in two *bands*, each in hash order: **short** pairs (both sides
+    ≤ ``short_len``) and **long** ones (the others, both sides ≤ ``max_len``). The test set is then the first
+    ``n_test`` short pairs followed by the first ``n_test_long`` long ones, and the validation set the next
+    ``n_valid`` short and ``n_valid_long`` long ones. So the short part of a test set with ``max_len=25,
+    short_len=10`` is exactly the test set of ``max_len=10``, and long sentences are not left to the few
+    that a prefix of the hash order would hold.
     """
     check_positive_int(max_len, "max_len")
     check_positive_int(min_freq, "min_freq")
@@ -371,7 +394,17 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
     if max_vocab is not None:
         check_positive_int(max_vocab, "max_vocab")
     _check_count(n_valid, "n_valid")
-    if n_valid and n_test is None:
+    _check_count(n_test_long, "n_test_long")
+    _check_count(n_valid_long, "n_valid_long")
+    if short_len is None:
+        if n_test_long or n_valid_long:
+            raise ValueError("n_test_long / n_valid_long need short_len: long sentences are those longer than it")
+        short_len = max_len
+    else:
+        check_positive_int(short_len, "short_len")
+        if short_len > max_len:
+            raise ValueError(f"short_len must be at most max_len={max_len}, got {short_len}")
+    if (n_valid or n_test_long or n_valid_long) and n_test is None:
         raise ValueError("n_valid needs n_test: the validation sentences are the held-out ones after the test set")
     _check_test_per_mille(test_per_mille)
 
@@ -386,23 +419,31 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
         en_t, fr_t = en.split(), fr.split()
         if 0 < len(en_t) <= max_len and 0 < len(fr_t) <= max_len:
             train.append((en_t, fr_t))
-    test = [(en.split(), fr.split()) for en, fr in sorted(test_by_en.items(), key=lambda kv: _hash(kv[0]))
-            if 0 < len(en.split()) <= max_len and 0 < len(fr.split()) <= max_len]
-    n_train_pool, n_test_pool = len(train), len(test)
+    held_out = [(en.split(), fr.split()) for en, fr in sorted(test_by_en.items(), key=lambda kv: _hash(kv[0]))
+                if 0 < len(en.split()) <= max_len and 0 < len(fr.split()) <= max_len]
+    short = [pair for pair in held_out if max(map(len, pair)) <= short_len]
+    long = [pair for pair in held_out if max(map(len, pair)) > short_len]
+    n_train_pool, n_test_pool = len(train), len(held_out)
     if n_train is not None and n_train < len(train):
         order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:n_train]
         train = [train[i] for i in order.tolist()]
-    valid = []
+    test, valid = short + long, []
     if n_test is not None:
-        test, valid = test[:n_test], test[n_test:n_test + n_valid]
-        if len(valid) < n_valid:
-            raise ValueError(f"n_valid={n_valid} but only {len(valid)} held-out sentences remain after the test set")
+        if n_test_long + n_valid_long > len(long):
+            raise ValueError(f"n_test_long + n_valid_long = {n_test_long + n_valid_long} but the held-out pool has "
+                             f"{len(long)} pairs longer than short_len={short_len}")
+        test = short[:n_test] + long[:n_test_long]
+        valid = short[n_test:n_test + n_valid] + long[n_test_long:n_test_long + n_valid_long]
+        if len(valid) < n_valid + n_valid_long:
+            raise ValueError(f"n_valid={n_valid} but only {max(len(short) - n_test, 0)} held-out sentences remain "
+                             f"after the test set")
     if subwords is not None:
         src_vocab = tgt_vocab = subwords
     else:
         src_vocab = Vocab.build((e for e, _ in train), min_freq=min_freq, max_size=max_vocab)
         tgt_vocab = Vocab.build((f for _, f in train), min_freq=min_freq, max_size=max_vocab)
     info = {"release": release, "pairs_in_file": n_raw, "train_pool": n_train_pool, "test_pool": n_test_pool,
-            "max_len": max_len, "min_freq": min_freq, "max_vocab": max_vocab, "test_per_mille": test_per_mille,
+            "max_len": max_len, "short_len": short_len, "n_test_long": n_test_long, "n_valid_long": n_valid_long,
+            "min_freq": min_freq, "max_vocab": max_vocab, "test_per_mille": test_per_mille,
             "seed": seed, "n_valid": n_valid, "vocabulary": "words" if subwords is None else f"bpe {len(subwords)}"}
     return TranslationData(train, test, src_vocab, tgt_vocab, max_len, info, valid)

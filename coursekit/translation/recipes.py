@@ -18,8 +18,8 @@ All three train with Adam(0.9, 0.98), a linear warm-up then inverse-square-root 
 (``resume=True``): the batches of an epoch depend only on the seed and the epoch number, so a resumed run
 continues with exactly the batches the interrupted one would have seen. Every ``eval_every`` updates it
 logs validation loss and BLEU (500 held-out sentences, never the test set). :func:`export` writes the
-committed model: half-precision safetensors, the recipe, and a report with curves, wall time, hardware,
-test BLEU/chrF by length and the showcase translations.
+committed model: int8 safetensors (one scale per output channel), the recipe, and a report with curves, wall
+time, hardware, test BLEU/chrF by length (measured on the weights as stored) and the showcase translations.
 """
 
 from __future__ import annotations
@@ -36,20 +36,21 @@ from torch import nn
 from coursekit.data import model_dir, sha256_file
 from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
 from coursekit.text import pad_batch, token_batches
-from coursekit.training.loop import count_parameters, load_model_directory, save_checkpoint
+from coursekit.training.compact import STORAGE
+from coursekit.training.loop import count_parameters, load_checkpoint, load_model_directory, save_checkpoint
 from coursekit.training.resumable import hardware, train_in_folder
 from coursekit.transformer.model import Transformer, TransformerConfig
-from coursekit.translation.benchmark import load_benchmark, showcase
+from coursekit.translation.benchmark import LENGTH_BUCKETS, benchmark_figures, check_banded, load_benchmark, showcase
 from coursekit.translation.core import TranslationData, _check_translation_model, split_tokens, translator
 from coursekit.translation.scoring import BleuReport, _check_strings
 from coursekit.validation import check_choice, check_positive_float, check_positive_int, check_probability
 from coursekit.validation import check_count as _check_count
 
 __all__ = ["Recipe", "RECIPES", "MODELS", "MAX_SOURCE_TOKENS", "build_model", "train", "export", "load_model",
-           "evaluate", "translate_sentences", "inverse_sqrt"]
+           "evaluate", "subset_indices", "translate_sentences", "inverse_sqrt"]
 
 MODELS = ("seq2seq", "attention", "transformer")
-SUBSET = 100  # test sentences whose BLEU the reload test reproduces (fast enough for CI)
+SUBSET_SHORT, SUBSET_LONG = 60, 40  # test sentences whose translations the reload test reproduces (fast in CI)
 
 
 @dataclass(frozen=True)
@@ -80,17 +81,19 @@ class Recipe:
         check_positive_float(self.clip, "clip")
 
 
-_GRU = dict(d_emb=256, d_hidden=512, cell="gru", num_layers=1, dropout=0.2, bidirectional=True,
-            share_embeddings=True)
+# One embedding table for both languages and the output layer (Press & Wolf 2017): with a shared BPE of 8,000
+# pieces the tables are most of a small model, so tying them is what keeps the committed files small.
+_GRU = dict(d_emb=320, d_hidden=320, cell="gru", num_layers=1, dropout=0.2, bidirectional=True,
+            share_embeddings=True, tie_output=True)
 
 RECIPES: dict[str, Recipe] = {
-    "seq2seq": Recipe("seq2seq", dict(_GRU), lr=2e-3, warmup=200, max_updates=2500),
-    "attention": Recipe("attention", dict(_GRU, attention="additive", style="bahdanau", d_attn=256),
-                        lr=2e-3, warmup=200, max_updates=2500),
+    "seq2seq": Recipe("seq2seq", dict(_GRU), lr=2e-3, warmup=200, max_updates=3000),
+    "attention": Recipe("attention", dict(_GRU, attention="additive", style="bahdanau", d_attn=320),
+                        lr=2e-3, warmup=200, max_updates=3000),
     "transformer": Recipe("transformer", dict(d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3,
                                               d_ff=1024, dropout=0.1, norm_first=True, max_len=64,
                                               share_embeddings=True, tie_output=True),
-                          lr=1e-3, warmup=400, max_updates=4000),
+                          lr=1e-3, warmup=400, max_updates=7000, eval_every=500),
 }
 
 
@@ -133,12 +136,21 @@ def valid_nll(model: nn.Module, data: TranslationData, split: str = "valid", bat
 
 
 def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, beam_size: int = 1,
-             limit: int | None = None, batch_size: int = 250) -> BleuReport:
-    """BLEU / chrF / by-length of greedy (or beam) translations of ``split``."""
+             limit: int | None = None, indices: list[int] | None = None, batch_size: int = 250) -> BleuReport:
+    """BLEU / chrF / by-length (:data:`~coursekit.translation.benchmark.LENGTH_BUCKETS`) of greedy (or beam)
+    translations of ``split`` (its first ``limit`` pairs, or those at ``indices``)."""
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
     return data.evaluate(translator(model, beam_size=beam_size, max_len=2 * data.max_len + 10), split=split,
-                         limit=limit, batch_size=batch_size)
+                         limit=limit, indices=indices, batch_size=batch_size, buckets=LENGTH_BUCKETS)
+
+
+def subset_indices(data: TranslationData) -> list[int]:
+    """The test pairs whose translations a report records and the reload test reproduces in CI: the first
+    ``SUBSET_SHORT`` short and ``SUBSET_LONG`` long ones (fewer if the data has fewer)."""
+    check_banded(data)
+    n_short, n_long = data.info["bands"]["test_short"], data.info["bands"]["test_long"]
+    return list(range(min(SUBSET_SHORT, n_short))) + [n_short + i for i in range(min(SUBSET_LONG, n_long))]
 
 
 def translate_sentences(model: nn.Module, data: TranslationData, sentences: list[str], *,
@@ -231,14 +243,17 @@ def _evaluate_point(model, data, update, seconds) -> dict:
 
 def export(name: str, model: nn.Module, state: dict, out: str | Path, data: TranslationData, *,
            recipe: Recipe | None = None) -> dict:
-    """Write ``out/model.safetensors`` (fp16) and ``out/report.json``; the test figures are measured on the
-    weights *as stored* (rounded to fp16, loaded back as fp32)."""
+    """Write ``out/model.safetensors`` (int8 matrices, :mod:`coursekit.training.compact`) and ``out/report.json``.
+
+    Every figure of the report is measured on the weights *as stored*: the model is loaded back from the file
+    it was just written to before it translates anything.
+    """
     check_choice(name, "name", list(RECIPES))
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
-    if "benchmark" not in data.info:
+    if "benchmark" not in data.info or "bands" not in data.info:
         raise ValueError("data must come from load_benchmark (its info has no 'benchmark' entry)")
     lacking = sorted({"update", "epoch", "position", "seconds", "train", "curve"} - set(state))
     if lacking:
@@ -246,15 +261,17 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
     recipe = recipe or RECIPES[name]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    model = model.half().float().eval()           # exactly what the fp16 file will give back
-    path = save_checkpoint(out / "model.safetensors", model.half(), model.config,
+    path = save_checkpoint(out / "model.safetensors", model, model.config, compact=True,
                            extra={"recipe": asdict(recipe), "model": name,
                                   "tokenizer_sha256": data.info["benchmark"]["tokenizer_sha256"]})
-    model = model.float()
+    model = build_model(recipe, len(data.tgt_vocab))
+    load_checkpoint(path, model, expected_config=model.config)       # exactly what a reader of the file gets
+    model.eval()
     start = time.monotonic()
     report = evaluate(model, data, "test")
     test_seconds = time.monotonic() - start
-    subset = evaluate(model, data, "test", limit=SUBSET)  # what the reload test in CI reproduces
+    indices = subset_indices(data)
+    subset = evaluate(model, data, "test", indices=indices)          # what the reload test in CI reproduces
     shown = showcase(data)
     hyps = translate_sentences(model, data, [r["source"] for r in shown])
 
@@ -264,15 +281,17 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
         "updates": state["update"],
         "epochs": round(state["epoch"] + state["position"] / _epoch_len(data, recipe), 3),
         "train_seconds": round(state["seconds"], 1), "hardware": state.get("hardware", hardware()),
-        "test": {"bleu": round(report.bleu, 2), "chrf": round(report.chrf, 2), "exact": round(report.exact, 4),
-                 "n_test": len(report.references), "decode_seconds": round(test_seconds, 1),
-                 "bleu_by_length": [{**row, "bleu": round(row["bleu"], 2)} for row in report.by_length]},
-        "test_subset": {"n": SUBSET, "bleu": subset.bleu, "chrf": subset.chrf, "hypotheses": subset.hypotheses},
+        "test": {**benchmark_figures(report, data), "decode_seconds": round(test_seconds, 1)},
+        "test_subset": {"indices": indices, "bleu": subset.bleu, "chrf": subset.chrf,
+                        "hypotheses": subset.hypotheses},
         "target_tokens_per_wall_second": round(sum(r["tokens"] for r in state["train"]) / max(state["seconds"], 1), 1),
         "curve": state["curve"], "train_log": state["train"],
         "showcase": [{**r, "hypothesis": h} for r, h in zip(shown, hyps)],
         "samples": report.examples(20),
-        "file_sha256": sha256_file(path), "size_bytes": path.stat().st_size,
+        "long_samples": [{"source": report.sources[i], "reference": report.references[i],
+                          "hypothesis": report.hypotheses[i]}
+                         for i in [k for k, s in enumerate(report.sources) if len(s.split()) > 15][:10]],
+        "storage": STORAGE, "file_sha256": sha256_file(path), "size_bytes": path.stat().st_size,
         "reproduce": f"python -m coursekit.translation train {name} --work runs/{name} --out data/translation/{name}",
     }
     (out / "report.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -312,7 +331,7 @@ def load_model(name: str, directory: str | Path | None = None, *, data: Translat
             raise ValueError(f"{path} holds the {extra['model']!r} model, not {name!r}")
         if data is not None and extra["tokenizer_sha256"] != data.info["benchmark"]["tokenizer_sha256"]:
             raise ValueError(f"{path} was trained with another tokenizer than the benchmark's")
-        return build_model(recipe, config["tgt_vocab_size"]).half()
+        return build_model(recipe, config["tgt_vocab_size"])
 
     model, _ = load_model_directory(directory, build, reproduce=reproduce)
-    return model.float().eval(), report
+    return model.eval(), report

@@ -462,6 +462,22 @@ def sst_acc(**kw):
                                          **args)
 
 
+def bart_dir_with_downstream(table) -> Path:
+    """The tiny BART directory with a ``downstream.json`` (a dict is written as JSON, a str as it is)."""
+    folder = tiny_bart_dir()
+    (folder / "downstream.json").write_text(table if isinstance(table, str) else json.dumps(table))
+    return folder
+
+
+SST2_TABLE = {"recipe": asdict(bart_finetuning.FinetuneRecipe()),
+              "sst2": {"summary": {"pretrained": {"chosen_lr": 1e-3, "mean": 0.66},
+                                   "random": {"chosen_lr": 1e-3, "mean": 0.66}}}}
+
+
+def gain(directory=None, seeds=(0,), **kw):
+    return bart_finetuning.sst2_gain(tmp() / "no_model" if directory is None else directory, seeds, **kw)
+
+
 BART_FINETUNING = [
     Bad("zero pairs", bart_finetuning.FinetuneRecipe, lambda: bart_finetuning.FinetuneRecipe(n_pairs=0), ValueError,
         r"n_pairs must be positive, got 0"),
@@ -547,6 +563,34 @@ BART_FINETUNING = [
         r"n_select must be an int ≥ 0, got -1"),
     Bad("zero training sentences", bart_finetuning.sst2_data,
         lambda: bart_finetuning.sst2_data(bart_corpus.BartVocab(), 0), ValueError, r"n_train"),
+    Bad("one int for the seeds", bart_finetuning.sst2_gain, lambda: gain(seeds=2), TypeError,
+        r"seeds must be a non-empty tuple of ints, got int 2"),
+    Bad("no seeds", bart_finetuning.sst2_gain, lambda: gain(seeds=()), ValueError,
+        r"seeds must be a non-empty tuple of ints, got an empty one"),
+    Bad("a float seed", bart_finetuning.sst2_gain, lambda: gain(seeds=(0, 1.0)), TypeError,
+        r"each of seeds must be an int, got float"),
+    Bad("a repeated seed", bart_finetuning.sst2_gain, lambda: gain(seeds=(0, 0)), ValueError,
+        r"seeds must be distinct .*got \(0, 0\)"),
+    Bad("a file name for the log", bart_finetuning.sst2_gain, lambda: gain(log="log.txt"), TypeError,
+        r"log must be a function such as print, or None, got str"),
+    Bad("a dict for the directory", bart_finetuning.sst2_gain, lambda: gain({}), TypeError,
+        r"directory must be a path \(str or Path\) or None for data/bart, got dict"),
+    Bad("a model directory without downstream.json", bart_finetuning.sst2_gain, lambda: gain(tiny_bart_dir()),
+        FileNotFoundError, r"downstream.json is missing: run `python -m coursekit.bart compare --tasks sst2"),
+    Bad("a damaged downstream.json", bart_finetuning.sst2_gain,
+        lambda: gain(bart_dir_with_downstream('{"recipe": ')), ValueError, r"downstream.json is not valid JSON"),
+    Bad("a table of the translation task only", bart_finetuning.sst2_gain,
+        lambda: gain(bart_dir_with_downstream({"recipe": SST2_TABLE["recipe"], "translation": {}})), ValueError,
+        r"not a compare\(\) table with SST-2 results: it lacks \['sst2.summary.pretrained.chosen_lr', "
+        r"'sst2.summary.random.chosen_lr'\]"),
+    Bad("a table without its recipe", bart_finetuning.sst2_gain,
+        lambda: gain(bart_dir_with_downstream({"sst2": SST2_TABLE["sst2"]})), ValueError, r"it lacks \['recipe'\]"),
+    Bad("a recipe with an unknown field", bart_finetuning.sst2_gain,
+        lambda: gain(bart_dir_with_downstream(SST2_TABLE | {"recipe": SST2_TABLE["recipe"] | {"n_steps": 1}})),
+        ValueError, r"records a recipe FinetuneRecipe does not take .*n_steps"),
+    Bad("a model with fewer positions than the SST-2 sentences get", bart_finetuning.sst2_gain,
+        lambda: gain(bart_dir_with_downstream(SST2_TABLE)), ValueError,
+        r"has 32 positions; SST-2 sentences are cut to 64"),
     Bad("one result instead of a list", bart_finetuning.merge, lambda: bart_finetuning.merge({"seeds": [0]}),
         TypeError, r"parts must be a non-empty list of compare\(\) results"),
     Bad("parts of different recipes", bart_finetuning.merge,

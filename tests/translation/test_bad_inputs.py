@@ -53,6 +53,18 @@ def tiny_transformer():
                                          n_encoder_layers=1, n_decoder_layers=1, d_ff=16, max_len=16)).eval()
 
 
+def banded_data(**kw):
+    """tiny_data as load_benchmark labels it: both test pairs are the short band."""
+    return tiny_data(info={"benchmark": {"tokenizer_sha256": "0"}, "bands": {"test_short": 2, "test_long": 0}}, **kw)
+
+
+def report_of(data):
+    """A BleuReport of the data's whole test split (hypotheses = references)."""
+    refs = [" ".join(f) for _, f in data.test]
+    return tr_scoring.BleuReport(bleu=100.0, by_length=[], sources=[" ".join(e) for e, _ in data.test],
+                                 hypotheses=refs, references=refs)
+
+
 def config_mt(**kw):
     return TransformerConfig(**({"src_vocab_size": 12, "tgt_vocab_size": 12, "d_model": 8, "n_heads": 2,
                                  "n_encoder_layers": 1, "n_decoder_layers": 1, "d_ff": 16, "max_len": 16} | kw))
@@ -296,7 +308,10 @@ TRANSLATION = [
         r"data must be a TranslationData or None, got int"),
     Bad("more test sentences than the benchmark", benchmark.load_benchmark,
         lambda: benchmark.load_benchmark(n_test=2000, tokenizer=toy_bpe()), ValueError,
-        r"the benchmark's test set has 1000 sentences, n_test=2000 asked"),
+        r"the benchmark's short test set has 1000 sentences, n_test=2000 asked"),
+    Bad("more long test sentences than the benchmark", benchmark.load_benchmark,
+        lambda: benchmark.load_benchmark(n_test_long=900, tokenizer=toy_bpe()), ValueError,
+        r"the benchmark's long test set has 800 sentences, n_test_long=900 asked"),
     Bad("zero test sentences", benchmark.load_benchmark,
         lambda: benchmark.load_benchmark(n_test=0, tokenizer=toy_bpe()),
         ValueError, r"n_test must be positive, got 0"),
@@ -307,7 +322,26 @@ TRANSLATION = [
         r"n_valid must be an int ≥ 0, got -1"),
     Bad("more validation sentences than the benchmark", benchmark.load_benchmark,
         lambda: benchmark.load_benchmark(n_valid=600, tokenizer=toy_bpe()), ValueError,
-        r"the benchmark's validation set has 500 sentences, n_valid=600"),
+        r"the benchmark's short validation set has 500 sentences, n_valid=600 asked"),
+    Bad("a path for the tokenizer", benchmark.load_short_benchmark,
+        lambda: benchmark.load_short_benchmark(tokenizer="tok.json"), TypeError,
+        r"tokenizer must be a SubwordVocab or None, got str"),
+    Bad("a dict for the report", benchmark.benchmark_figures, lambda: benchmark.benchmark_figures({}, banded_data()),
+        TypeError, r"report must be a BleuReport, got dict"),
+    Bad("data without the benchmark's bands", benchmark.benchmark_figures,
+        lambda: benchmark.benchmark_figures(report_of(tiny_data()), tiny_data()), ValueError,
+        r"data has no test bands \(data.info\['bands'\]\): load it with load_benchmark"),
+    Bad("a report of other sentences", benchmark.benchmark_figures,
+        lambda: benchmark.benchmark_figures(report_of(tiny_data(test=list(PAIRS[1:]))), banded_data()), ValueError,
+        r"report must score data's whole test split in order \(2 pairs\); sentence 0 differs"),
+    Bad("a number for the data", benchmark.check_banded, lambda: benchmark.check_banded(5), TypeError,
+        r"data must be a TranslationData from load_benchmark, got int"),
+    Bad("data without the benchmark's bands", benchmark.check_banded, lambda: benchmark.check_banded(tiny_data()),
+        ValueError, r"data has no test bands \(data.info\['bands'\]\): load it with load_benchmark"),
+    Bad("a number for the data", recipes.subset_indices, lambda: recipes.subset_indices(5), TypeError,
+        r"data must be a TranslationData from load_benchmark, got int"),
+    Bad("data without the benchmark's bands", recipes.subset_indices, lambda: recipes.subset_indices(tiny_data()),
+        ValueError, r"data has no test bands \(data.info\['bands'\]\): load it with load_benchmark"),
     Bad("a path for the tokenizer", benchmark.load_benchmark, lambda: benchmark.load_benchmark(tokenizer="tok.json"),
         TypeError, r"tokenizer must be a SubwordVocab or None, got str"),
     Bad("zero training pairs", benchmark.load_benchmark,
@@ -424,7 +458,7 @@ TRANSLATION = [
         TypeError, r"model must be an nn.Module, got dict"),
     Bad("a state without the training record", recipes.export,
         lambda: recipes.export("transformer", tiny_transformer(), {"update": 3}, tmp(),
-                               tiny_data(info={"benchmark": {"tokenizer_sha256": "0"}})), ValueError,
+                               banded_data()), ValueError,
         r"state must be the state train\(\) returns; it lacks \['curve', 'epoch', 'position', 'seconds', 'train'\]"),
     Bad("a number for the data", recipes.export,
         lambda: recipes.export("transformer", tiny_transformer(), {}, tmp(), 5), TypeError,

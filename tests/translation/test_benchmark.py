@@ -22,9 +22,10 @@ REPO = ROOT
 
 @pytest.fixture(scope="module")
 def small():
-    """The benchmark with 3,000 training pairs (the committed tokenizer, the real test/valid split)."""
+    """The benchmark with 3,000 training pairs (the committed tokenizer, the real test/valid split): the first 200
+    short and 50 long test pairs, 40 short and 10 long validation pairs."""
     require_mirror("tatoeba-eng-fra")
-    return B.load_benchmark(n_train=3000, n_test=200, n_valid=40)
+    return B.load_benchmark(n_train=3000, n_test=200, n_test_long=50, n_valid=40, n_valid_long=10)
 
 
 # --------------------------------------------------------------------------- subwords
@@ -61,7 +62,11 @@ def test_subword_specials_round_trip_and_errors(tmp_path):
 
 def test_benchmark_split_tokenizer_and_showcase(small):
     full_test = tr.load_translation(max_len=10, n_test=1000, n_train=10).test
-    assert small.test == full_test[:200]                              # a prefix of the fixed 1,000
+    assert small.test[:200] == full_test[:200]         # the short band: a prefix of the ≤ 10-word benchmark's test set
+    long = small.test[200:]
+    assert len(long) == 50 and all(10 < max(len(e), len(f)) <= 25 for e, f in long)
+    assert max(len(e) for e, _ in small.train) == 25 and len(small.train) == 3000
+    assert small.info["bands"] == {"test_short": 200, "test_long": 50}
     held_out = {" ".join(e) for e, _ in small.test + small.valid}
     assert not held_out & {" ".join(e) for e, _ in small.train}       # no test/valid sentence is trained on
     assert not {" ".join(e) for e, _ in small.valid} & {" ".join(e) for e, _ in small.test}
@@ -74,8 +79,10 @@ def test_benchmark_split_tokenizer_and_showcase(small):
     assert len(rows) == 12 + len(B.EVERYDAY) and rows[0]["kind"] == "test" and rows[-1]["kind"] == "everyday"
     everyday = {r["source"] for r in rows if r["kind"] == "everyday"}
     assert not everyday & {" ".join(e) for e, _ in small.train + small.test + small.valid}
-    with pytest.raises(ValueError, match="test set has 1000"):
+    with pytest.raises(ValueError, match="the benchmark has n_test=1000, n_test=1001 asked"):
         B.load_benchmark(n_test=1001)
+    with pytest.raises(ValueError, match="the benchmark has n_test_long=800"):
+        B.load_benchmark(n_test_long=801)
 
 
 def test_token_batches_cover_each_pair_once_within_budget():
@@ -158,7 +165,7 @@ def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(name, small, tm
 
     figures = R.export(name, resumed, st2, tmp_path / "out", small, recipe=recipe)
     model, report = R.load_model(name, tmp_path / "out", data=small)
-    again = R.evaluate(model, small, "test", limit=R.SUBSET)
+    again = R.evaluate(model, small, "test", indices=R.subset_indices(small))
     assert again.hypotheses == report["test_subset"]["hypotheses"] == figures["test_subset"]["hypotheses"]
     assert abs(again.bleu - report["test_subset"]["bleu"]) < 1e-9
     assert (tmp_path / "out" / "model.safetensors").stat().st_size == report["size_bytes"]
@@ -181,22 +188,29 @@ COMMITTED = [m for m in R.MODELS if (REPO / "data" / "translation" / m / "report
 def test_committed_model_reproduces_its_reported_bleu(name, small):
     """Reload the committed weights and re-translate the fixed first 100 test sentences: identical output."""
     model, report = R.load_model(name, data=small)
-    result = R.evaluate(model, small, "test", limit=R.SUBSET)
+    indices = R.subset_indices(small)                      # the first 60 short and 40 long test pairs
+    result = R.evaluate(model, small, "test", indices=indices)
     agree = sum(a == b for a, b in zip(result.hypotheses, report["test_subset"]["hypotheses"]))
-    assert agree >= R.SUBSET - 2, f"{agree}/{R.SUBSET} translations as recorded"
+    assert agree >= len(indices) - 2, f"{agree}/{len(indices)} translations as recorded"
     assert abs(result.bleu - report["test_subset"]["bleu"]) < 1.0
-    assert report["size_bytes"] < 20e6 and report["test"]["n_test"] == 1000
+    assert report["storage"] == "int8-rowwise" and report["size_bytes"] < 8.5e6
+    assert report["test"]["n_test"] == 1800 and report["test"]["short"]["n"] == 1000
 
 
 def test_committed_models_meet_the_targets():
     """The targets of the benchmark, on the full test set as recorded by export() from the stored weights."""
     if set(COMMITTED) != set(R.MODELS):
         pytest.skip(f"committed so far: {COMMITTED}")
-    bleu = {m: json.loads((REPO / "data" / "translation" / m / "report.json").read_text())["test"]["bleu"]
-            for m in R.MODELS}
-    assert bleu["transformer"] >= 40, bleu
-    assert bleu["attention"] >= 28, bleu
+    test = {m: json.loads((REPO / "data" / "translation" / m / "report.json").read_text())["test"] for m in R.MODELS}
+    bleu = {m: t["bleu"] for m, t in test.items()}
+    long = {m: t["bleu_long"] for m, t in test.items()}
+    short = {m: t["short"]["bleu"] for m, t in test.items()}
+    # Issue 39 asks ≥ 42 overall: the committed run reaches 41.77 (validation BLEU flat at 42.3–42.6 from 5,500
+    # to 7,000 updates while the NLL still fell), so that target is open and this test holds issue 34's floor.
+    assert bleu["transformer"] >= 40 and long["transformer"] >= 32, (bleu, long)
+    assert long["attention"] - long["seq2seq"] >= 8, long                              # attention holds on long ones
     assert bleu["attention"] - bleu["seq2seq"] >= 5, bleu
+    assert short["transformer"] >= 40 and short["attention"] >= 28, short             # the ≤ 10-word targets kept
 
 
 @pytest.mark.skipif(not COMMITTED, reason="no committed translation model yet")
@@ -208,7 +222,7 @@ def test_cli_evaluate_and_translate():
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["model"] == name and out["n_test"] == 50 and 0 <= out["bleu"] <= 100 and out["chrf"] > 0
-    assert [row["bucket"] for row in out["bleu_by_length"]] == ["1-4", "5-6", "7-8", "9-10"]
+    assert [row["bucket"] for row in out["bleu_by_length"]] == ["1-5", "6-10", "11-15", "16-20", "21-25"]
     run = subprocess.run([sys.executable, "-m", "coursekit.translation", "translate", name, "--beam", "3"],
                          input="He kept reading the book.\n\nI like tea.\n", capture_output=True, text=True,
                          env=env, timeout=300)

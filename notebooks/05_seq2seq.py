@@ -504,8 +504,9 @@ assert rates["live, free running"] > rates["references"]
 #   1,800 test sentences: fluent French that often loses content words (1 of the 20 showcase sentences
 #   exactly right). Its BLEU falls from 19.19 on sources of at most 10 words to 8.11 on 11–25 words: the
 #   fixed-size context vector is the bottleneck. The attention model of 06, trained identically, reaches
-#   30.87 — 15.7 points more on the short sources and 17.7 more on the long ones. Without the source in view, a decoder falls back on repeating itself, most of all when
-#   trained free running. Notebook 06 lets the decoder look back at every encoder state: attention.
+#   30.87 — 15.7 points more on the short sources and 17.7 more on the long ones. Without the source
+#   in view, a decoder falls back on repeating itself, most of all when trained free running.
+#   Notebook 06 lets the decoder look back at every encoder state: attention.
 #
 # ## Exercises
 #

@@ -37,7 +37,6 @@ import matplotlib.pyplot as plt
 import torch
 
 from coursekit import runtime
-from coursekit.data import model_dir
 from coursekit.attention import (
     SCORE_FUNCTIONS,
     AdditiveScore,
@@ -48,6 +47,7 @@ from coursekit.attention import (
     make_score,
     masked_softmax,
 )
+from coursekit.data import model_dir
 from coursekit.exercises import check_additive_score, check_attention_context, check_general_score
 from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
 from coursekit.training import loop as train
@@ -56,11 +56,11 @@ from coursekit.translation.explore import alignment_monotonicity, translate_with
 from coursekit.viz import plots as viz
 
 S = runtime.sizes(
-    quick=dict(n_train=4000, n_test=200, d_emb=64, d_hidden=64, batch=64, steps=40, lr=3e-3,
+    quick=dict(n_train=4000, n_test=200, n_test_long=50, d_emb=64, d_hidden=64, batch=64, steps=40, lr=3e-3,
                nw_steps=50, expect_gap=False),
-    class_=dict(n_train=None, n_test=1000, d_emb=128, d_hidden=128, batch=64, steps=360, lr=3e-3,
+    class_=dict(n_train=None, n_test=1000, n_test_long=800, d_emb=128, d_hidden=128, batch=64, steps=360, lr=3e-3,
                 nw_steps=200, expect_gap=True),
-    full=dict(n_train=None, n_test=1000, d_emb=256, d_hidden=512, batch=128, steps=3000, lr=2e-3,
+    full=dict(n_train=None, n_test=1000, n_test_long=800, d_emb=256, d_hidden=512, batch=128, steps=3000, lr=2e-3,
               nw_steps=500, expect_gap=True),
 )
 device = runtime.device()
@@ -238,7 +238,7 @@ assert int(w_dot.argmax()) != int(w_add.argmax())
 
 # %%
 t0 = time.perf_counter()
-data = benchmark.load_benchmark(n_train=S.n_train, n_test=S.n_test)
+data = benchmark.load_benchmark(n_train=S.n_train, n_test=S.n_test, n_test_long=S.n_test_long)
 print(f"loaded in {time.perf_counter() - t0:.1f} s: {len(data.train)} train / {len(data.test)} test pairs")
 # The live models read the training pairs of at most 10 words and are tested on the short band (its first
 # S.n_test pairs): in random batches one long pair pads every sentence, several times the cost of a step.

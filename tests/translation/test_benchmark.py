@@ -65,7 +65,8 @@ def test_benchmark_split_tokenizer_and_showcase(small):
     assert small.test[:200] == full_test[:200]         # the short band: a prefix of the ≤ 10-word benchmark's test set
     long = small.test[200:]
     assert len(long) == 50 and all(10 < max(len(e), len(f)) <= 25 for e, f in long)
-    assert max(len(e) for e, _ in small.train) == 25 and len(small.train) == 3000
+    longest = max(max(len(e), len(f)) for e, f in small.train)
+    assert 10 < longest <= 25 and len(small.train) == 3000          # the training pairs reach past 10 words
     assert small.info["bands"] == {"test_short": 200, "test_long": 50}
     held_out = {" ".join(e) for e, _ in small.test + small.valid}
     assert not held_out & {" ".join(e) for e, _ in small.train}       # no test/valid sentence is trained on
@@ -79,9 +80,9 @@ def test_benchmark_split_tokenizer_and_showcase(small):
     assert len(rows) == 12 + len(B.EVERYDAY) and rows[0]["kind"] == "test" and rows[-1]["kind"] == "everyday"
     everyday = {r["source"] for r in rows if r["kind"] == "everyday"}
     assert not everyday & {" ".join(e) for e, _ in small.train + small.test + small.valid}
-    with pytest.raises(ValueError, match="the benchmark has n_test=1000, n_test=1001 asked"):
+    with pytest.raises(ValueError, match="short test set has 1000 sentences, n_test=1001 asked"):
         B.load_benchmark(n_test=1001)
-    with pytest.raises(ValueError, match="the benchmark has n_test_long=800"):
+    with pytest.raises(ValueError, match="long test set has 800 sentences, n_test_long=801 asked"):
         B.load_benchmark(n_test_long=801)
 
 

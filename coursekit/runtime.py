@@ -202,21 +202,48 @@ def environment_report() -> dict[str, str]:
     return report
 
 
+def _tf32_knobs() -> list[tuple[Any, str, Any]]:
+    """``(object, attribute, value meaning "no TF32")`` for every switch that lets fp32 work use TF32.
+
+    torch ≥ 2.9 has per-backend, per-operator ``fp32_precision`` settings; there the cuDNN RNN and
+    convolution settings default to ``"tf32"`` on their own, and the legacy ``allow_tf32`` flags do not
+    reliably reach them (nor may the two APIs be mixed: reading a legacy flag after setting the new ones
+    raises). Older torch has only the two legacy flags.
+    """
+    b = torch.backends
+    if hasattr(b.cuda.matmul, "fp32_precision") and hasattr(getattr(b.cudnn, "rnn", None), "fp32_precision"):
+        return [(b.cuda.matmul, "fp32_precision", "ieee"), (b.cudnn, "fp32_precision", "ieee"),
+                (b.cudnn.conv, "fp32_precision", "ieee"), (b.cudnn.rnn, "fp32_precision", "ieee")]
+    return [(b.cuda.matmul, "allow_tf32", False), (b.cudnn, "allow_tf32", False)]
+
+
+def tf32_settings() -> dict[str, Any]:
+    """The current TF32 switches by name (``{"cuda.matmul.fp32_precision": "none", …}`` on torch ≥ 2.9)."""
+    names = {id(torch.backends.cuda.matmul): "cuda.matmul", id(torch.backends.cudnn): "cudnn"}
+    for op in ("conv", "rnn"):
+        if hasattr(torch.backends.cudnn, op):
+            names[id(getattr(torch.backends.cudnn, op))] = f"cudnn.{op}"
+    return {f"{names[id(obj)]}.{attr}": getattr(obj, attr) for obj, attr, _ in _tf32_knobs()}
+
+
 @contextmanager
 def exact_matmul() -> Iterator[None]:
     """Full fp32 precision for matmuls and cuDNN inside the block (TF32 off), restored on exit.
 
-    On Ampere and later GPUs, cuDNN's RNN and convolution kernels use TF32 by default
-    (``torch.backends.cudnn.allow_tf32``): inputs rounded to a 10-bit mantissa, so a fused ``nn.LSTM``
-    and a from-scratch twin differ in the 4th digit. A parity check at 1e-5 must run without it. On a
-    CPU this changes nothing.
+    On Ampere and later GPUs, cuDNN's RNN and convolution kernels use TF32 by default: inputs rounded to
+    a 10-bit mantissa, so a fused ``nn.LSTM`` and a from-scratch twin differ in the 4th digit. A parity
+    check at 1e-5 must run without it. On a CPU this changes nothing. Uses the ``fp32_precision``
+    settings where torch has them (see :func:`_tf32_knobs`), else the legacy ``allow_tf32`` flags.
     """
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    knobs = _tf32_knobs()
+    saved = [getattr(obj, attr) for obj, attr, _ in knobs]
+    for obj, attr, exact in knobs:
+        setattr(obj, attr, exact)
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        for (obj, attr, _), value in zip(reversed(knobs), reversed(saved)):
+            setattr(obj, attr, value)
 
 
 def synchronize(dev: torch.device | str | None = None) -> None:

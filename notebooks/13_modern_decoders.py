@@ -773,7 +773,8 @@ print(f"at {common:.1f} training seconds: GPT-2 block {gpt_val:.3f}, Llama block
       f"is ahead by {gap:.3f} nats/char ({100 * gap / max(gpt_val, llama_val):.1f}% lower than the {trailer})")
 print("GPT-2 minus Llama at 50%, 75% and 100% of the time (> 0: Llama ahead):",
       [round(a - b, 3) for _, a, b in later])
-if S.profile != "quick":       # a few seconds of training (quick) are too short to call the race
+print("steps per training second:", {r.name: round(r.steps / r.clock, 1) for r in races})
+if S.profile != "quick" and device.type == "cpu":   # quick: too short to call; a GPU: see below
     assert all(g_ > l_ for _, g_, l_ in later)
 
 # %% [markdown]
@@ -783,6 +784,15 @@ if S.profile != "quick":       # a few seconds of training (quick) are too short
 # one recipe (notebook 10's, tuned for the GPT) for both; the direction agrees with the ablations of the
 # papers cited here, where each change brings a little. (The `quick` profile trains for a few seconds only,
 # too short to call the race; there the comparison is printed but not asserted.)
+#
+# Equal *time* depends on the machine, too. On a CPU a step costs its arithmetic, which is the same for
+# both blocks. On a GPU, models this small are bound by kernel launches, and the Llama block launches more,
+# smaller kernels per step (the rotations of RoPE, RMSNorm, SwiGLU's third matrix). On an H200 (class
+# profile, the README's *On a GPU*) the Llama block managed 79.0 steps per second against the GPT-2
+# block's 128.5 (2,775 against 4,500 steps in 35 s): the GPT-2 block was ahead at half and three quarters
+# of the time (by 0.012 and 0.008 nats/char) and the Llama block only at the end (1.667 against 1.679). So
+# the assertion above holds the CPU's result, and on a GPU the race is printed, not asserted; at the scale
+# of real models, where the arithmetic dominates, the comparison is the papers'.
 #
 # ## Summary
 #

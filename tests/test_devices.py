@@ -96,6 +96,24 @@ def test_greedy_and_beam_search_run_on_the_device(device):
         assert model.translate(src.to(device), mask.to(device), beam_size=3, max_len=8).tokens == cpu_beam
 
 
+def test_translation_evaluate_follows_the_model(device):
+    """recipes.evaluate once sent CPU batches to a CUDA model (RuntimeError in notebook 08 on a GPU)."""
+    from coursekit.text import Vocab
+    from coursekit.transformer.model import TransformerConfig
+    from coursekit.translation import recipes
+    from coursekit.translation.core import TranslationData
+
+    pairs = [(["i", "run", "."], ["je", "cours", "."]), (["we", "eat", "."], ["nous", "mangeons", "."])]
+    data = TranslationData(train=pairs, test=pairs, src_vocab=Vocab.build([e for e, _ in pairs]),
+                           tgt_vocab=Vocab.build([f for _, f in pairs]), max_len=5)
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), d_model=8, n_heads=2,
+                                          n_encoder_layers=1, n_decoder_layers=1, d_ff=16, max_len=16)).eval()
+    on_cpu = recipes.evaluate(model, data, "test")
+    on_device = recipes.evaluate(model.to(device), data, "test")
+    assert on_device.hypotheses == on_cpu.hypotheses
+
+
 def test_timed_synchronises_and_reports_the_best_run(device):
     x = torch.randn(64, 64).to(device)
     seconds, result = runtime.timed(lambda: x @ x, device, repeat=3, warmup=1)
@@ -105,7 +123,10 @@ def test_timed_synchronises_and_reports_the_best_run(device):
 
 
 def test_exact_matmul_restores_the_flags():
-    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    before = runtime.tf32_settings()
     with runtime.exact_matmul():
-        assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
-    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
+        inside = runtime.tf32_settings()
+        assert all(v in ("ieee", False) for v in inside.values()), inside
+        x = torch.randn(8, 8)
+        nn.LSTM(8, 8)(x[None])             # the fused kernels run under the new settings (no API-mixing error)
+    assert runtime.tf32_settings() == before

@@ -209,7 +209,7 @@ def bart_translator(model: Bart, vocab: BartVocab, max_len: int = 30):
     @torch.no_grad()
     def translate(batch) -> list[list[int]]:
         model.eval()
-        bos = torch.full((len(batch), 1), vocab.bos_id, dtype=batch.src.dtype)
+        bos = torch.full((len(batch), 1), vocab.bos_id, dtype=batch.src.dtype, device=batch.src.device)
         src = torch.cat([bos, batch.src], 1)                                      # (B, 1 + S)
         keep = torch.cat([torch.ones_like(bos, dtype=torch.bool), batch.src_mask], 1)
         out = model.generate(src, keep, max_len=max_len).tokens       # the decoder writes <s> first
@@ -225,7 +225,8 @@ def translation_bleu(model: Bart, vocab: BartVocab, data, split: str = "test"):
         raise ValueError(f"split must be one of ['train', 'valid', 'test'], got {split!r}")
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData (from load_benchmark), got {type(data).__name__}")
-    return data.evaluate(bart_translator(model, vocab, max_len=2 * data.max_len + 10), split=split)   # as recipes do
+    return data.evaluate(bart_translator(model, vocab, max_len=2 * data.max_len + 10), split=split,   # as recipes do
+                         device=next(model.parameters()).device)
 
 
 # --------------------------------------------------------------------------- SST-2

@@ -141,8 +141,9 @@ def evaluate(model: nn.Module, data: TranslationData, split: str = "test", *, be
     translations of ``split`` (its first ``limit`` pairs, or those at ``indices``)."""
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
+    device = next(model.parameters()).device                 # batches go where the model is (CPU or GPU)
     return data.evaluate(translator(model, beam_size=beam_size, max_len=2 * data.max_len + 10), split=split,
-                         limit=limit, indices=indices, batch_size=batch_size, buckets=LENGTH_BUCKETS)
+                         limit=limit, indices=indices, batch_size=batch_size, buckets=LENGTH_BUCKETS, device=device)
 
 
 def subset_indices(data: TranslationData) -> list[int]:

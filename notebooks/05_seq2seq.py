@@ -33,7 +33,6 @@
 # - Recognise the typical failure modes (repetition) in real outputs.
 
 # %%
-import copy
 import json
 import math
 import time
@@ -222,9 +221,7 @@ regimes = {
 # The live runs read only the training pairs of at most 10 words: in random batches of 64 a single long
 # pair pads every sentence to its length, which makes a step about three times dearer (the reference
 # model, trained with length-grouped batches, read them all).
-live_train = copy.deepcopy(data)
-live_train.keep("train", [i for i, (en, fr) in enumerate(data.train)
-                          if max(len(en), len(fr)) <= benchmark.BENCHMARK["short_len"]])
+live_train = benchmark.short_view(data)
 
 
 def train_regime(name: str, eps) -> tuple[Seq2Seq, train.History]:

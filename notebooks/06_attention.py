@@ -28,7 +28,6 @@
 # - See attention as a query/key/value lookup: the bridge to self-attention (07).
 
 # %%
-import copy
 import json
 import math
 import time
@@ -243,10 +242,7 @@ print(f"loaded in {time.perf_counter() - t0:.1f} s: {len(data.train)} train / {l
 # The live models read the training pairs of at most 10 words and are tested on the short band (its first
 # S.n_test pairs): in random batches one long pair pads every sentence, several times the cost of a step.
 # The reference models of §5 cover the whole benchmark.
-live_data = copy.deepcopy(data)
-live_data.keep("train", [i for i, (en, fr) in enumerate(data.train)
-                         if max(len(en), len(fr)) <= benchmark.BENCHMARK["short_len"]])
-live_data.keep("test", list(range(S.n_test)))
+live_data = benchmark.short_view(data, n_test=S.n_test)
 print(f"live runs: {len(live_data.train):,} training pairs of ≤ 10 words, {len(live_data.test)} short test pairs")
 base = Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab), d_emb=S.d_emb, d_hidden=S.d_hidden,
                      bidirectional=True, share_embeddings=True, max_src_len=40)
@@ -270,7 +266,8 @@ for name, overrides in variants.items():
 
 # %%
 viz.show_table([{k: v for k, v in r.items() if k != "report"}
-                | {f"BLEU len {row['bucket']}": row["bleu"] for row in r["report"].by_length} for r in results],
+                | {f"BLEU len {row['bucket']}": row["bleu"] for row in r["report"].by_length if row["n"]}
+                for r in results],                                    # the live test set is the short band
                title=f"{len(live_data.test)} short held-out sentences, greedy decoding, {S.steps} steps each")
 viz.plot_curves({n: h.smoothed_loss(25) for n, h in histories.items()}, ylabel="training loss",
                 title="training loss")
@@ -282,7 +279,7 @@ none = by_name["no attention"]["report"]
 best = max((r for r in results if r["model"] != "no attention"), key=lambda r: r["BLEU"])
 fig, ax = plt.subplots(figsize=(7, 3.8))
 for r in results:
-    rows = r["report"].by_length
+    rows = [row for row in r["report"].by_length if row["n"]]
     style = dict(lw=3, color="k") if r["model"] == "no attention" else dict(lw=1.2, alpha=0.8)
     ax.plot([row["bucket"] for row in rows], [row["bleu"] for row in rows], marker="o", label=r["model"], **style)
 ax.set_xlabel("source length (tokens)")

@@ -18,6 +18,7 @@ EXEMPT = {
     "coursekit.runtime.oversubscribed": "takes no arguments: it reads the load average",
     "coursekit.runtime.use_one_thread_if_busy": "takes no arguments: it reads the load average and OMP_NUM_THREADS",
     "coursekit.runtime.environment_report": "takes no arguments; a bad $COURSEKIT_PROFILE is profile()'s row",
+    "coursekit.runtime.tf32_settings": "takes no arguments: it reads torch's TF32 switches",
     "coursekit.runtime.exact_matmul": "a context manager without arguments",
 }
 

@@ -23,6 +23,7 @@ Batches are built by :func:`coursekit.text.token_batches`: pairs of similar leng
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from coursekit.data import model_dir
@@ -33,7 +34,8 @@ from coursekit.validation import check_count as _check_count
 from coursekit.validation import check_positive_int
 
 __all__ = ["BENCHMARK", "LENGTH_BUCKETS", "LONG_SOURCES", "EVERYDAY", "load_benchmark", "load_short_benchmark",
-           "load_tokenizer", "train_tokenizer", "benchmark_figures", "check_banded", "showcase", "TOKENIZER_FILE"]
+           "short_view", "load_tokenizer", "train_tokenizer", "benchmark_figures", "check_banded", "showcase",
+           "TOKENIZER_FILE"]
 
 #: The benchmark's fixed settings (changing any of them changes every reported BLEU).
 BENCHMARK = {"max_len": 25, "short_len": 10, "test_per_mille": 50, "n_test": 1000, "n_test_long": 800,
@@ -134,6 +136,29 @@ def load_short_benchmark(*, tokenizer: SubwordVocab | None = None) -> Translatio
     data.info["benchmark"] = dict(BENCHMARK, max_len=BENCHMARK["short_len"], n_test_long=0, n_valid_long=0,
                                   tokenizer_sha256=tokenizer.sha256())
     return data
+
+
+def short_view(data: TranslationData, n_test: int | None = None) -> TranslationData:
+    """A view of the benchmark for a live run in class: its training pairs with both sides ≤ ``short_len``
+    (10) words and, if ``n_test`` is given, its first ``n_test`` test pairs (the short band comes first).
+
+    In random batches one long pair pads every sentence of its batch to its length, which makes a step
+    several times dearer; the reference models, trained with length-grouped batches, read every pair.
+    ``data`` itself is left as it is (a shallow copy is cut down: :meth:`TranslationData.keep` replaces
+    lists, it does not change them).
+    """
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData (from load_benchmark), got {type(data).__name__}")
+    if n_test is not None:
+        check_positive_int(n_test, "n_test")
+        if n_test > len(data.test):
+            raise ValueError(f"n_test must be at most the {len(data.test)} test pairs of data, got {n_test}")
+    view = copy.copy(data)
+    view.keep("train", [i for i, (en, fr) in enumerate(data.train)
+                        if max(len(en), len(fr)) <= BENCHMARK["short_len"]])
+    if n_test is not None:
+        view.keep("test", list(range(n_test)))
+    return view
 
 
 def check_banded(data) -> None:

@@ -1,5 +1,6 @@
 """The Tatoeba English→French pipeline shared by notebooks 05, 06, 08 and 11."""
 
+import copy
 
 import pytest
 import torch
@@ -172,3 +173,33 @@ def test_length_buckets_and_bleu_by_length():
     assert rows[2]["bleu"] != rows[2]["bleu"]  # nan for an empty bucket
     with pytest.raises(ValueError, match="same length"):
         tr.bleu_by_length([1], ["a", "b"], ["a", "b"], [(1, 2)])
+
+
+def test_keep_on_a_shallow_copy_leaves_the_original_whole():
+    """11 once truncated copy.copy(bench).test and cut the benchmark's own test set with it (shared lists)."""
+    from coursekit.text import Vocab
+    from coursekit.translation.core import TranslationData
+
+    pairs = [(["i", "run", "."], ["je", "cours", "."]), (["we", "eat", "."], ["nous", "mangeons", "."]),
+             (["you", "sleep", "."], ["tu", "dors", "."])]
+    data = TranslationData(train=list(pairs), test=list(pairs), src_vocab=Vocab.build([e for e, _ in pairs]),
+                           tgt_vocab=Vocab.build([f for _, f in pairs]), max_len=5)
+    view = copy.copy(data)
+    view.truncate("test", 1)
+    view.keep("train", [2, 0])
+    assert view.test == pairs[:1] and view.train == [pairs[2], pairs[0]] and len(view.make_batch([0, 1])) == 2
+    assert data.test == pairs and data.train == pairs and len(data.make_batch([0, 1, 2], "test")) == 3
+
+
+def test_short_view_keeps_short_training_pairs_and_a_test_prefix():
+    from coursekit.text import Vocab
+    from coursekit.translation import benchmark
+    from coursekit.translation.core import TranslationData
+
+    long_pair = (["w"] * 11, ["m"] * 3)
+    pairs = [(["i", "run", "."], ["je", "cours", "."]), long_pair, (["we", "eat", "."], ["nous", "mangeons", "."])]
+    data = TranslationData(train=list(pairs), test=list(pairs), src_vocab=Vocab.build([e for e, _ in pairs]),
+                           tgt_vocab=Vocab.build([f for _, f in pairs]), max_len=12)
+    view = benchmark.short_view(data, n_test=2)
+    assert view.train == [pairs[0], pairs[2]] and view.test == pairs[:2]
+    assert data.train == pairs and data.test == pairs                      # the full benchmark is untouched

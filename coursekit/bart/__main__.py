@@ -5,6 +5,8 @@
   ``data/bart/downstream.json`` chose for it) and print the gain, in minutes;
 * ``denoise [--json]`` — how well the committed model reconstructs corrupted held-out sentences;
 * ``pretrain --work runs/bart --out data/bart`` — the denoising pre-training recipe (``--resume`` continues);
+* ``recompact [--model DIR] [--out DIR]`` — rewrite a model committed in fp16 as int8 (one scale per output
+  channel), keeping its training record and measuring its figures again on the weights as stored;
 * ``compare`` / ``merge`` — pre-trained vs random init on EN→FR and SST-2 (``data/bart/downstream.json``).
 """
 
@@ -17,7 +19,7 @@ from pathlib import Path
 import torch
 
 from coursekit.bart.finetuning import compare, merge, sst2_gain
-from coursekit.bart.pretraining import denoising_report, export, pretrain
+from coursekit.bart.pretraining import denoising_report, export, pretrain, recompact
 from coursekit.runtime import run_subcommand
 
 
@@ -84,17 +86,39 @@ def pretrain_main(argv: list[str] | None = None) -> None:
         print(json.dumps({k: report[k] for k in ("updates", "train_seconds", "held_out", "size_bytes")}, indent=1))
 
 
+def recompact_main(argv: list[str] | None = None) -> int:
+    """``python -m coursekit.bart recompact [--model DIR] [--out DIR]``: :func:`coursekit.bart.pretraining.recompact`;
+    prints the file size and the held-out figures before and after (the rates rounded to 4 decimals)."""
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bart", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("recompact", help="rewrite an fp16 model as int8 (one scale per output channel), re-measured")
+    p.add_argument("--model", default=None, help="model directory (default: the committed data/bart)")
+    p.add_argument("--out", default=None, help="write the int8 model and its report here (default: over --model)")
+    args = parser.parse_args(argv)
+    report = recompact(args.model, args.out)
+    old = report["recompacted_from"]
+    keys = ("copy_accuracy", "fill_accuracy", "loss")
+    print(json.dumps({"storage": [old["storage"], report["storage"]],
+                      "size_bytes": [old["size_bytes"], report["size_bytes"]],
+                      "held_out": {k: [round(old["held_out"][k], 4), round(report["held_out"][k], 4)] for k in keys}},
+                     indent=1))
+    return 0
+
+
 def compare_main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m coursekit.bart", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("compare", help="pre-trained vs random init on EN→FR and SST-2")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     p.add_argument("--tasks", nargs="+", default=["translation", "sst2"], choices=["translation", "sst2"])
+    p.add_argument("--inits", nargs="+", default=["pretrained", "random"], choices=["pretrained", "random"],
+                   help="the starts to run (after a new committed model: pretrained; merge keeps the others)")
     p.add_argument("--out", default=None, help="write the table as JSON here (e.g. data/bart/downstream.json)")
     p.add_argument("--threads", type=int, default=0)
     m = sub.add_parser("merge", help="combine compare results of separate processes into one table")
     m.add_argument("parts", nargs="+", help="JSON files written by compare --out")
-    m.add_argument("--into", required=True, help="the table to update (kept for tasks the parts did not run)")
+    m.add_argument("--into", required=True,
+                   help="the table to update (keeps the tasks and rows the parts did not run)")
     args = parser.parse_args(argv)
     if args.command == "merge":
         into = Path(args.into)
@@ -106,7 +130,7 @@ def compare_main(argv: list[str] | None = None) -> None:
         return
     if args.threads:
         torch.set_num_threads(args.threads)
-    result = compare(tuple(args.seeds), tasks=tuple(args.tasks))
+    result = compare(tuple(args.seeds), tasks=tuple(args.tasks), inits=tuple(args.inits))
     text = json.dumps(result, indent=1, ensure_ascii=False)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
@@ -114,7 +138,7 @@ def compare_main(argv: list[str] | None = None) -> None:
 
 
 COMMANDS = {"sst2": lambda a: sst2_main(a[1:]), "denoise": denoise_main,
-            "pretrain": pretrain_main, "compare": compare_main, "merge": compare_main}
+            "pretrain": pretrain_main, "recompact": recompact_main, "compare": compare_main, "merge": compare_main}
 
 
 def main(argv: list[str] | None = None) -> int:

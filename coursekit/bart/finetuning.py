@@ -39,7 +39,7 @@ from coursekit.bart.corpus import RECIPE, BartRecipe, BartVocab, _check_document
 from coursekit.bart.heads import BartForSequenceClassification
 from coursekit.bart.model import Bart
 from coursekit.bart.pretraining import build_bart, load_pretrained_bart
-from coursekit.data import load_sst2, model_dir
+from coursekit.data import load_sst2, model_dir, sha256_file
 from coursekit.metrics import select_then_test
 from coursekit.text import pad_batch, token_batches
 from coursekit.training.resumable import hardware
@@ -315,10 +315,18 @@ def _summary(rows: list[dict], key: str) -> dict:
 
 
 def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translation", "sst2"),
-            log=print) -> dict:
-    """Fine-tune pre-trained and random-init BART on each task with each seed; the table and its summary."""
+            inits=("pretrained", "random"), log=print) -> dict:
+    """Fine-tune pre-trained and random-init BART on each task with each seed; the table and its summary.
+
+    ``inits`` picks the starts to run: after the committed model changes, ``("pretrained",)`` re-measures
+    its rows and :func:`merge` keeps the random-init rows of the committed table (they do not depend on it).
+    """
     if isinstance(tasks, str):
         raise TypeError("tasks must be a tuple of task names, got one string")
+    if isinstance(inits, str) or not isinstance(inits, (tuple, list)):
+        raise TypeError(f"inits must be a tuple of starts, got {type(inits).__name__}")
+    if not inits or set(inits) - {"pretrained", "random"}:
+        raise ValueError(f"inits must be among ('pretrained', 'random'), got {tuple(inits)!r}")
     _check_recipe(recipe)
     if not callable(log):
         raise TypeError(f"log must be a function such as print, got {type(log).__name__}")
@@ -330,11 +338,14 @@ def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translat
         raise ValueError(f"tasks must be among ('translation', 'sst2'), got {tasks!r}")
     vocab = BartVocab()
     result = {"recipe": asdict(recipe), "seeds": list(seeds), "hardware": hardware()}
+    both = set(inits) == {"pretrained", "random"}
+    if "pretrained" in inits:
+        result["model_file_sha256"] = sha256_file(model_dir("bart") / "model.safetensors")
     if "translation" in tasks:
         data, src, tgt = translation_subset(recipe.n_pairs, vocab)
         rows = []
         for seed in seeds:
-            for init in ("pretrained", "random"):
+            for init in inits:
                 t0 = time.monotonic()
                 model, _ = starting_model(init, seed, vocab)
                 losses = finetune_translation(model, src, tgt, vocab, recipe=recipe, seed=seed)
@@ -343,13 +354,14 @@ def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translat
                              "final_train_loss": round(sum(losses[-50:]) / 50, 4),
                              "seconds": round(time.monotonic() - t0, 1), "examples": report.examples(5)})
                 log(json.dumps({k: v for k, v in rows[-1].items() if k != "examples"}))
-        result["translation"] = {"n_pairs": recipe.n_pairs, "n_test": len(data.test), "rows": rows,
-                                 "bleu": _summary(rows, "bleu"), "chrf": _summary(rows, "chrf")}
+        result["translation"] = {"n_pairs": recipe.n_pairs, "n_test": len(data.test), "rows": rows}
+        if both:                                      # with one start, merge() into a table makes the summary
+            result["translation"].update(bleu=_summary(rows, "bleu"), chrf=_summary(rows, "chrf"))
     if "sst2" in tasks:
         sst = sst2_data(vocab, recipe.n_sst2, recipe.n_sst2_select)
         rows = []
         for seed in seeds:
-            for init in ("pretrained", "random"):
+            for init in inits:
                 for lr in recipe.sst2_lrs:
                     t0 = time.monotonic()
                     model, _ = starting_model(init, seed, vocab)
@@ -361,8 +373,9 @@ def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translat
                                  "seconds": round(time.monotonic() - t0, 1)})
                     log(json.dumps(rows[-1]))
         result["sst2"] = {"n_train": len(sst["train_ids"]), "n_select": len(sst["select_ids"]),
-                          "n_test": len(sst["test_ids"]), "test_truncated": sst["test_truncated"], "rows": rows,
-                          "summary": select_then_test(rows, recipe.sst2_lrs)}
+                          "n_test": len(sst["test_ids"]), "test_truncated": sst["test_truncated"], "rows": rows}
+        if both:
+            result["sst2"]["summary"] = select_then_test(rows, recipe.sst2_lrs)
     return result
 
 
@@ -446,10 +459,14 @@ def sst2_gain(directory: str | Path | None = None, seeds=(0,), *, log=None) -> d
             "committed": {init: summary[init].get("mean") for init in accuracies}}
 
 
+def _row_key(row: dict) -> tuple:
+    return row["init"], row["seed"], row.get("lr")
+
+
 def merge(parts: list[dict], into: dict | None = None) -> dict:
     """One table from runs made in separate processes (e.g. one per seed, ``compare --seeds 0`` and ``--seeds
-    1``): each task's rows concatenated and its summary recomputed; tasks none of ``parts`` ran are kept from
-    ``into`` (the committed table)."""
+    1``): each task's rows concatenated and its summary recomputed. From ``into`` (the committed table) it
+    keeps the tasks none of ``parts`` ran, and the rows (start, seed, learning rate) they did not re-run."""
     if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
         raise TypeError("parts must be a non-empty list of compare() results")
     if len({json.dumps(p.get("recipe"), sort_keys=True) for p in parts}) != 1:
@@ -457,11 +474,16 @@ def merge(parts: list[dict], into: dict | None = None) -> dict:
     out = dict(into or {})
     out.update(recipe=parts[0]["recipe"], hardware=parts[0]["hardware"],
                seeds=sorted({s for p in parts for s in p["seeds"]}))
+    if any("model_file_sha256" in p for p in parts):
+        out["model_file_sha256"] = next(p["model_file_sha256"] for p in parts if "model_file_sha256" in p)
     for task in ("translation", "sst2"):
         mine = [p[task] for p in parts if task in p]
         if not mine:
             continue
-        rows = [r for m in mine for r in m["rows"]]
+        new_rows = [r for m in mine for r in m["rows"]]
+        ran = {_row_key(r) for r in new_rows}
+        kept = [r for r in (out.get(task) or {}).get("rows", []) if _row_key(r) not in ran]   # e.g. random init
+        rows = sorted(kept + new_rows, key=lambda r: (r["seed"], r["init"] != "pretrained", r.get("lr", 0)))
         if task == "translation":
             out[task] = {**mine[0], "rows": rows, "bleu": _summary(rows, "bleu"), "chrf": _summary(rows, "chrf")}
         else:

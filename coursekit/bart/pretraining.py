@@ -9,18 +9,23 @@ document, in the benchmark's BPE plus ``<mask>``). Sentence permutation needs do
 of the paper: text infilling alone is within a few tenths of the best combination).
 
 :func:`pretrain` checkpoints every few minutes into a work folder and resumes exactly (``--resume``);
-:func:`export` writes the committed model (fp16 safetensors with its content hash, recipe, report).
+:func:`export` writes the committed model: safetensors with its content hash and recipe, the matrices stored as
+int8 with one scale per output channel (:mod:`coursekit.training.compact`, a quarter of their fp32 size), and a
+report whose figures are measured on the weights as loaded back from that file. :func:`recompact` rewrites a
+model committed in fp16 that way (keeping its training record, re-measuring the rest).
 :func:`denoising_accuracy` measures what the issue asks of a working denoiser on held-out sentences:
 the share of *uncorrupted* tokens the decoder copies (teacher forced, argmax) and the share of *masked*
 tokens it fills, next to the unigram guess (always the most frequent piece).
 
 ``python -m coursekit.bart pretrain --work runs/bart --out data/bart`` reproduces it;
-``python -m coursekit.bart denoise --json`` prints the reconstruction figures of the committed weights.
+``python -m coursekit.bart denoise --json`` prints the reconstruction figures of the committed weights;
+``python -m coursekit.bart recompact`` rewrites an fp16 ``data/bart`` as int8.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections import Counter
 from dataclasses import asdict, replace
@@ -48,14 +53,21 @@ from coursekit.bart.model import Bart, BartConfig
 from coursekit.bart.noising import text_infilling
 from coursekit.data import model_dir, sha256_file
 from coursekit.text import token_batches
-from coursekit.training.loop import count_parameters, load_model_directory, save_checkpoint
+from coursekit.training.compact import STORAGE
+from coursekit.training.loop import (
+    count_parameters,
+    load_checkpoint,
+    load_model_directory,
+    read_checkpoint_metadata,
+    save_checkpoint,
+)
 from coursekit.training.resumable import train_in_folder
 from coursekit.translation.recipes import inverse_sqrt
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import check_positive_float, check_positive_int
 
 __all__ = ["build_bart", "corrupt", "denoising_accuracy", "denoising_report", "pretrain", "export",
-           "load_pretrained_bart"]
+           "load_pretrained_bart", "recompact"]
 
 
 def denoising_report(directory: str | Path | None = None, *, seed: int = 1234) -> dict:
@@ -209,8 +221,14 @@ def _reproduce(out) -> str:
 
 def export(model: Bart, state: dict, corpus: PretrainingCorpus, out: str | Path, *,
            recipe: BartRecipe = RECIPE) -> dict:
-    """Write ``out/model.safetensors`` (fp16, content hash) and ``out/report.json``; the figures are measured
-    on the weights as stored (fp16 → fp32)."""
+    """Write ``out/model.safetensors`` (int8 matrices with one scale per output channel, fp16 vectors:
+    :mod:`coursekit.training.compact`; content hash) and ``out/report.json``.
+
+    ``model`` is the fp32 model :func:`pretrain` returns; it is left as it is. Every figure of the report
+    (``held_out``, ``examples``) is measured on the weights *as stored*: a fresh model is loaded back from the
+    file just written (dequantised to fp32, on the CPU, exactly what :func:`load_pretrained_bart` gives a reader)
+    before anything is measured.
+    """
     if not isinstance(model, Bart):
         raise TypeError(f"model must be a coursekit.bart.model.Bart, got {type(model).__name__}")
     _check_corpus(corpus)
@@ -220,30 +238,131 @@ def export(model: Bart, state: dict, corpus: PretrainingCorpus, out: str | Path,
     if lacking:
         raise ValueError(f"state must be the training state of pretrain(); it lacks {lacking}")
     out = Path(out)
+    training = {"recipe": asdict(recipe), "corpus": corpus.sources, "parameters": count_parameters(model),
+                "updates": state["update"],
+                "epochs": round(state["epoch"] + state["position"] / _epoch_len(corpus, recipe), 3),
+                "train_seconds": round(state["seconds"], 1), "hardware": state["hardware"],
+                "curve": state["curve"], "train_log": state["train"],
+                "unigram_top": corpus.vocab.itos[corpus.unigram_top], "reproduce": _reproduce(out)}
+    return _write_measured(model, corpus, recipe, out, training)
+
+
+#: The fields of a report that record the training run (what :func:`recompact` keeps as they are).
+_TRAINING_FIELDS = ("recipe", "corpus", "parameters", "updates", "epochs", "train_seconds", "hardware", "curve",
+                    "train_log", "unigram_top", "reproduce")
+
+
+def _write_measured(model: Bart, corpus: PretrainingCorpus, recipe: BartRecipe, out: Path, training: dict,
+                    recompacted_from: dict | None = None) -> dict:
+    """Store ``model`` compactly in ``out``, load it back, measure the report's figures on what was loaded, and
+    write ``out/report.json`` (what :func:`export` and :func:`recompact` share).
+
+    ``training`` holds :data:`_TRAINING_FIELDS`. The weights are written under a temporary name and take the
+    place of ``model.safetensors`` only once the figures are measured, so a failure while measuring leaves the
+    files of ``out`` as they were (an in-place :func:`recompact` keeps a loadable model).
+    """
     out.mkdir(parents=True, exist_ok=True)
-    model = model.half().float().eval()
     vocab = corpus.vocab
-    path = save_checkpoint(out / "model.safetensors", model.half(), model.config,
-                           extra={"recipe": asdict(recipe), "tokenizer_sha256": vocab.subwords.sha256(),
-                                  "mask_id": str(vocab.mask_id)})
-    model = model.float()
-    held_out = denoising_accuracy(model, corpus.held_out, vocab, recipe, unigram_top=corpus.unigram_top)
-    examples = []
-    g = torch.Generator().manual_seed(7)
-    for doc in corpus.held_out[:5] + corpus.held_out[recipe.n_held_out:recipe.n_held_out + 5]:
-        batch, _ = corrupt([doc], vocab, recipe, g)
-        restored = model.generate(batch.src, max_len=len(doc) + 4).tokens[0]
-        examples.append({"original": vocab.detokenize(doc), "corrupted": vocab.detokenize(batch.src[0].tolist()),
-                         "reconstruction": vocab.detokenize(restored)})
-    report = {"recipe": asdict(recipe), "corpus": corpus.sources, "parameters": count_parameters(model),
-              "updates": state["update"],
-              "epochs": round(state["epoch"] + state["position"] / _epoch_len(corpus, recipe), 3),
-              "train_seconds": round(state["seconds"], 1), "hardware": state["hardware"],
-              "held_out": held_out, "unigram_top": vocab.itos[corpus.unigram_top], "examples": examples,
-              "curve": state["curve"], "train_log": state["train"],
-              "file_sha256": sha256_file(path), "size_bytes": path.stat().st_size, "reproduce": _reproduce(out)}
-    (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path, partial = out / "model.safetensors", out / "model.safetensors.partial"
+    try:
+        save_checkpoint(partial, model, model.config, compact=True,
+                        extra={"recipe": asdict(recipe), "tokenizer_sha256": vocab.subwords.sha256(),
+                               "mask_id": str(vocab.mask_id)})
+        stored = _load_stored(partial, vocab, training["reproduce"])       # exactly what a reader of the file gets
+        held_out = denoising_accuracy(stored, corpus.held_out, vocab, recipe, unigram_top=corpus.unigram_top)
+        examples = []
+        g = torch.Generator().manual_seed(7)
+        for doc in corpus.held_out[:5] + corpus.held_out[recipe.n_held_out:recipe.n_held_out + 5]:
+            batch, _ = corrupt([doc], vocab, recipe, g)
+            restored = stored.generate(batch.src, max_len=len(doc) + 4).tokens[0]
+            examples.append({"original": vocab.detokenize(doc),
+                             "corrupted": vocab.detokenize(batch.src[0].tolist()),
+                             "reconstruction": vocab.detokenize(restored)})
+        file_sha256, size_bytes = sha256_file(partial), partial.stat().st_size
+        if path.exists():
+            shutil.copymode(path, partial)            # safetensors creates files readable by their owner only
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+    t = training
+    report = {"recipe": t["recipe"], "corpus": t["corpus"], "parameters": t["parameters"], "updates": t["updates"],
+              "epochs": t["epochs"], "train_seconds": t["train_seconds"], "hardware": t["hardware"],
+              "held_out": held_out, "unigram_top": t["unigram_top"], "examples": examples,
+              "curve": t["curve"], "train_log": t["train_log"], "storage": STORAGE,
+              **({"recompacted_from": recompacted_from} if recompacted_from is not None else {}),
+              "file_sha256": file_sha256, "size_bytes": size_bytes, "reproduce": t["reproduce"]}
+    text = json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+    partial_report = out / "report.json.partial"
+    partial_report.write_text(text, encoding="utf-8")
+    partial_report.replace(out / "report.json")
     return report
+
+
+def _load_stored(path: Path, vocab: BartVocab, reproduce: str) -> Bart:
+    """A fresh BART (fp32, CPU, eval mode) with the weights of the checkpoint at ``path``; the global random
+    state is left as it was (building the empty model draws its initial weights)."""
+    config, extra = read_checkpoint_metadata(path)
+    with torch.random.fork_rng(devices=[]):
+        model = _builder(path, vocab, reproduce)(config, extra)
+    load_checkpoint(path, model, expected_config=model.config)
+    return model.eval()
+
+
+def recompact(directory: str | Path | None = None, out: str | Path | None = None, *,
+              corpus: PretrainingCorpus | None = None) -> dict:
+    """Rewrite the committed BART of ``directory`` (default ``data/bart``), stored in fp16 (or fp32), as
+    :func:`export` writes it now: int8 matrices with one scale per output channel, into ``out`` (default: the
+    same directory; ``model.safetensors`` and ``report.json`` are replaced, nothing else is touched).
+
+    The report keeps the training fields of the old one (recipe, corpus, parameters, updates, epochs,
+    train_seconds, hardware, curve, train_log, unigram_top, reproduce); ``held_out`` and ``examples`` are measured
+    again, as :func:`export` measures them, on the weights as loaded back from the new file; ``recompacted_from``
+    records the old file (``file_sha256``, ``size_bytes``, ``storage``) and its ``held_out``. ``corpus`` gives the
+    held-out sentences and the unigram guess; by default it is built from the report's recipe as :func:`pretrain`
+    builds it (:func:`~coursekit.bart.corpus.build_corpus`), and it must match the report's ``corpus`` and
+    ``unigram_top``.
+    """
+    for name, value in (("directory", directory), ("out", out)):
+        if value is not None and not isinstance(value, (str, Path)):
+            raise TypeError(f"{name} must be a folder path (str or Path) or None, got {type(value).__name__}")
+    _check_corpus(corpus, optional=True)
+    model, vocab, report = load_pretrained_bart(directory)
+    directory = Path(directory) if directory is not None else model_dir("bart")
+    out = Path(out) if out is not None else directory
+    lacking = sorted(k for k in (*_TRAINING_FIELDS, "held_out", "size_bytes") if k not in report)
+    if lacking:
+        raise ValueError(f"{directory / 'report.json'} lacks {lacking}: recompact keeps the training record of a "
+                         f"report written by export(); re-run `{_reproduce(directory)}` instead")
+    storage = _stored_as(directory / "model.safetensors")
+    if storage == STORAGE:
+        raise ValueError(f"{directory / 'model.safetensors'} is already stored as {storage!r}: nothing to recompact")
+    recipe = BartRecipe(**report["recipe"])
+    if corpus is None:
+        corpus = build_corpus(recipe)
+    if corpus.vocab.subwords.sha256() != vocab.subwords.sha256():
+        raise ValueError("corpus was encoded with another tokenizer than the model's (the benchmark's BPE)")
+    top = corpus.vocab.itos[corpus.unigram_top]
+    if top != report["unigram_top"] or corpus.sources != report["corpus"]:
+        raise ValueError(f"corpus is not the one the model of {directory} was trained on: its unigram_top {top!r} "
+                         f"and sources {corpus.sources} vs the report's {report['unigram_top']!r} and "
+                         f"{report['corpus']}")
+    old = {"file_sha256": report["file_sha256"], "size_bytes": report["size_bytes"], "storage": storage,
+           "held_out": report["held_out"]}
+    return _write_measured(model, corpus, recipe, out, {k: report[k] for k in _TRAINING_FIELDS}, old)
+
+
+def _stored_as(path: Path) -> str:
+    """How a checkpoint stores its weights: its ``storage`` metadata (``"int8-rowwise"``), else the dtype of its
+    floating tensors (``"fp16"``, ``"fp32"``; ``"fp16+fp32"`` when mixed)."""
+    from safetensors import safe_open
+
+    names = {"F16": "fp16", "BF16": "bf16", "F32": "fp32", "F64": "fp64"}
+    with safe_open(str(path), "pt") as f:
+        storage = (f.metadata() or {}).get("storage")
+        if storage:
+            return storage
+        kinds = {names[d] for d in (f.get_slice(k).get_dtype() for k in f.keys()) if d in names}
+    return "+".join(sorted(kinds, key=list(names.values()).index)) or "no floating tensors"
 
 
 def _epoch_len(corpus: PretrainingCorpus, recipe: BartRecipe) -> int:
@@ -252,7 +371,12 @@ def _epoch_len(corpus: PretrainingCorpus, recipe: BartRecipe) -> int:
 
 
 def load_pretrained_bart(directory: str | Path | None = None) -> tuple[Bart, BartVocab, dict]:
-    """The committed pre-trained BART (fp32, eval mode), its vocabulary and report; hashes are checked."""
+    """The committed pre-trained BART (fp32, eval mode), its vocabulary and report; hashes are checked.
+
+    The file may store int8 matrices with their scales (what :func:`export` writes, dequantised here) or fp16
+    weights (models committed before; fp16 → fp32 is exact)."""
+    if directory is not None and not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a folder path (str or Path) or None, got {type(directory).__name__}")
     directory = Path(directory) if directory is not None else model_dir("bart")
     report_path = directory / "report.json"
     if not report_path.is_file():
@@ -271,15 +395,23 @@ def load_pretrained_bart(directory: str | Path | None = None) -> tuple[Bart, Bar
                          f"{report['file_sha256'][:12]}…): a truncated or replaced file; re-run "
                          f"`{_reproduce(directory)}`")
     vocab = BartVocab()
+    model, _ = load_model_directory(directory, _builder(path, vocab, _reproduce(directory)),
+                                    reproduce=_reproduce(directory))
+    return model.eval(), vocab, report
+
+
+def _builder(path: Path, vocab: BartVocab, reproduce: str):
+    """``build(config, extra)`` for :func:`~coursekit.training.loop.load_model_directory`: the empty fp32 BART
+    of the checkpoint's recipe, once its metadata shows a BART of this module on ``vocab``'s tokenizer. The
+    weights are loaded into fp32 parameters whatever the file stores (int8 dequantised, fp16 exactly)."""
 
     def build(config: dict, extra: dict) -> nn.Module:
         lacking = sorted(k for k in ("recipe", "tokenizer_sha256") if k not in extra)
         if lacking:
             raise ValueError(f"{path} is not a BART checkpoint of coursekit.bart.pretraining: its metadata lacks "
-                             f"{lacking}; re-run `{_reproduce(directory)}`")
+                             f"{lacking}; re-run `{reproduce}`")
         if extra.get("tokenizer_sha256") != vocab.subwords.sha256():
             raise ValueError(f"{path} was trained with another tokenizer than the benchmark's")
-        return build_bart(BartRecipe(**extra["recipe"]), vocab).half()
+        return build_bart(BartRecipe(**extra["recipe"]), vocab)
 
-    model, _ = load_model_directory(directory, build, reproduce=_reproduce(directory))
-    return model.float().eval(), vocab, report
+    return build

@@ -5,7 +5,9 @@
 * ``pretrain [--config FILE] --work runs/bert --out data/bert`` — the MLM + NSP pre-training recipe, or ELECTRA's
   with ``"objective": "electra"`` in the config (``--resume`` continues, ``--sweep SNAPSHOTS`` fine-tunes every
   snapshot of a finished run);
-* ``compare --out data/bert/downstream.json`` — the committed table: both starts, every learning rate and seed.
+* ``compare --out data/bert/downstream.json`` — the committed table: both starts, every learning rate and seed;
+* ``recompact [--model data/bert] [--out DIR]`` — store a model directory written in full precision as int8
+  (one scale per row) and measure its final held-out MLM and NSP losses again on the stored weights.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from pathlib import Path
 import torch
 
 from coursekit.bert import finetuning, pretraining
-from coursekit.bert.checkpoint import CHECKPOINT_DIR, load_small_bert, save_pretrained
-from coursekit.bert.corpus import PretrainConfig, build_corpus
+from coursekit.bert.checkpoint import CHECKPOINT_DIR, load_small_bert
+from coursekit.bert.corpus import PretrainConfig, build_corpus, held_out_batch
 from coursekit.bert.finetuning import compare, finetune_by_step, sst2_gain
-from coursekit.bert.pretraining import pretrain
+from coursekit.bert.pretraining import export, pretrain, recompact
 from coursekit.bert.sst2 import PROTOCOL, SST2Protocol
 from coursekit.runtime import run_subcommand
 from coursekit.training.loop import config_from_json
@@ -82,6 +84,8 @@ def pretrain_main(argv: list[str] | None = None) -> None:
     model, report = pretrain(cfg, corpus, progress=True, snapshot_dir=args.snapshots, work=args.work,
                              resume=args.resume)
     report["load_average_before_after"] = [load, os.getloadavg()]
+    if args.out:                    # int8 on disk; the final held-out figures are those of the stored weights
+        report = export(args.out, model, corpus.tokenizer, report, held_out_batch(corpus, cfg))
     f = report["final"]
     if cfg.objective == "electra":
         losses = (f"held-out generator MLM {f['mlm']:.3f}, RTD {f['rtd']:.3f} (acc {f['rtd_acc']:.3f}; "
@@ -90,8 +94,6 @@ def pretrain_main(argv: list[str] | None = None) -> None:
         losses = f"held-out MLM {f['mlm']:.3f} NSP {f['nsp']:.3f} (acc {f['nsp_acc']:.3f})"
     print(f"{losses} after {cfg.steps} steps; unigram {report['unigram_mlm']:.3f}; "
           f"wall {report['wall_seconds']:.0f} s, cpu {report['cpu_seconds']:.0f} s")
-    if args.out:
-        save_pretrained(args.out, model, corpus.tokenizer, report)
 
 
 def compare_main(argv: list[str] | None = None) -> None:
@@ -115,7 +117,24 @@ def compare_main(argv: list[str] | None = None) -> None:
     print(json.dumps(result["summary"], indent=1))
 
 
-COMMANDS = {"sst2": lambda a: sst2_main(a[1:]), "pretrain": lambda a: pretrain_main(a[1:]), "compare": compare_main}
+def recompact_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bert recompact",
+                                     description="store a full-precision model directory as int8 (one scale per "
+                                                 "row) and measure its final held-out losses on the stored weights")
+    parser.add_argument("--model", default=str(CHECKPOINT_DIR), help="model directory (default: data/bert)")
+    parser.add_argument("--out", default=None, help="where to write the compact directory (default: over --model)")
+    args = parser.parse_args(argv)
+    report = recompact(args.model, args.out)
+    old, new = report["recompacted_from"], report["final"]
+    print(f"{args.out or args.model}: {old['size_bytes'] / 1e6:.2f} MB ({old['storage']}) -> "
+          f"{report['size_bytes'] / 1e6:.2f} MB ({report['storage']}); held-out MLM {old['final']['mlm']:.4f} -> "
+          f"{new['mlm']:.4f}, NSP {old['final']['nsp']:.4f} -> {new['nsp']:.4f} "
+          f"(acc {old['final']['nsp_acc']:.4f} -> {new['nsp_acc']:.4f})")
+    return 0
+
+
+COMMANDS = {"sst2": lambda a: sst2_main(a[1:]), "pretrain": lambda a: pretrain_main(a[1:]), "compare": compare_main,
+            "recompact": lambda a: recompact_main(a[1:])}
 
 
 def main(argv: list[str] | None = None) -> int:

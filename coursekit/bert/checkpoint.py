@@ -10,7 +10,11 @@ the recipe.
 - :func:`save_pretrained` writes ``model.safetensors`` (weights + config), ``tokenizer.json`` and
   ``report.json``; :func:`load_small_bert` reads them back (``CHECKPOINT_DIR`` = ``data/bert/`` by
   default), checking each file and that the tokenizer's vocabulary is the model's; every error names the
-  command that writes the directory again.
+  command that writes the directory again. The weights are stored compactly (issue 34): int8 matrices with one
+  scale per output channel (:mod:`coursekit.training.compact`), a quarter of their fp32 size; loading gives
+  fp32 weights, the dequantised file. A directory written earlier in full precision still loads; the
+  checkpoints a run keeps for ``--resume`` and its snapshots are full precision, only this export is compact.
+  :func:`coursekit.bert.pretraining.export` measures the report's final figures on the weights as loaded back.
 - A run with ``PretrainConfig.init_from`` (Gururangan et al. 2020, "Don't Stop Pretraining") starts from a
   saved model (:func:`coursekit.bert.pretraining.continue_from` copies its weights) and stores
   :func:`continued_from` — the directory, the SHA-256 of its ``model.safetensors`` and the earlier run's
@@ -39,7 +43,12 @@ CHECKPOINT_DIR = PROJECT_DATA / "bert"
 
 
 def save_pretrained(directory: str | Path, model: Bert, tokenizer, report: dict) -> Path:
-    """Write ``model.safetensors`` (weights + config), ``tokenizer.json`` and ``report.json``."""
+    """Write ``model.safetensors`` (weights + config; int8 matrices with one scale per row, fp16 vectors),
+    ``tokenizer.json`` and ``report.json``.
+
+    The report is written as given: a figure in it was measured on the weights before storage unless it
+    comes from :func:`coursekit.bert.pretraining.export`, which measures on the weights as loaded back.
+    """
     _check_bert(model)
     _check_tokenizer(tokenizer)
     if tokenizer.get_vocab_size() != model.config.vocab_size:
@@ -51,7 +60,7 @@ def save_pretrained(directory: str | Path, model: Bert, tokenizer, report: dict)
         raise TypeError(f"report must be JSON-serialisable: {exc}") from None
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(directory / "model.safetensors", model, model.config)
+    save_checkpoint(directory / "model.safetensors", model, model.config, compact=True)
     tokenizer.save(str(directory / "tokenizer.json"))
     (directory / "report.json").write_text(report_text)
     return directory

@@ -10,9 +10,12 @@ SST-2's training sentences for the MLM only, one WordPiece vocabulary, dynamical
    ``--resume``, so a run of an hour or more survives an interruption. :func:`held_out_losses` measures
    both losses on the held-out batch.
 4. **Checkpoint**: ``python -m coursekit.bert pretrain --out data/bert`` writes the weights (with
-   the config), the tokenizer and a report (recipe, curves, times) with
-   :func:`coursekit.bert.checkpoint.save_pretrained`; :func:`coursekit.bert.checkpoint.load_small_bert`
-   reads them. The model directory on disk is :mod:`coursekit.bert.checkpoint`'s business.
+   the config), the tokenizer and a report (recipe, curves, times) with :func:`export`: the weights are
+   stored as int8 with one scale per row (:func:`coursekit.bert.checkpoint.save_pretrained`), and the
+   report's ``final`` held-out figures are measured on them as loaded back from the file
+   (:func:`coursekit.bert.checkpoint.load_small_bert`), what every reader gets. :func:`recompact` does the same
+   for a directory written earlier in full precision (``python -m coursekit.bert recompact``). The model
+   directory on disk is :mod:`coursekit.bert.checkpoint`'s business.
 5. **Domain-adaptive continuation** (``init_from``; Gururangan et al. 2020, "Don't Stop Pretraining"):
    a second run starts from a saved model and its tokenizer and goes on with more in-domain text per
    batch (packed SST-2 sentences). Its report carries the first run's report under ``continued_from``
@@ -33,6 +36,7 @@ then loads the committed run of the same recipe.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import random
 import time
@@ -41,7 +45,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from coursekit.bert.checkpoint import load_small_bert, origin_record
+from coursekit.bert.checkpoint import load_small_bert, origin_record, save_pretrained
 from coursekit.bert.corpus import (
     ELECTRA_FIELDS,
     PretrainConfig,
@@ -56,12 +60,14 @@ from coursekit.bert.corpus import (
 from coursekit.bert.electra import Electra, _check_electra, electra_loss
 from coursekit.bert.model import Bert, _check_bert
 from coursekit.bert.objectives import IGNORE_INDEX, pretraining_loss
+from coursekit.data import sha256_file
 from coursekit.runtime import device as pick_device
-from coursekit.training.loop import save_checkpoint, warmup_cosine
+from coursekit.training.compact import STORAGE
+from coursekit.training.loop import save_checkpoint, verify_checkpoint, warmup_cosine
 from coursekit.training.resumable import train_steps_in_folder
 from coursekit.validation import check_int, check_labels, check_positive_float, check_positive_int
 
-__all__ = ["continue_from", "held_out_electra_losses", "held_out_losses", "pretrain"]
+__all__ = ["continue_from", "export", "held_out_electra_losses", "held_out_losses", "pretrain", "recompact"]
 
 
 @torch.no_grad()
@@ -70,15 +76,7 @@ def held_out_losses(model: Bert, batch: tuple[torch.Tensor, ...]) -> dict[str, f
 
     Rows with the NSP label -100 (single sentences) count for the MLM loss only, in the NSP accuracy too.
     """
-    _check_bert(model)
-    if model.mlm is None or model.nsp is None:
-        raise ValueError("held_out_losses needs a model with MLM and NSP heads")
-    if not isinstance(batch, (tuple, list)) or len(batch) != 5:
-        got = f"{len(batch)} items" if isinstance(batch, (tuple, list)) else type(batch).__name__
-        raise ValueError(f"batch must be (input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels), "
-                         f"got {got}")
-    check_labels(batch[3], "mlm_labels", model.config.vocab_size, ignore_index=IGNORE_INDEX)
-    check_labels(batch[4], "nsp_labels", 2, ignore_index=IGNORE_INDEX)
+    _check_held_batch(model, batch)
     device = next(model.parameters()).device
     ids, segments, keep, mlm_labels, nsp_labels = (t.to(device) for t in batch)
     selected = mlm_labels != IGNORE_INDEX
@@ -91,6 +89,19 @@ def held_out_losses(model: Bert, batch: tuple[torch.Tensor, ...]) -> dict[str, f
     return {"mlm": F.cross_entropy(out.mlm_logits, mlm_labels[selected]).item(),
             "nsp": F.cross_entropy(out.nsp_logits, nsp_labels).item(),
             "nsp_acc": (out.nsp_logits.argmax(-1) == nsp_labels)[labelled].float().mean().item()}
+
+
+def _check_held_batch(model: Bert, batch) -> None:
+    """What :func:`held_out_losses` needs: an MLM + NSP model and a five-part batch with labels it can score."""
+    _check_bert(model)
+    if model.mlm is None or model.nsp is None:
+        raise ValueError("held_out_losses needs a model with MLM and NSP heads")
+    if not isinstance(batch, (tuple, list)) or len(batch) != 5:
+        got = f"{len(batch)} items" if isinstance(batch, (tuple, list)) else type(batch).__name__
+        raise ValueError(f"batch must be (input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels), "
+                         f"got {got}")
+    check_labels(batch[3], "mlm_labels", model.config.vocab_size, ignore_index=IGNORE_INDEX)
+    check_labels(batch[4], "nsp_labels", 2, ignore_index=IGNORE_INDEX)
 
 
 @torch.no_grad()
@@ -235,3 +246,104 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
         report["continued_from"] = origin_record(cfg.init_from, start_from[2])
     trained.eval()
     return model, report
+
+
+# ---------------------------------------------------------------------------------------------
+# The committed model directory: stored compactly, its final figures measured on the stored weights
+# ---------------------------------------------------------------------------------------------
+
+#: A stored figure reproduced within this (nats, or a share for the accuracy): the same batch on the same
+#: weights, summed in another order by another thread count, differs by far less.
+_REPRODUCED = 1e-3
+
+
+def export(directory: str | Path, model: Bert, tokenizer, report: dict, held: tuple[torch.Tensor, ...]) -> dict:
+    """Write ``directory`` as the committed model (int8 matrices, :func:`coursekit.bert.checkpoint.save_pretrained`)
+    and return its report, whose ``final`` figures are measured on the weights *as loaded back* from the file.
+
+    ``held`` is the run's held-out batch (:func:`coursekit.bert.corpus.held_out_batch` of its corpus and recipe):
+    the model is read back with :func:`coursekit.bert.checkpoint.load_small_bert` (fp32, the dequantised file)
+    and :func:`held_out_losses` on it gives ``report["final"]``; ``history["evals"]`` keeps the figures of the
+    weights in training, its last row those of the fp32 weights before storage. An ELECTRA run keeps its
+    training-time ``final``: its figures need the generator and the detection head, which the directory does
+    not hold (``final_measured_on`` says which). The report also gets ``storage`` (``"int8-rowwise"``),
+    ``model_sha256`` and ``size_bytes`` of the written file.
+    """
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
+    if not isinstance(report, dict):
+        raise TypeError(f"report must be a dict (what pretrain returns), got {type(report).__name__}")
+    _check_held_batch(model, held)                 # before anything is written (save_pretrained checks the rest)
+    electra = report.get("objective") == "electra"
+    directory = Path(directory)
+    report = {**report, "storage": STORAGE}
+    save_pretrained(directory, model, tokenizer, report)
+    stored, _, _ = load_small_bert(directory)      # exactly what a reader of the directory gets
+    if electra:
+        report["final_measured_on"] = "the weights in training (the generator and the RTD head are not stored)"
+    else:
+        report["final"] = held_out_losses(stored, held)
+        report["final_measured_on"] = "model.safetensors as loaded back"
+    path = directory / "model.safetensors"
+    report["model_sha256"], report["size_bytes"] = sha256_file(path), path.stat().st_size
+    (directory / "report.json").write_text(json.dumps(report, indent=1))
+    return report
+
+
+def recompact(directory: str | Path, out: str | Path | None = None, *,
+              corpus: PretrainingCorpus | None = None) -> dict:
+    """Store a model directory written in full precision compactly (:func:`export`) and return the new report.
+
+    The model of ``directory`` (:func:`coursekit.bert.checkpoint.load_small_bert`) is written to ``out``
+    (default: ``directory`` itself) with its tokenizer and report; the final held-out MLM and NSP figures are
+    measured again on the weights as loaded back, on the held-out batch of the report's recipe
+    (:func:`coursekit.bert.corpus.held_out_batch` of ``corpus``; by default :func:`coursekit.bert.corpus.build_corpus`
+    of the recipe with the directory's tokenizer). That batch must first reproduce the report's ``final`` on
+    the full-precision weights — else it is not the one the run measured, and nothing is written. The report
+    records what it was made from under ``recompacted_from``: ``model_sha256``, ``size_bytes``, ``storage``
+    and ``final`` of the full-precision file.
+    """
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
+    if out is not None and not isinstance(out, (str, Path)):
+        raise TypeError(f"out must be a path (str or Path) or None (write over directory), got {type(out).__name__}")
+    from safetensors import safe_open
+
+    _check_corpus(corpus, optional=True)
+    directory = Path(directory)
+    path = directory / "model.safetensors"
+    model, tokenizer, report = load_small_bert(directory)
+    storage = verify_checkpoint(path).get("storage")
+    if storage is not None:
+        raise ValueError(f"{path} is already stored as {storage!r}: there is nothing to recompact")
+    lacking = [key for key in ("config", "final") if not isinstance(report.get(key), dict)]
+    if lacking:
+        raise ValueError(f"{directory / 'report.json'} is not a report of python -m coursekit.bert pretrain: "
+                         f"it lacks the dicts {lacking}")
+    known = {f.name for f in dataclasses.fields(PretrainConfig)}
+    unknown = sorted(set(report["config"]) - known)
+    if unknown:
+        raise ValueError(f"{directory / 'report.json'}: its recipe has fields PretrainConfig does not know: {unknown}")
+    cfg = PretrainConfig(**report["config"])
+    if cfg.objective == "electra":
+        raise ValueError(f"{directory} holds an ELECTRA run: its final figures need the generator and the RTD head, "
+                         f"which the directory does not hold, so they cannot be measured again")
+    if corpus is None:
+        corpus = build_corpus(cfg, tokenizer=tokenizer)
+    elif corpus.tokenizer.get_vocab() != tokenizer.get_vocab():
+        raise ValueError(f"corpus was encoded with another vocabulary than {directory / 'tokenizer.json'}")
+    held = held_out_batch(corpus, cfg)
+    again = held_out_losses(model, held)
+    old = report["final"]
+    if any(not isinstance(old.get(k), (int, float)) or abs(again[k] - old[k]) > _REPRODUCED for k in again):
+        raise ValueError(f"the held-out batch of the report's recipe gives {again} on the full-precision weights of "
+                         f"{path}, not the report's final {old}: it is not the batch the run measured "
+                         f"(pass the run's corpus)")
+    with safe_open(str(path), "pt") as f:                  # the floating dtypes as stored: "fp32" for save_model's
+        floats = {_DTYPES[d] for d in (f.get_slice(k).get_dtype() for k in f.keys()) if d in _DTYPES}
+    origin = {"model_sha256": sha256_file(path), "size_bytes": path.stat().st_size,
+              "storage": "+".join(sorted(floats)), "final": old}
+    return export(directory if out is None else out, model, tokenizer, {**report, "recompacted_from": origin}, held)
+
+
+_DTYPES = {"F64": "fp64", "F32": "fp32", "F16": "fp16", "BF16": "bf16"}   # safetensors' names -> the report's

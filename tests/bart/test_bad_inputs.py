@@ -305,6 +305,26 @@ def export(**kw):
                                    recipe=TINY_BART)
 
 
+def exported_bart_dir() -> Path:
+    """A directory as export writes it: int8 weights and the full report."""
+    folder = tmp() / "out"
+    export(out=folder)
+    return folder
+
+
+def fp16_bart_dir() -> Path:
+    """A directory as export wrote it before int8 storage: the full report, fp16 weights (what recompact takes)."""
+    folder, vocab, model = exported_bart_dir(), bart_vocab(), vocab_bart()
+    path = train.save_checkpoint(folder / "model.safetensors", model.half(), model.config,
+                                 extra={"recipe": asdict(TINY_BART), "tokenizer_sha256": vocab.subwords.sha256(),
+                                        "mask_id": str(vocab.mask_id)})
+    report = json.loads((folder / "report.json").read_text())
+    report = {k: v for k, v in report.items() if k != "storage"} | {"file_sha256": sha256_file(path),
+                                                                     "size_bytes": path.stat().st_size}
+    (folder / "report.json").write_text(json.dumps(report))
+    return folder
+
+
 BART_PRETRAINING = [
     Bad("an architecture without d_ff", bart_corpus.BartRecipe,
         lambda: replace(TINY_BART, arch={k: v for k, v in TINY_BART.arch.items() if k != "d_ff"}), ValueError,
@@ -438,6 +458,28 @@ BART_PRETRAINING = [
     Bad("the directory of the small BERT", bart_pretraining.load_pretrained_bart,
         lambda: bart_pretraining.load_pretrained_bart(bart_dir_holding_a_bert()), ValueError,
         r"report.json is not a report of coursekit.bart.pretraining: it lacks \['recipe'"),
+    Bad("a number for the directory", bart_pretraining.load_pretrained_bart,
+        lambda: bart_pretraining.load_pretrained_bart(3), TypeError,
+        r"directory must be a folder path \(str or Path\) or None, got int"),
+
+    Bad("a number for the directory", bart_pretraining.recompact, lambda: bart_pretraining.recompact(3), TypeError,
+        r"directory must be a folder path \(str or Path\) or None, got int"),
+    Bad("a list for the output directory", bart_pretraining.recompact,
+        lambda: bart_pretraining.recompact(tmp(), ["data/bart"]), TypeError,
+        r"out must be a folder path \(str or Path\) or None, got list"),
+    Bad("a list of documents for the corpus", bart_pretraining.recompact,
+        lambda: bart_pretraining.recompact(tmp(), corpus=vocab_docs()), TypeError,
+        r"corpus must be a PretrainingCorpus or None, got list"),
+    Bad("a report without the training record (nothing to keep)", bart_pretraining.recompact,
+        lambda: bart_pretraining.recompact(tiny_bart_dir(), corpus=b_corpus()), ValueError,
+        r"lacks \['corpus', 'curve', .*'train_seconds'\]: recompact keeps the training record of a report "
+        r"written by export\(\); re-run `python -m coursekit.bart pretrain"),
+    Bad("a model already stored as int8", bart_pretraining.recompact,
+        lambda: bart_pretraining.recompact(exported_bart_dir(), corpus=b_corpus()), ValueError,
+        r"model.safetensors is already stored as 'int8-rowwise': nothing to recompact"),
+    Bad("another corpus than the model's (other held-out figures)", bart_pretraining.recompact,
+        lambda: bart_pretraining.recompact(fp16_bart_dir(), tmp(), corpus=b_corpus(unigram_top=11)), ValueError,
+        r"corpus is not the one the model of .* was trained on: its unigram_top .* vs the report's"),
 ]
 
 
@@ -550,6 +592,10 @@ BART_FINETUNING = [
         TypeError, r"tasks must be a tuple of task names, got one string"),
     Bad("a dict for the recipe", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), recipe={}),
         TypeError, r"recipe must be a FinetuneRecipe, got dict"),
+    Bad("one string for the starts", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), inits="random"),
+        TypeError, r"inits must be a tuple of starts, got str"),
+    Bad("an unknown start", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), inits=("warm",)),
+        ValueError, r"inits must be among \('pretrained', 'random'\), got \('warm',\)"),
     Bad("a file name for the log", bart_finetuning.compare, lambda: bart_finetuning.compare((0,), log="log.txt"),
         TypeError, r"log must be a function such as print, got str"),
     Bad("one learning rate as a float", bart_finetuning.FinetuneRecipe,

@@ -98,7 +98,7 @@ def test_pretraining_resumes_exactly_and_exports_a_loadable_model(tmp_path, voca
     model, _, loaded = bart_pretraining.load_pretrained_bart(tmp_path / "out")
     assert loaded == json.loads((tmp_path / "out" / "report.json").read_text()) and report["updates"] == 6
     again = bart_pretraining.denoising_accuracy(model, corpus.held_out, vocab, TINY, unigram_top=corpus.unigram_top)
-    assert again == report["held_out"]                                       # measured on the stored fp16 weights
+    assert again == report["held_out"]                                       # measured on the stored int8 weights
     report["file_sha256"] = "0" * 64
     (tmp_path / "out" / "report.json").write_text(json.dumps(report))
     with pytest.raises(ValueError, match="does not match its report"):
@@ -175,6 +175,45 @@ def test_merge_combines_processes_and_keeps_other_tasks():
     summary = table["sst2"]["summary"]
     assert summary["pretrained"]["chosen_lr"] == 1e-3 and summary["pretrained"]["values"] == [0.63, 0.65]
     assert summary["difference"] == pytest.approx(0.02)
+
+
+def test_merge_replaces_the_rows_it_reran_and_keeps_the_others():
+    """After a new committed model only its pre-trained rows are re-run: the random-init rows stay."""
+    recipe = asdict(bart_finetuning.FinetuneRecipe())
+
+    def rows(inits, test):
+        return [{"init": init, "seed": seed, "bleu": test + (init == "pretrained") * 10.0, "chrf": 1.0}
+                for seed in (0, 1) for init in inits]
+
+    committed = {"recipe": recipe, "seeds": [0, 1],
+                 "translation": {"n_pairs": 4, "rows": rows(("pretrained", "random"), 10.0)}}
+    rerun = {"recipe": recipe, "hardware": {}, "seeds": [0, 1], "model_file_sha256": "ab" * 32,
+             "translation": {"n_pairs": 4, "rows": rows(("pretrained",), 12.0)}}
+    table = bart_finetuning.merge([rerun], committed)
+    got = [(r["init"], r["seed"], r["bleu"]) for r in table["translation"]["rows"]]
+    assert got == [("pretrained", 0, 22.0), ("random", 0, 10.0), ("pretrained", 1, 22.0), ("random", 1, 10.0)]
+    assert table["translation"]["bleu"]["difference"] == pytest.approx(12.0)
+    assert table["model_file_sha256"] == "ab" * 32
+
+
+def test_compare_of_one_start_leaves_the_summary_to_merge(monkeypatch):
+    """compare(inits=("pretrained",)) once crashed computing a summary without random-init rows."""
+    from coursekit.bart import finetuning as ft
+
+    class Report:
+        bleu, chrf = 21.0, 44.0
+
+        def examples(self, n):
+            return []
+
+    monkeypatch.setattr(ft, "translation_subset", lambda n, vocab: (type("D", (), {"test": [0] * 3})(), [], []))
+    monkeypatch.setattr(ft, "starting_model", lambda init, seed, vocab: (None, vocab))
+    monkeypatch.setattr(ft, "finetune_translation", lambda *a, **k: [1.0] * 50)
+    monkeypatch.setattr(ft, "translation_bleu", lambda *a, **k: Report())
+    monkeypatch.setattr(ft, "sha256_file", lambda path: "ab" * 32)
+    part = ft.compare((0,), tasks=("translation",), inits=("pretrained",), log=lambda line: None)
+    assert [r["init"] for r in part["translation"]["rows"]] == ["pretrained"] and "bleu" not in part["translation"]
+    assert part["model_file_sha256"] == "ab" * 32
 
 
 def test_committed_downstream_table_follows_its_protocol():

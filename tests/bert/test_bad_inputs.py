@@ -11,6 +11,7 @@ are written in a temporary folder, never in ``data/``.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -703,6 +704,28 @@ def small_bert_of_another_vocabulary() -> Path:
     return folder
 
 
+def full_precision_small_bert(report) -> Path:
+    """A small-BERT directory as save_pretrained wrote it before issue 34 (fp32 weights) with ``report``."""
+    folder = tmp()
+    model = tiny_bert()
+    train.save_checkpoint(folder / "model.safetensors", model, model.config)
+    tokenizer().save(str(folder / "tokenizer.json"))
+    (folder / "report.json").write_text(json.dumps(report))
+    return folder
+
+
+def recompact(report=None, folder=None, **kw):
+    """recompact of a full-precision tiny directory holding ``report`` (default: a recipe and a final that the
+    tiny held-out batch does not give), on the tiny corpus."""
+    report = report or {"config": asdict(TINY_PT), "final": {"mlm": 0.0, "nsp": 0.0, "nsp_acc": 1.0}}
+    return bert_pretraining.recompact(folder or full_precision_small_bert(report), **(dict(corpus=pt_corpus()) | kw))
+
+
+def export(**kw):
+    args = dict(directory=tmp(), model=tiny_bert(), tokenizer=tokenizer(), report={"steps": 0}, held=pt_batch())
+    return bert_pretraining.export(**(args | kw))
+
+
 def snapshots(bad_second=None) -> Path:
     """A snapshot folder of the tiny BERT (steps 1 and 2); ``bad_second`` damages the second one."""
     folder = tmp()
@@ -946,6 +969,50 @@ BERT_CHECKPOINT = [
 ]
 
 
+BERT_EXPORT = [
+    Bad("a directory as an int", bert_pretraining.export, lambda: export(directory=3), TypeError,
+        r"directory must be a path \(str or Path\), got int"),
+    Bad("a list for the report", bert_pretraining.export, lambda: export(report=[]), TypeError,
+        r"report must be a dict \(what pretrain returns\), got list"),
+    Bad("a classifier for the model", bert_pretraining.export,
+        lambda: export(model=bert_heads.BertForSequenceClassification(tiny_bert(), 2)), TypeError,
+        r"model must be a coursekit.bert.model.Bert, got BertForSequenceClassification"),
+    Bad("a held-out batch of four parts (nothing is written)", bert_pretraining.export,
+        lambda: export(held=pt_batch()[:4]), ValueError,
+        r"batch must be \(input_ids, token_type_ids, attention_mask, mlm_labels, nsp_labels\), got 4 items"),
+    Bad("a model without NSP head", bert_pretraining.export, lambda: export(model=tiny_bert(nsp_head=False)),
+        ValueError, r"held_out_losses needs a model with MLM and NSP heads"),
+
+    Bad("a directory as an int", bert_pretraining.recompact, lambda: bert_pretraining.recompact(3), TypeError,
+        r"directory must be a path \(str or Path\), got int"),
+    Bad("an int for out", bert_pretraining.recompact, lambda: recompact(out=1), TypeError,
+        r"out must be a path \(str or Path\) or None \(write over directory\), got int"),
+    Bad("a list for the corpus", bert_pretraining.recompact, lambda: recompact(corpus=[[1]]), TypeError,
+        r"corpus must be a PretrainingCorpus or None, got list"),
+    Bad("an empty directory", bert_pretraining.recompact, lambda: recompact(folder=tmp()), FileNotFoundError,
+        r"no checkpoint at .*model.safetensors; make it with `python -m coursekit.bert pretrain"),
+    Bad("a directory already stored as int8", bert_pretraining.recompact,
+        lambda: recompact(folder=saved_small_bert()), ValueError,
+        r"model.safetensors is already stored as 'int8-rowwise': there is nothing to recompact"),
+    Bad("a report without recipe and final figures", bert_pretraining.recompact,
+        lambda: recompact({"steps": 0}), ValueError,
+        r"report.json is not a report of python -m coursekit.bert pretrain: it lacks the dicts \['config', 'final'\]"),
+    Bad("a recipe with an unknown field", bert_pretraining.recompact,
+        lambda: recompact({"config": asdict(TINY_PT) | {"colour": 1}, "final": {}}), ValueError,
+        r"its recipe has fields PretrainConfig does not know: \['colour'\]"),
+    Bad("an ELECTRA run (its generator is not stored)", bert_pretraining.recompact,
+        lambda: recompact({"config": asdict(replace(TINY_PT, n_layers=2, objective="electra")), "final": {}}),
+        ValueError, r"holds an ELECTRA run: its final figures need the generator and the RTD head"),
+    Bad("a corpus of another vocabulary", bert_pretraining.recompact,
+        lambda: recompact(corpus=pt_corpus(tokenizer=tokenizer(with_pad=False))), ValueError,
+        r"corpus was encoded with another vocabulary than .*tokenizer.json"),
+    Bad("a final the held-out batch does not reproduce (nothing is written)", bert_pretraining.recompact,
+        lambda: recompact(), ValueError,
+        r"the held-out batch of the report's recipe gives .* not the report's final .*it is not the batch the run "
+        r"measured"),
+]
+
+
 BERT_FINETUNING = [
     Bad("seeds given as a count", bert_finetuning.sst2_gain, lambda: bert_finetuning.sst2_gain(seeds=3), ValueError,
         r"seeds must be a non-empty tuple of ints, got 3"),
@@ -1167,6 +1234,6 @@ ELECTRA = [
 
 
 ROWS = (BERT_CONFIG + BERT_MODEL + BERT_HEADS + BERT_DATA + BERT_MASKING + BERT_PRETRAINING
-        + BERT_CHECKPOINT + BERT_FINETUNING + ELECTRA)
+        + BERT_CHECKPOINT + BERT_EXPORT + BERT_FINETUNING + ELECTRA)
 
 test_bad_call = bad_call_test(ROWS)

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from helpers.bert import TINY, tiny_text
+from safetensors.torch import load_file
 
 from coursekit.bert import checkpoint as bc
 from coursekit.bert import corpus as bcorp
@@ -19,6 +20,7 @@ from coursekit.bert.electra import Electra, ReplacedTokenDetectionHead, corrupt,
 from coursekit.bert.model import Bert, BertConfig
 from coursekit.bert.objectives import IGNORE_INDEX, mask_tokens
 from coursekit.bert.sst2 import sst2_splits
+from coursekit.training.compact import expand_state
 from coursekit.training.loop import load_checkpoint
 
 PAD, CLS, SEP, MASK = 0, 1, 2, 3
@@ -262,8 +264,10 @@ def test_electra_discriminator_reloads_and_fine_tunes_like_an_mlm_model(electra_
     bc.save_pretrained(tmp_path / "electra", model, short_corpus.tokenizer, report)
     loaded, tokenizer, loaded_report = bc.load_small_bert(tmp_path / "electra")
     assert loaded_report["objective"] == "electra" and loaded_report["generator"] == report["generator"]
-    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), loaded.state_dict().values(),
-                                                 strict=True))
+    stored = expand_state(load_file(str(tmp_path / "electra" / "model.safetensors")))   # int8 matrices, dequantised
+    own = loaded.state_dict()
+    assert all(torch.equal(own[k], v) for k, v in stored.items())
+    assert all(torch.allclose(a, b, atol=0.01) for a, b in zip(model.state_dict().values(), own.values(), strict=True))
     snapshot = Bert(model.config)                                     # the snapshots are the discriminator too
     load_checkpoint(snaps / "step_100.safetensors", snapshot, expected_config=model.config)
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), snapshot.state_dict().values(),
@@ -271,6 +275,11 @@ def test_electra_discriminator_reloads_and_fine_tunes_like_an_mlm_model(electra_
     body = bf.starting_body("pretrained", 0, loaded)                  # what compare() and sst2_gain() do
     result = bf.finetune_once(body, tokenizer, sst2_splits(32, 16), lr=1e-3, seed=0, epochs=1, batch_size=16)
     assert 0.0 <= result["test"] <= 1.0 and 0.0 <= result["select"] <= 1.0
+    # pretrain --out: an ELECTRA run's final figures need the generator and the RTD head, which are not stored
+    written = bp.export(tmp_path / "export", model, short_corpus.tokenizer, report,
+                        bcorp.held_out_batch(short_corpus, ELECTRA_TINY))
+    assert written["final"] == report["final"] and written["storage"] == "int8-rowwise"
+    assert written["final_measured_on"].startswith("the weights in training")
 
 
 def test_electra_run_resumes_exactly(short_corpus, tmp_path):

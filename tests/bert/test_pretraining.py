@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import json
 import math
 import random
+import shutil
 
 import pytest
 import torch
 from helpers.bert import TINY, tiny_text
+from safetensors.torch import load_file
 
 from coursekit.bert import checkpoint as bc
 from coursekit.bert import corpus as bcorp
@@ -18,6 +21,8 @@ from coursekit.bert import finetuning as bert_finetuning
 from coursekit.bert import pretraining as bp
 from coursekit.bert.objectives import IGNORE_INDEX
 from coursekit.data import sha256_file
+from coursekit.training.compact import STORAGE, expand_state
+from coursekit.training.loop import checkpoint_content, save_checkpoint, verify_checkpoint
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +93,103 @@ def test_pretrain_report_snapshots_and_round_trip(corpus, tmp_path):
     loaded, tokenizer, loaded_report = bc.load_small_bert(tmp_path / "out")
     assert tokenizer.get_vocab() == corpus.tokenizer.get_vocab()
     assert loaded_report["final"] == report["final"]
-    batch = bcorp.held_out_batch(corpus, TINY)
-    assert bp.held_out_losses(loaded, batch) == pytest.approx(bp.held_out_losses(model, batch), abs=1e-6)
+    assert_stored_compactly(tmp_path / "out", loaded)
+    batch = bcorp.held_out_batch(corpus, TINY)                  # int8 weights: close to the fp32 ones, not equal
+    assert bp.held_out_losses(loaded, batch) == pytest.approx(bp.held_out_losses(model, batch), abs=0.02)
+
+
+def assert_stored_compactly(folder, loaded):
+    """``folder/model.safetensors`` holds int8 matrices with their scales, and ``loaded`` (fp32) is exactly
+    the dequantised file."""
+    path = folder / "model.safetensors"
+    assert verify_checkpoint(path)["storage"] == STORAGE == "int8-rowwise"
+    raw = load_file(str(path))
+    matrices = [k for k, v in raw.items() if v.dim() >= 2]
+    assert matrices and all(raw[k].dtype == torch.int8 and k + ":scale" in raw for k in matrices)
+    own = loaded.state_dict()
+    assert all(v.dtype == torch.float32 for v in own.values() if v.is_floating_point())
+    stored = expand_state(raw)
+    assert all(torch.equal(own[k], v) for k, v in stored.items())
+
+
+def full_precision_dir(folder, model, tokenizer, report):
+    """A model directory as save_pretrained wrote it before issue 34: fp32 weights."""
+    folder.mkdir(parents=True)
+    save_checkpoint(folder / "model.safetensors", model, model.config)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    (folder / "report.json").write_text(json.dumps(report, indent=1))
+    return folder
+
+
+def test_export_measures_the_final_figures_on_the_stored_weights(corpus, tmp_path):
+    """pretrain --out: int8 on disk, and report["final"] is what the weights as loaded back give on the
+    held-out batch; the curve keeps the fp32 figures."""
+    model, report = bp.pretrain(TINY, corpus, progress=False)
+    held = bcorp.held_out_batch(corpus, TINY)
+    written = bp.export(tmp_path / "out", model, corpus.tokenizer, report, held)
+    loaded, _, loaded_report = bc.load_small_bert(tmp_path / "out")
+    assert loaded_report == json.loads(json.dumps(written))
+    assert_stored_compactly(tmp_path / "out", loaded)
+    assert written["final"] == bp.held_out_losses(loaded, held)
+    assert written["history"]["evals"][-1][1] == report["final"] == bp.held_out_losses(model, held)
+    assert written["final"] == pytest.approx(report["final"], abs=0.02)
+    assert written["storage"] == "int8-rowwise" and written["final_measured_on"] == "model.safetensors as loaded back"
+    path = tmp_path / "out" / "model.safetensors"
+    assert written["model_sha256"] == sha256_file(path) and written["size_bytes"] == path.stat().st_size
+    added = ("storage", "final_measured_on", "model_sha256", "size_bytes")
+    assert {k: v for k, v in written.items() if k not in added} == {**report, "final": written["final"]}
+
+
+def test_recompact_stores_a_full_precision_directory_as_int8(corpus, tmp_path):
+    model, report = bp.pretrain(TINY, corpus, progress=False)
+    old = full_precision_dir(tmp_path / "old", model, corpus.tokenizer, report)
+    old_sha, old_size = sha256_file(old / "model.safetensors"), (old / "model.safetensors").stat().st_size
+    new = bp.recompact(old, tmp_path / "new", corpus=corpus)
+    assert sha256_file(old / "model.safetensors") == old_sha                  # --out leaves the original alone
+    loaded, tokenizer, loaded_report = bc.load_small_bert(tmp_path / "new")
+    assert loaded_report == json.loads(json.dumps(new))
+    assert_stored_compactly(tmp_path / "new", loaded)
+    assert (tmp_path / "new" / "tokenizer.json").read_bytes() == (old / "tokenizer.json").read_bytes()
+    assert new["recompacted_from"] == {"model_sha256": old_sha, "size_bytes": old_size, "storage": "fp32",
+                                       "final": report["final"]}
+    assert new["final"] == bp.held_out_losses(loaded, bcorp.held_out_batch(corpus, TINY))
+    assert new["storage"] == "int8-rowwise" and new["size_bytes"] < old_size
+    for key in ("config", "model_config", "history", "before", "unigram_mlm", "wall_seconds", "objective"):
+        assert new[key] == json.loads(json.dumps(report[key]))                 # the rest of the report is kept
+    # in place (out=None): the same tensors, tokenizer and report as into another folder (the safetensors
+    # header's metadata order, hence the file's sha256, may differ between two writes)
+    shutil.copytree(old, tmp_path / "in_place")
+    in_place = bp.recompact(tmp_path / "in_place", corpus=corpus)
+    assert checkpoint_content(tmp_path / "in_place" / "model.safetensors") == checkpoint_content(
+        tmp_path / "new" / "model.safetensors")
+    assert (tmp_path / "in_place" / "tokenizer.json").read_bytes() == (old / "tokenizer.json").read_bytes()
+    assert {**in_place, "model_sha256": None} == {**new, "model_sha256": None}
+    with pytest.raises(ValueError, match="already stored as 'int8-rowwise': there is nothing to recompact"):
+        bp.recompact(tmp_path / "in_place", corpus=corpus)
+    moved = full_precision_dir(tmp_path / "moved", model, corpus.tokenizer,
+                               {**report, "final": {**report["final"], "mlm": report["final"]["mlm"] + 0.01}})
+    with pytest.raises(ValueError, match="it is not the batch the run measured"):   # a final this batch never gave
+        bp.recompact(moved, tmp_path / "never", corpus=corpus)
+    rot13 = bcorp.build_corpus(TINY, *[[codecs.encode(line, "rot13") for line in part] for part in tiny_text()])
+    with pytest.raises(ValueError, match="corpus was encoded with another vocabulary than .*tokenizer.json"):
+        bp.recompact(old, tmp_path / "never", corpus=rot13)
+    assert not (tmp_path / "never").exists()
+
+
+def test_recompact_command_rebuilds_the_held_out_batch_from_the_recipe(corpus, tmp_path, capsys):
+    """python -m coursekit.bert recompact: without a corpus the held-out batch comes from the report's recipe and
+    the directory's tokenizer (the real pre-training text), as pretrain measured it."""
+    from coursekit.bert.__main__ import main as bert_cli
+
+    model, report = bp.pretrain(dataclasses.replace(TINY, steps=1, eval_every=1), corpus, progress=False)
+    real = bcorp.build_corpus(TINY, tokenizer=corpus.tokenizer)
+    report["final"] = bp.held_out_losses(model, bcorp.held_out_batch(real, TINY))
+    old = full_precision_dir(tmp_path / "old", model, corpus.tokenizer, report)
+    assert bert_cli(["recompact", "--model", str(old), "--out", str(tmp_path / "new")]) == 0
+    printed = capsys.readouterr().out
+    new = json.loads((tmp_path / "new" / "report.json").read_text())
+    assert new["recompacted_from"]["final"] == report["final"] and new["storage"] == "int8-rowwise"
+    assert f"held-out MLM {report['final']['mlm']:.4f} -> {new['final']['mlm']:.4f}" in printed
 
 
 def test_pack_sentences_fills_rows_with_whole_sentences():
@@ -142,11 +242,12 @@ def test_continued_pretraining_starts_from_the_saved_weights(corpus, tmp_path):
     """Domain-adaptive pre-training (init_from): the run starts from the saved model, not a fresh one."""
     first, report = bp.pretrain(TINY, corpus, progress=False)
     bc.save_pretrained(tmp_path / "stage1", first, corpus.tokenizer, report)
+    stored = bc.load_small_bert(tmp_path / "stage1")[0]            # the int8 weights as a reader gets them
     cfg = dataclasses.replace(TINY, init_from=str(tmp_path / "stage1"), in_domain_fraction=0.75,
                               pack_in_domain=True)
     held = bcorp.held_out_batch(corpus, cfg)
     second, second_report = bp.pretrain(cfg, corpus, progress=False)
-    assert second_report["before"] == pytest.approx(bp.held_out_losses(first, held), abs=1e-6)
+    assert second_report["before"] == pytest.approx(bp.held_out_losses(stored, held), abs=1e-6)
     assert not all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values(),
                                                      strict=True))          # and it trained on from there
     # the default corpus path encodes with the saved tokenizer: the vocabulary is the stage-1 one

@@ -351,7 +351,8 @@ print("position table rows:", tuple(ours.encoder_positions.embedding.weight.shap
 pre, bvocab, pre_report = bart_pretraining.load_pretrained_bart()
 recipe = bart_corpus.BartRecipe(**pre_report["recipe"])
 hw = pre_report["hardware"]
-print(f"{pre_report['parameters']:,} parameters, {pre_report['size_bytes'] / 1e6:.1f} MB (fp16); "
+print(f"{pre_report['parameters']:,} parameters, {pre_report['size_bytes'] / 1e6:.1f} MB "
+      f"({pre_report.get('storage', 'fp16')}: int8 matrices, one scale per row); "
       f"{pre_report['updates']:,} updates ({pre_report['epochs']:.2f} epochs) in "
       f"{pre_report['train_seconds'] / 60:.0f} min on {hw['torch_threads']} CPU thread(s)")
 viz.show_table([pre_report["corpus"]], title="pre-training corpus (sentences)")

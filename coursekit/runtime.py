@@ -202,28 +202,26 @@ def environment_report() -> dict[str, str]:
     return report
 
 
-def _tf32_knobs() -> list[tuple[Any, str, Any]]:
-    """``(object, attribute, value meaning "no TF32")`` for every switch that lets fp32 work use TF32.
+def _tf32_knobs() -> list[tuple[str, Any, str, Any]]:
+    """``(name, object, attribute, value meaning "no TF32")`` for every switch that lets fp32 work use TF32.
 
     torch ≥ 2.9 has per-backend, per-operator ``fp32_precision`` settings; there the cuDNN RNN and
-    convolution settings default to ``"tf32"`` on their own, and the legacy ``allow_tf32`` flags do not
-    reliably reach them (nor may the two APIs be mixed: reading a legacy flag after setting the new ones
-    raises). Older torch has only the two legacy flags.
+    convolution settings default to ``"tf32"`` on their own, the legacy ``allow_tf32`` flags are deprecated,
+    and the two APIs may not be mixed (reading a legacy flag after setting the new ones raises). Older torch
+    has only the two legacy flags.
     """
     b = torch.backends
     if hasattr(b.cuda.matmul, "fp32_precision") and hasattr(getattr(b.cudnn, "rnn", None), "fp32_precision"):
-        return [(b.cuda.matmul, "fp32_precision", "ieee"), (b.cudnn, "fp32_precision", "ieee"),
-                (b.cudnn.conv, "fp32_precision", "ieee"), (b.cudnn.rnn, "fp32_precision", "ieee")]
-    return [(b.cuda.matmul, "allow_tf32", False), (b.cudnn, "allow_tf32", False)]
+        return [(f"{name}.fp32_precision", obj, "fp32_precision", "ieee")
+                for name, obj in (("cuda.matmul", b.cuda.matmul), ("cudnn", b.cudnn), ("cudnn.conv", b.cudnn.conv),
+                                  ("cudnn.rnn", b.cudnn.rnn))]
+    return [("cuda.matmul.allow_tf32", b.cuda.matmul, "allow_tf32", False),
+            ("cudnn.allow_tf32", b.cudnn, "allow_tf32", False)]
 
 
 def tf32_settings() -> dict[str, Any]:
     """The current TF32 switches by name (``{"cuda.matmul.fp32_precision": "none", …}`` on torch ≥ 2.9)."""
-    names = {id(torch.backends.cuda.matmul): "cuda.matmul", id(torch.backends.cudnn): "cudnn"}
-    for op in ("conv", "rnn"):
-        if hasattr(torch.backends.cudnn, op):
-            names[id(getattr(torch.backends.cudnn, op))] = f"cudnn.{op}"
-    return {f"{names[id(obj)]}.{attr}": getattr(obj, attr) for obj, attr, _ in _tf32_knobs()}
+    return {name: getattr(obj, attr) for name, obj, attr, _ in _tf32_knobs()}
 
 
 @contextmanager
@@ -236,13 +234,13 @@ def exact_matmul() -> Iterator[None]:
     settings where torch has them (see :func:`_tf32_knobs`), else the legacy ``allow_tf32`` flags.
     """
     knobs = _tf32_knobs()
-    saved = [getattr(obj, attr) for obj, attr, _ in knobs]
-    for obj, attr, exact in knobs:
+    saved = [getattr(obj, attr) for _, obj, attr, _ in knobs]
+    for _, obj, attr, exact in knobs:
         setattr(obj, attr, exact)
     try:
         yield
     finally:
-        for (obj, attr, _), value in zip(reversed(knobs), reversed(saved)):
+        for (_, obj, attr, _), value in zip(reversed(knobs), reversed(saved)):
             setattr(obj, attr, value)
 
 

@@ -55,6 +55,7 @@ from coursekit.data import model_dir, sha256_file
 from coursekit.text import token_batches
 from coursekit.training.compact import STORAGE
 from coursekit.training.loop import (
+    checkpoint_storage,
     count_parameters,
     load_checkpoint,
     load_model_directory,
@@ -333,7 +334,7 @@ def recompact(directory: str | Path | None = None, out: str | Path | None = None
     if lacking:
         raise ValueError(f"{directory / 'report.json'} lacks {lacking}: recompact keeps the training record of a "
                          f"report written by export(); re-run `{_reproduce(directory)}` instead")
-    storage = _stored_as(directory / "model.safetensors")
+    storage = checkpoint_storage(directory / "model.safetensors")
     if storage == STORAGE:
         raise ValueError(f"{directory / 'model.safetensors'} is already stored as {storage!r}: nothing to recompact")
     recipe = BartRecipe(**report["recipe"])
@@ -349,20 +350,6 @@ def recompact(directory: str | Path | None = None, out: str | Path | None = None
     old = {"file_sha256": report["file_sha256"], "size_bytes": report["size_bytes"], "storage": storage,
            "held_out": report["held_out"]}
     return _write_measured(model, corpus, recipe, out, {k: report[k] for k in _TRAINING_FIELDS}, old)
-
-
-def _stored_as(path: Path) -> str:
-    """How a checkpoint stores its weights: its ``storage`` metadata (``"int8-rowwise"``), else the dtype of its
-    floating tensors (``"fp16"``, ``"fp32"``; ``"fp16+fp32"`` when mixed)."""
-    from safetensors import safe_open
-
-    names = {"F16": "fp16", "BF16": "bf16", "F32": "fp32", "F64": "fp64"}
-    with safe_open(str(path), "pt") as f:
-        storage = (f.metadata() or {}).get("storage")
-        if storage:
-            return storage
-        kinds = {names[d] for d in (f.get_slice(k).get_dtype() for k in f.keys()) if d in names}
-    return "+".join(sorted(kinds, key=list(names.values()).index)) or "no floating tensors"
 
 
 def _epoch_len(corpus: PretrainingCorpus, recipe: BartRecipe) -> int:

@@ -63,7 +63,7 @@ from coursekit.bert.objectives import IGNORE_INDEX, pretraining_loss
 from coursekit.data import sha256_file
 from coursekit.runtime import device as pick_device
 from coursekit.training.compact import STORAGE
-from coursekit.training.loop import save_checkpoint, verify_checkpoint, warmup_cosine
+from coursekit.training.loop import checkpoint_storage, save_checkpoint, warmup_cosine
 from coursekit.training.resumable import train_steps_in_folder
 from coursekit.validation import check_int, check_labels, check_positive_float, check_positive_int
 
@@ -307,14 +307,12 @@ def recompact(directory: str | Path, out: str | Path | None = None, *,
         raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
     if out is not None and not isinstance(out, (str, Path)):
         raise TypeError(f"out must be a path (str or Path) or None (write over directory), got {type(out).__name__}")
-    from safetensors import safe_open
-
     _check_corpus(corpus, optional=True)
     directory = Path(directory)
     path = directory / "model.safetensors"
     model, tokenizer, report = load_small_bert(directory)
-    storage = verify_checkpoint(path).get("storage")
-    if storage is not None:
+    storage = checkpoint_storage(path)                     # the file was verified by load_small_bert
+    if storage == STORAGE:
         raise ValueError(f"{path} is already stored as {storage!r}: there is nothing to recompact")
     lacking = [key for key in ("config", "final") if not isinstance(report.get(key), dict)]
     if lacking:
@@ -339,11 +337,7 @@ def recompact(directory: str | Path, out: str | Path | None = None, *,
         raise ValueError(f"the held-out batch of the report's recipe gives {again} on the full-precision weights of "
                          f"{path}, not the report's final {old}: it is not the batch the run measured "
                          f"(pass the run's corpus)")
-    with safe_open(str(path), "pt") as f:                  # the floating dtypes as stored: "fp32" for save_model's
-        floats = {_DTYPES[d] for d in (f.get_slice(k).get_dtype() for k in f.keys()) if d in _DTYPES}
-    origin = {"model_sha256": sha256_file(path), "size_bytes": path.stat().st_size,
-              "storage": "+".join(sorted(floats)), "final": old}
+    origin = {"model_sha256": sha256_file(path), "size_bytes": path.stat().st_size, "storage": storage,
+              "final": old}
     return export(directory if out is None else out, model, tokenizer, {**report, "recompacted_from": origin}, held)
 
-
-_DTYPES = {"F64": "fp64", "F32": "fp32", "F16": "fp16", "BF16": "bf16"}   # safetensors' names -> the report's

@@ -326,6 +326,26 @@ def read_checkpoint_metadata(path: str | Path) -> tuple[dict, dict]:
         raise ValueError(f"{path} is not a coursekit checkpoint: its config is not valid JSON") from None
 
 
+#: safetensors' names of the floating dtypes, as reports name them.
+_FLOAT_NAMES = {"F16": "fp16", "BF16": "bf16", "F32": "fp32", "F64": "fp64"}
+
+
+def checkpoint_storage(path: str | Path) -> str:
+    """How a checkpoint stores its weights: its ``storage`` metadata (``"int8-rowwise"``, :func:`save_checkpoint`
+    with ``compact=True``), else the dtypes of its floating tensors (``"fp16"``, ``"fp32"``; ``"fp16+fp32"``
+    when mixed), read from the header without loading the weights."""
+    from safetensors import safe_open
+
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    with safe_open(str(path), "pt") as f:
+        storage = (f.metadata() or {}).get("storage")
+        if storage:
+            return storage
+        kinds = {_FLOAT_NAMES[d] for d in (f.get_slice(k).get_dtype() for k in f.keys()) if d in _FLOAT_NAMES}
+    return "+".join(sorted(kinds, key=list(_FLOAT_NAMES.values()).index)) or "no floating tensors"
+
+
 def load_checkpoint(path: str | Path, model: nn.Module, expected_config: Any = None) -> dict:
     """Load weights saved by :func:`save_checkpoint` into ``model``; return the stored config.
 

@@ -157,7 +157,7 @@ def short_view(data: TranslationData, n_test: int | None = None) -> TranslationD
     view.keep("train", [i for i, (en, fr) in enumerate(data.train)
                         if max(len(en), len(fr)) <= BENCHMARK["short_len"]])
     if n_test is not None:
-        view.keep("test", list(range(n_test)))
+        view.truncate("test", n_test)
     return view
 
 

@@ -251,6 +251,9 @@ TRAIN = [
     Bad("missing file", train.verify_checkpoint, lambda: train.verify_checkpoint(tmp() / "nope.safetensors"),
         FileNotFoundError, r"no checkpoint at"),
 
+    Bad("missing file", train.checkpoint_storage, lambda: train.checkpoint_storage(tmp() / "nope.safetensors"),
+        FileNotFoundError, r"no checkpoint at .*nope.safetensors"),
+
     Bad("no config in the metadata", train.read_checkpoint_metadata,
         lambda: train.read_checkpoint_metadata(without_config()), ValueError,
         r"plain.safetensors is not a coursekit checkpoint: its metadata has no config.*save_checkpoint"),

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from coursekit.training.compact import STORAGE, compact_state, dequantize_int8, expand_state, quantize_int8
-from coursekit.training.loop import checkpoint_content, load_checkpoint, save_checkpoint
+from coursekit.training.loop import checkpoint_content, checkpoint_storage, load_checkpoint, save_checkpoint
 
 
 class Tied(nn.Module):
@@ -119,3 +119,11 @@ def test_a_config_field_added_later_reads_as_its_default(tmp_path):
     tied = Seq2SeqConfig(30, 30, d_emb=8, d_hidden=8, tie_output=True)
     with pytest.raises(ValueError, match="tie_output: checkpoint '<absent>' vs expected True"):
         load_checkpoint(path, Seq2Seq(tied), expected_config=tied)
+
+
+def test_checkpoint_storage_names_what_the_file_holds(tmp_path):
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    assert checkpoint_storage(save_checkpoint(tmp_path / "c.safetensors", model, {"n": 1}, compact=True)) == STORAGE
+    assert checkpoint_storage(save_checkpoint(tmp_path / "f.safetensors", model, {"n": 1})) == "fp32"
+    assert checkpoint_storage(save_checkpoint(tmp_path / "h.safetensors", model.half(), {"n": 1})) == "fp16"

@@ -274,7 +274,12 @@ assert cache_diff < 1e-4
 #   spreads 0.1 over the vocabulary — "the model learns to be more unsure, but BLEU improves";
 # - **warm-up**: the learning rate grows linearly for the first updates, then decays as
 #   $1/\sqrt{step}$ — the paper's schedule $d^{-0.5} \min(step^{-0.5}, step \cdot warmup^{-1.5})$
-#   (exercise 3), with the peak set directly (`coursekit.translation.recipes.inverse_sqrt`).
+#   (exercise 3), with the peak set directly (`coursekit.translation.recipes.inverse_sqrt`);
+# - and one trick from after the paper, a **cool-down**: over the last sixth or so of the updates the
+#   learning rate falls in a straight line to zero (`recipes.lr_factor`; the "decay" of a
+#   warmup-stable-decay schedule, Hägele et al. 2024). Averaging the last checkpoints, as the paper
+#   does, smooths the weights the same way: small late steps let them settle into the minimum the
+#   large steps kept jumping across.
 #
 # Batches hold pairs of similar length, up to a fixed number of tokens. We train a small
 # Transformer live with the course recipe (`recipes.train`: the same loop, schedule, smoothing and
@@ -288,11 +293,15 @@ print(f"{len(data.train):,} training pairs, {len(data.test)} test pairs, one voc
 print("example:", " ".join(data.train[0][0]), "→", " ".join(data.train[0][1]))
 
 # %%
+reference_recipe = recipes.RECIPES["transformer"]
+cooldown_share = reference_recipe.cooldown / reference_recipe.max_updates          # 1,500 of 8,500 updates
 live_recipe = dataclasses.replace(
-    recipes.RECIPES["transformer"], max_tokens=S.max_tokens, lr=S.lr, warmup=S.warmup, max_updates=S.steps,
-    eval_every=S.steps, arch={**recipes.RECIPES["transformer"].arch, "d_model": S.d_model, "n_heads": S.n_heads,
-                              "n_encoder_layers": S.n_layers, "n_decoder_layers": S.n_layers, "d_ff": S.d_ff})
-print("reference recipe:", recipes.RECIPES["transformer"])
+    reference_recipe, max_tokens=S.max_tokens, lr=S.lr, warmup=S.warmup, max_updates=S.steps,
+    cooldown=int(S.steps * cooldown_share), eval_every=S.steps,
+    arch={**reference_recipe.arch, "d_model": S.d_model, "n_heads": S.n_heads,
+          "n_encoder_layers": S.n_layers, "n_decoder_layers": S.n_layers, "d_ff": S.d_ff})
+print("reference recipe:", reference_recipe)
+print(f"live run: {live_recipe.max_updates} updates, the last {live_recipe.cooldown} of them cooling down")
 with tempfile.TemporaryDirectory() as work:
     live, live_state = recipes.train("transformer", work, data=data, recipe=live_recipe, quiet=True)
 live = live.to(device)

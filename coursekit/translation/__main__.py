@@ -120,7 +120,8 @@ def _train(args) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     data = load_benchmark()
-    model, state = train(args.model, args.work, resume=args.resume, max_updates=args.max_updates, data=data)
+    model, state = train(args.model, args.work, resume=args.resume, max_updates=args.max_updates, data=data,
+                         init_from=args.init_from)
     if args.out:
         figures = export(args.model, model, state, args.out, data)
         print(json.dumps({k: figures[k] for k in ("model", "updates", "train_seconds", "test")}))
@@ -174,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     tn.add_argument("--resume", action="store_true", help="continue from --work/checkpoint.pt")
     tn.add_argument("--max-updates", type=int, default=None, help="override the recipe's number of updates")
     tn.add_argument("--threads", type=int, default=None, help="torch threads")
+    tn.add_argument("--init-from", default=None, metavar="DIR",
+                    help="continue the exported model in DIR (e.g. its cool-down) instead of starting from scratch")
     tn.set_defaults(run=_train)
     tk = sub.add_parser("tokenizer", help="train the benchmark BPE on the training pairs")
     tk.add_argument("--out", default=None, help="folder (default data/translation)")

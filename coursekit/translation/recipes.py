@@ -12,14 +12,20 @@ One recipe per model, all on :mod:`coursekit.translation.benchmark` (shared BPE,
 
 All three train with Adam(0.9, 0.98), a linear warm-up then inverse-square-root decay (Vaswani et al.
 2017, Eq. 3), label smoothing 0.1, gradient clipping at 1, and length-grouped batches of at most
-``max_tokens`` tokens (:func:`~coursekit.text.token_batches`).
+``max_tokens`` tokens (:func:`~coursekit.text.token_batches`). A recipe may end with a *cool-down*: over its
+last ``cooldown`` updates the learning rate falls linearly to zero (the "decay" of a warmup-stable-decay
+schedule: Hägele et al. 2024 find that a short cool-down matches a schedule planned for the whole length, and
+that it can be branched off any checkpoint of a longer run). The Transformer's recipe is its first 7,000
+updates, unchanged, then a 1,500-update cool-down.
 
 :func:`train` runs a recipe with a checkpoint every few minutes in a work folder and resumes from it
 (``resume=True``): the batches of an epoch depend only on the seed and the epoch number, so a resumed run
-continues with exactly the batches the interrupted one would have seen. Every ``eval_every`` updates it
-logs validation loss and BLEU (500 held-out sentences, never the test set). :func:`export` writes the
-committed model: int8 safetensors (one scale per output channel), the recipe, and a report with curves, wall
-time, hardware, test BLEU/chrF by length (measured on the weights as stored) and the showcase translations.
+continues with exactly the batches the interrupted one would have seen. ``init_from`` continues an exported
+model instead (its weights as stored, its update count, its place in the data; Adam's moments start again).
+Every ``eval_every`` updates it logs validation loss and BLEU (500 held-out sentences, never the test set).
+:func:`export` writes the committed model: int8 safetensors (one scale per output channel), the recipe, and a
+report with curves, wall time, hardware, test BLEU/chrF by length (measured on the weights as stored) and the
+showcase translations.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
 from coursekit.text import pad_batch, token_batches
 from coursekit.training.compact import STORAGE
 from coursekit.training.loop import count_parameters, load_checkpoint, load_model_directory, save_checkpoint
-from coursekit.training.resumable import hardware, train_in_folder
+from coursekit.training.resumable import hardware, save_state_atomic, train_in_folder
 from coursekit.transformer.model import Transformer, TransformerConfig
 from coursekit.translation.benchmark import LENGTH_BUCKETS, benchmark_figures, check_banded, load_benchmark, showcase
 from coursekit.translation.core import TranslationData, _check_translation_model, split_tokens, translator
@@ -47,7 +53,8 @@ from coursekit.validation import check_choice, check_positive_float, check_posit
 from coursekit.validation import check_count as _check_count
 
 __all__ = ["Recipe", "RECIPES", "MODELS", "MAX_SOURCE_TOKENS", "build_model", "train", "export", "load_model",
-           "evaluate", "subset_indices", "translate_sentences", "inverse_sqrt"]
+           "evaluate", "subset_indices", "translate_sentences", "inverse_sqrt", "lr_factor",
+           "start_from_model"]
 
 MODELS = ("seq2seq", "attention", "transformer")
 SUBSET_SHORT, SUBSET_LONG = 60, 40  # test sentences whose translations the reload test reproduces (fast in CI)
@@ -67,6 +74,7 @@ class Recipe:
     clip: float = 1.0
     eval_every: int = 250
     seed: int = 0
+    cooldown: int = 0                # the last `cooldown` updates decay the learning rate linearly to zero
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -79,6 +87,10 @@ class Recipe:
         check_positive_float(self.lr, "lr")
         check_probability(self.label_smoothing, "label_smoothing", inclusive_high=False)
         check_positive_float(self.clip, "clip")
+        _check_count(self.cooldown, "cooldown")
+        if self.cooldown > self.max_updates - self.warmup:
+            raise ValueError(f"cooldown must leave the warm-up whole: at most max_updates - warmup = "
+                             f"{self.max_updates - self.warmup} updates, got {self.cooldown}")
 
 
 # One embedding table for both languages and the output layer (Press & Wolf 2017): with a shared BPE of 8,000
@@ -93,7 +105,7 @@ RECIPES: dict[str, Recipe] = {
     "transformer": Recipe("transformer", dict(d_model=256, n_heads=4, n_encoder_layers=3, n_decoder_layers=3,
                                               d_ff=1024, dropout=0.1, norm_first=True, max_len=64,
                                               share_embeddings=True, tie_output=True),
-                          lr=1e-3, warmup=400, max_updates=7000, eval_every=500),
+                          lr=1e-3, warmup=400, max_updates=8500, eval_every=500, cooldown=1500),
 }
 
 
@@ -120,6 +132,19 @@ def inverse_sqrt(warmup: int):
     """LR factor at update u: u / warmup during warm-up, then √(warmup / u) (peak 1 at u = warmup)."""
     check_positive_int(warmup, "warmup")
     return lambda u: (u + 1) / warmup if u + 1 < warmup else math.sqrt(warmup / (u + 1))
+
+
+def lr_factor(recipe: Recipe):
+    """LR factor after u updates (:class:`torch.optim.lr_scheduler.LambdaLR`): :func:`inverse_sqrt`, then over the
+    last ``recipe.cooldown`` updates a straight line from the factor reached down to zero (the last update
+    gets 1/cooldown of it). Without a cool-down this is :func:`inverse_sqrt`, whatever ``max_updates`` is."""
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe must be a Recipe, got {type(recipe).__name__}")
+    decay = inverse_sqrt(recipe.warmup)
+    if not recipe.cooldown:
+        return decay
+    start = recipe.max_updates - recipe.cooldown                 # the cool-down's first update is start + 1
+    return lambda u: decay(u) if u < start else decay(start) * max(recipe.max_updates - u, 0) / recipe.cooldown
 
 
 @torch.no_grad()
@@ -195,11 +220,15 @@ def translate_sentences(model: nn.Module, data: TranslationData, sentences: list
 
 def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int | None = None,
           checkpoint_minutes: float = 3.0, data: TranslationData | None = None,
-          recipe: Recipe | None = None, quiet: bool = False) -> tuple[nn.Module, dict]:
+          recipe: Recipe | None = None, init_from: str | Path | None = None, quiet: bool = False
+          ) -> tuple[nn.Module, dict]:
     """Train recipe ``name`` in the folder ``work`` (``checkpoint.pt``, ``train.log``); returns (model, log).
 
     ``resume=True`` continues from ``work/checkpoint.pt`` when there is one. ``max_updates`` overrides the
-    recipe's length (the schedule does not depend on it, so stopping early equals a shorter recipe).
+    recipe's length. Without a cool-down the schedule does not depend on it, so stopping early equals a shorter
+    recipe and a longer run goes on decaying as 1/√u. With one, it can only stop the run early: the schedule
+    stays the recipe's, so ``resume`` can later finish it with its cool-down. ``init_from`` (a folder written
+    by :func:`export`) starts ``work`` from that model instead of from scratch: see :func:`start_from_model`.
     """
     check_choice(name, "name", list(RECIPES))
     if recipe is not None and not isinstance(recipe, Recipe):
@@ -209,12 +238,20 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
     check_positive_float(checkpoint_minutes, "checkpoint_minutes")
     recipe = recipe or RECIPES[name]
     if max_updates is not None:
-        recipe = replace(recipe, max_updates=max_updates)
+        check_positive_int(max_updates, "max_updates")
+        if not recipe.cooldown:
+            recipe = replace(recipe, max_updates=max_updates)
+        elif max_updates > recipe.max_updates:
+            raise ValueError(f"max_updates can only stop a recipe with a cool-down early: at most "
+                             f"{recipe.max_updates}, got {max_updates}")
+    stop = max_updates or recipe.max_updates
     data = data or load_benchmark()
     torch.manual_seed(recipe.seed)
     model = build_model(recipe, len(data.tgt_vocab))
-    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-9)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(recipe.warmup))
+    opt, sched = _optimizer(model, recipe)
+    if init_from is not None and not (Path(work) / "checkpoint.pt").exists():
+        start_from_model(name, init_from, work, data=data, recipe=recipe)
+        resume = True
 
     def step_loss(index: list[int], update: int):
         batch = data.make_batch(index)
@@ -223,12 +260,76 @@ def train(name: str, work: str | Path, *, resume: bool = False, max_updates: int
 
     st = train_in_folder(work, model, opt, sched, recipe=asdict(recipe), step_loss=step_loss,
                          lengths=data.lengths("train"), max_tokens=recipe.max_tokens,
-                         max_updates=recipe.max_updates, seed=recipe.seed, clip=recipe.clip,
+                         max_updates=stop, seed=recipe.seed, clip=recipe.clip,
                          eval_every=recipe.eval_every,
                          evaluate=(lambda update, seconds: _evaluate_point(model, data, update, seconds))
                          if data.valid else None,
                          resume=resume, checkpoint_minutes=checkpoint_minutes, quiet=quiet)
     return model, st
+
+
+def _optimizer(model: nn.Module, recipe: Recipe, last_update: int = 0):
+    """Adam(0.9, 0.98) and the recipe's schedule, the schedule standing at ``last_update`` updates done."""
+    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-9)
+    for group in opt.param_groups:
+        group.setdefault("initial_lr", recipe.lr)               # what LambdaLR needs to start past update 0
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, lr_factor(recipe), last_epoch=last_update - 1)
+
+
+def start_from_model(name: str, directory: str | Path, work: str | Path, *, data: TranslationData,
+                     recipe: Recipe | None = None) -> dict:
+    """Write ``work/checkpoint.pt`` so that :func:`train` (``resume=True``) continues the model in ``directory``.
+
+    The run goes on from the model's last update as :func:`export` stored it: its weights (as stored, so int8
+    rows dequantised), the schedule at that update, the same place in the epoch's batches, and its curve,
+    training log, seconds and hardware. What the export did not keep cannot be restored: Adam's moment
+    estimates start again from zero (with Adam's bias correction, the first steps are sign-like steps of the
+    current learning rate), and dropout draws new numbers. The recipe must be the model's up to its length, and
+    the model must stop before the recipe's cool-down begins. Returns the ``continued_from`` record.
+    """
+    recipe = recipe or RECIPES[name]
+    work = Path(work)
+    if (work / "checkpoint.pt").exists():
+        raise FileExistsError(f"{work / 'checkpoint.pt'} exists: resume it, or remove it to start from {directory}")
+    start, report = load_model(name, directory, data=data)
+    stored = Recipe(**report["recipe"])
+    done = report["updates"]
+    if replace(stored, max_updates=recipe.max_updates, cooldown=recipe.cooldown) != recipe:
+        raise ValueError(f"{directory} was trained with another recipe: {asdict(stored)} (now {asdict(recipe)})")
+    if done > recipe.max_updates - recipe.cooldown:
+        raise ValueError(f"{directory} has {done} updates, past the start of the cool-down at "
+                         f"{recipe.max_updates - recipe.cooldown}: a cool-down cannot be branched off there")
+    epoch, position = _stopped_at(report, data, recipe, directory)
+    model = build_model(recipe, len(data.tgt_vocab))
+    model.load_state_dict(start.state_dict())
+    opt, sched = _optimizer(model, recipe, last_update=done)
+    origin = {"directory": str(directory), "file_sha256": report["file_sha256"], "updates": done,
+              "train_seconds": report["train_seconds"], "hardware": report["hardware"],
+              "optimizer": "Adam moments restarted from zero; weights as stored (int8 rows dequantised)"}
+    state = {"update": done, "epoch": epoch, "position": position,
+             "seconds": report["train_seconds"], "curve": report["curve"], "train": report["train_log"],
+             "hardware": report["hardware"], "continued_from": origin}
+    work.mkdir(parents=True, exist_ok=True)
+    save_state_atomic(work / "checkpoint.pt", {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                               "scheduler": sched.state_dict(), "state": state,
+                                               "recipe": asdict(recipe), "rng": torch.get_rng_state()})
+    return origin
+
+
+def _stopped_at(report: dict, data: TranslationData, recipe: Recipe, directory) -> tuple[int, int]:
+    """(epoch, batch within it) where an exported run stopped: recorded by :func:`export` since the cool-downs;
+    for an older report, from its training log when that ends at the last update (one line per 50 updates)."""
+    if "stopped_at" in report:
+        return report["stopped_at"]["epoch"], report["stopped_at"]["position"]
+    last = report["train_log"][-1] if report["train_log"] else {"update": 0}
+    if last["update"] != report["updates"]:
+        raise ValueError(f"{directory}: its report does not say where in the data it stopped (the training log "
+                         f"ends at update {last['update']}, the model at {report['updates']})")
+    epoch = int(last["epoch"])
+    src_len, tgt_len = data.lengths("train")
+    n_batches = len(token_batches(src_len, tgt_len, recipe.max_tokens,
+                                  torch.Generator().manual_seed(recipe.seed * 1000 + epoch)))
+    return epoch, round((last["epoch"] - epoch) * n_batches)
 
 
 def _evaluate_point(model, data, update, seconds) -> dict:
@@ -281,6 +382,7 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
         "parameters": count_parameters(model),
         "updates": state["update"],
         "epochs": round(state["epoch"] + state["position"] / _epoch_len(data, recipe), 3),
+        "stopped_at": {"epoch": state["epoch"], "position": state["position"]},   # where a continuation goes on
         "train_seconds": round(state["seconds"], 1), "hardware": state.get("hardware", hardware()),
         "test": {**benchmark_figures(report, data), "decode_seconds": round(test_seconds, 1)},
         "test_subset": {"indices": indices, "bleu": subset.bleu, "chrf": subset.chrf,
@@ -295,6 +397,12 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
         "storage": STORAGE, "file_sha256": sha256_file(path), "size_bytes": path.stat().st_size,
         "reproduce": f"python -m coursekit.translation train {name} --work runs/{name} --out data/translation/{name}",
     }
+    if "continued_from" in state:     # how this file was made: the recipe's tail run on a committed model
+        figures["continued_from"] = {**state["continued_from"], "hardware_after": hardware()}
+        figures["made_by"] = (f"python -m coursekit.translation train {name} --work runs/{name}-continued "
+                              f"--init-from DIR --out data/translation/{name}, DIR holding the model of sha256 "
+                              f"{state['continued_from']['file_sha256'][:12]}… (git history of "
+                              f"data/translation/{name})")
     (out / "report.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return figures
 

@@ -149,7 +149,8 @@ def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(name, small, tm
     """A run stopped after 3 updates and resumed to 6 ends with exactly the weights of a 6-update run
     (same batches, same dropout draws): --resume loses nothing."""
     torch.set_num_threads(1)
-    recipe = dataclasses.replace(R.RECIPES[name], arch=TINY[name], max_tokens=600, eval_every=3, max_updates=6)
+    recipe = dataclasses.replace(R.RECIPES[name], arch=TINY[name], max_tokens=600, eval_every=3, max_updates=6,
+                                 warmup=2, cooldown=2)                  # interrupted before its cool-down
     every_update = 1e-6                     # minutes: a checkpoint after every update (0 minutes is refused)
     straight, st = R.train(name, tmp_path / "a", data=small, recipe=recipe, checkpoint_minutes=every_update, quiet=True)
     R.train(name, tmp_path / "b", data=small, recipe=recipe, max_updates=3, checkpoint_minutes=every_update, quiet=True)
@@ -161,6 +162,8 @@ def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(name, small, tm
     assert {"event": "resume", "update": 3}.items() <= log[-2].items()
     with pytest.raises(FileExistsError, match="--resume"):
         R.train(name, tmp_path / "b", data=small, recipe=recipe)
+    with pytest.raises(ValueError, match="only stop a recipe with a cool-down early"):
+        R.train(name, tmp_path / "b", data=small, recipe=recipe, max_updates=7, resume=True)
     with pytest.raises(ValueError, match="another recipe"):
         R.train(name, tmp_path / "b", data=small, recipe=dataclasses.replace(recipe, lr=1.0), resume=True)
 
@@ -177,6 +180,68 @@ def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(name, small, tm
     (tmp_path / "out" / "model.safetensors").write_bytes(blob[:-100])
     with pytest.raises(ValueError, match="truncated or replaced"):
         R.load_model(name, tmp_path / "out")
+
+
+def test_cool_down_schedule_and_recipe_checks():
+    plain = R.RECIPES["seq2seq"]
+    assert plain.cooldown == 0
+    f, g = R.lr_factor(plain), R.inverse_sqrt(plain.warmup)
+    assert all(f(u) == g(u) for u in (0, 10, 199, 200, 5000, 10**6))       # no cool-down: the length does not matter
+    rec = dataclasses.replace(plain, warmup=10, max_updates=100, cooldown=40)
+    f = R.lr_factor(rec)
+    assert f(59) == g10(59) and abs(f(60) - g10(60)) < 1e-12            # the line starts where the decay stood
+    assert abs(f(99) - g10(60) / 40) < 1e-12 and f(100) == 0.0            # the last update gets 1/40 of it
+    assert all(f(u) > f(u + 1) for u in range(60, 100))
+    with pytest.raises(ValueError, match="cooldown"):
+        dataclasses.replace(plain, cooldown=-1)
+    with pytest.raises(ValueError, match="warm-up whole"):
+        dataclasses.replace(plain, warmup=200, max_updates=300, cooldown=101)
+    with pytest.raises(TypeError, match="Recipe"):
+        R.lr_factor({"warmup": 10})
+    assert R.RECIPES["transformer"].max_updates - R.RECIPES["transformer"].cooldown == 7000   # the first run, kept
+
+
+def g10(u):
+    return R.inverse_sqrt(10)(u)
+
+
+def test_a_cool_down_continues_an_exported_model(small, tmp_path):
+    """init_from starts a run where an exported model stopped: its weights as stored, the schedule at its update,
+    the same place in the batches, its curve and log; the export records where it came from."""
+    torch.set_num_threads(1)
+    base = dataclasses.replace(R.RECIPES["transformer"], arch=TINY["transformer"], max_tokens=600, eval_every=2,
+                               warmup=2, max_updates=4, cooldown=0)
+    first, st = R.train("transformer", tmp_path / "a", data=small, recipe=base, quiet=True)
+    R.export("transformer", first, st, tmp_path / "first", small, recipe=base)
+    stored, report = R.load_model("transformer", tmp_path / "first", data=small)
+    tail = dataclasses.replace(base, max_updates=8, cooldown=4)
+
+    origin = R.start_from_model("transformer", tmp_path / "first", tmp_path / "b", data=small, recipe=tail)
+    assert origin["updates"] == 4 and origin["file_sha256"] == report["file_sha256"]
+    saved = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)
+    assert (saved["state"]["epoch"], saved["state"]["position"]) == (st["epoch"], st["position"])
+    assert saved["scheduler"]["last_epoch"] == 4 and saved["optimizer"]["state"] == {}
+    for k, v in stored.state_dict().items():
+        assert torch.equal(saved["model"][k], v), k                      # the weights a reader of the file gets
+    with pytest.raises(FileExistsError, match="checkpoint"):
+        R.start_from_model("transformer", tmp_path / "first", tmp_path / "b", data=small, recipe=tail)
+    with pytest.raises(ValueError, match="another recipe"):
+        R.start_from_model("transformer", tmp_path / "first", tmp_path / "c", data=small,
+                           recipe=dataclasses.replace(tail, lr=5e-4))
+    with pytest.raises(ValueError, match="past the start of the cool-down"):
+        R.start_from_model("transformer", tmp_path / "first", tmp_path / "d", data=small,
+                           recipe=dataclasses.replace(tail, max_updates=6, cooldown=3))
+
+    model, st2 = R.train("transformer", tmp_path / "e", data=small, recipe=tail, init_from=tmp_path / "first",
+                         quiet=True)
+    assert st2["update"] == 8 and [p["update"] for p in st2["curve"]] == [2, 4, 6, 8]
+    assert st2["curve"][:2] == report["curve"] and st2["seconds"] > report["train_seconds"]
+    figures = R.export("transformer", model, st2, tmp_path / "out", small, recipe=tail)
+    assert figures["continued_from"]["file_sha256"] == report["file_sha256"] and "--init-from" in figures["made_by"]
+    assert figures["updates"] == 8 and figures["recipe"]["cooldown"] == 4
+    assert R.load_model("transformer", tmp_path / "out", data=small)[1]["file_sha256"] == figures["file_sha256"]
+    end = torch.load(tmp_path / "e" / "checkpoint.pt", weights_only=True)["scheduler"]
+    assert end["last_epoch"] == 8 and end["_last_lr"] == [0.0]               # the cool-down reached zero
 
 
 # --------------------------------------------------------------------------- the committed models

@@ -63,7 +63,7 @@ DOCUMENTS = ("wikitext2", "imdb", "wikitext2-train", "imdb+wikitext2-train")
 #: (Clark et al. 2020; :mod:`coursekit.bert.electra`: a small generator MLM + the discriminator, no NSP).
 OBJECTIVES = ("mlm_nsp", "electra")
 #: The fields only an ELECTRA run reads (left out of an MLM + NSP run's resumable recipe, which stays as it was).
-ELECTRA_FIELDS = ("generator_layers", "rtd_weight")
+ELECTRA_FIELDS = ("generator_layers", "rtd_weight", "sample_temperature")
 
 
 @dataclass
@@ -102,6 +102,7 @@ class PretrainConfig:
     objective: str = "mlm_nsp"       # one of OBJECTIVES; "electra" trains a generator + discriminator and keeps D
     generator_layers: int = 1        # ELECTRA: the generator's depth (same width as D, fewer layers: < n_layers)
     rtd_weight: float = 50.0         # ELECTRA: λ, the weight of the discriminator's loss (50 in the paper)
+    sample_temperature: float = 1.0  # ELECTRA: x̂ ~ softmax(logits / T) (the released code's `temperature`)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "batch_size", "steps",
@@ -129,6 +130,7 @@ class PretrainConfig:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         check_positive_int(self.generator_layers, "generator_layers")
         check_positive_float(self.rtd_weight, "rtd_weight", allow_zero=True)
+        check_positive_float(self.sample_temperature, "sample_temperature")
         if self.objective == "electra" and self.generator_layers >= self.n_layers:
             raise ValueError(f"generator_layers must be below n_layers={self.n_layers} (ELECTRA's generator is the "
                              f"smaller model), got {self.generator_layers}")

@@ -128,7 +128,7 @@ def _check_electra(model) -> None:
 
 @torch.no_grad()
 def corrupt(input_ids: torch.Tensor, mlm_labels: torch.Tensor, generator_logits: torch.Tensor, *,
-            generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+            generator: torch.Generator | None = None, temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     """``(x^corrupt, replaced)`` from a masked batch and the generator's logits at its masked positions (§2).
 
     ``input_ids`` (B, T) is the generator's input ``x^masked``; ``mlm_labels`` (B, T) holds the original id at
@@ -140,8 +140,13 @@ def corrupt(input_ids: torch.Tensor, mlm_labels: torch.Tensor, generator_logits:
     distribution. Nothing is differentiated through the sample. Returns ``x^corrupt`` (B, T: the original
     text, the samples at the masked positions) and ``replaced`` (bool (B, T): True where ``x^corrupt`` differs
     from the original — a sample equal to the original is *not* replaced). The inputs are not modified.
+
+    ``temperature`` T samples from ``softmax(logits / T)`` instead (the released code's ``temperature``, 1 by
+    default there too): T > 1 flattens the generator's distribution, so that the replacements are less
+    plausible and easier to detect; T → ∞ replaces with uniformly random tokens.
     """
     check_generator(generator)
+    check_positive_float(temperature, "temperature")
     check_tensor(generator_logits, "generator_logits", ndim=2, floating=True)
     V = generator_logits.shape[1]
     check_tensor(input_ids, "input_ids", ndim=2)
@@ -156,7 +161,7 @@ def corrupt(input_ids: torch.Tensor, mlm_labels: torch.Tensor, generator_logits:
         raise ValueError(f"generator_logits must have one row per masked position ({N}, the entries of "
                          f"mlm_labels that are not {IGNORE_INDEX}), got shape {tuple(generator_logits.shape)}")
     original = torch.where(selected, mlm_labels, input_ids)                   # x: the text before masking
-    cdf = F.softmax(generator_logits.detach().float(), dim=-1).cumsum(-1)    # (N, V); float32: 8× faster than float64
+    cdf = F.softmax(generator_logits.detach().float() / temperature, dim=-1).cumsum(-1)  # (N, V); float32: 8× faster
     total = cdf[:, -1]                                                        # 1 up to rounding
     broken = ~torch.isfinite(total) | (total <= 0)
     if broken.any():
@@ -175,17 +180,18 @@ def corrupt(input_ids: torch.Tensor, mlm_labels: torch.Tensor, generator_logits:
 
 def electra_loss(model: Electra, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None,
                  attention_mask: torch.Tensor | None, mlm_labels: torch.Tensor, *, rtd_weight: float = 50.0,
-                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+                 generator: torch.Generator | None = None, temperature: float = 1.0
+                 ) -> tuple[torch.Tensor, dict[str, float]]:
     """ELECTRA's pre-training loss ``L_MLM + rtd_weight · L_Disc`` on a masked batch; ``(loss, parts)``.
 
     ``input_ids`` is ``x^masked`` and ``mlm_labels`` the original ids at the masked positions (``-100``
     elsewhere), as for :func:`coursekit.bert.objectives.pretraining_loss`; ``attention_mask`` (1/True at real
     tokens; ``None``: every token is real) decides which tokens the discriminator loss averages over.
-    ``generator`` (a ``torch.Generator``) drives the sampling of :func:`corrupt`. ``parts`` holds ``mlm`` (the
-    generator's mean cross-entropy at the masked positions; 0 when nothing is masked), ``rtd`` (the mean binary
-    cross-entropy of the replaced-token detection over the real tokens), ``rtd_acc`` (the share of real tokens
-    the discriminator classifies right, logit > 0 = replaced) and ``replaced`` (the share of real tokens that
-    were replaced).
+    ``generator`` (a ``torch.Generator``) drives the sampling of :func:`corrupt`, at ``temperature``. ``parts``
+    holds ``mlm`` (the generator's mean cross-entropy at the masked positions; 0 when nothing is masked),
+    ``rtd`` (the mean binary cross-entropy of the replaced-token detection over the real tokens), ``rtd_acc``
+    (the share of real tokens the discriminator classifies right, logit > 0 = replaced) and ``replaced`` (the
+    share of real tokens that were replaced).
     """
     _check_electra(model)
     check_positive_float(rtd_weight, "rtd_weight", allow_zero=True)
@@ -205,7 +211,8 @@ def electra_loss(model: Electra, input_ids: torch.Tensor, token_type_ids: torch.
         mlm = F.cross_entropy(logits, mlm_labels[selected])
     else:
         mlm = logits.sum() * 0.0  # nothing masked: no MLM term (0, still part of the graph)
-    corrupted, replaced = corrupt(input_ids, mlm_labels, logits, generator=generator)   # no gradient through x̂
+    corrupted, replaced = corrupt(input_ids, mlm_labels, logits, generator=generator,   # no gradient through x̂
+                                  temperature=temperature)
     h = model.discriminator(corrupted, token_type_ids, attention_mask, heads=False).last_hidden_state  # (B, T, C)
     rtd_logits = model.rtd_head(h)                                                       # (B, T)
     target = replaced[real].to(rtd_logits.dtype)

@@ -105,12 +105,14 @@ def _check_held_batch(model: Bert, batch) -> None:
 
 
 @torch.no_grad()
-def held_out_electra_losses(model: Electra, batch: tuple[torch.Tensor, ...], *, seed: int = 0) -> dict[str, float]:
+def held_out_electra_losses(model: Electra, batch: tuple[torch.Tensor, ...], *, seed: int = 0,
+                            temperature: float = 1.0) -> dict[str, float]:
     """ELECTRA on a held-out batch (from :func:`held_out_batch`; its NSP labels are not read): the generator's MLM
     cross-entropy ``mlm``, the discriminator's binary cross-entropy ``rtd`` and accuracy ``rtd_acc`` over the
     real tokens, the share of real tokens ``replaced``, and ``rtd_prior``, the binary cross-entropy of always
     predicting that share (what ``rtd`` must beat). The generator's samples come from a generator seeded with
-    ``seed``, so every evaluation corrupts the batch with the same random numbers.
+    ``seed``, so every evaluation corrupts the batch with the same random numbers, at the run's sampling
+    ``temperature``.
     """
     _check_electra(model)
     check_int(seed, "seed")
@@ -123,7 +125,7 @@ def held_out_electra_losses(model: Electra, batch: tuple[torch.Tensor, ...], *, 
     if not bool((mlm_labels != IGNORE_INDEX).any()):
         raise ValueError("the batch has no masked position: the held-out MLM loss is undefined")
     _, parts = electra_loss(model, ids, segments, keep, mlm_labels, rtd_weight=0.0,
-                            generator=torch.Generator().manual_seed(seed))
+                            generator=torch.Generator().manual_seed(seed), temperature=temperature)
     p = parts["replaced"]
     parts["rtd_prior"] = 0.0 if p in (0.0, 1.0) else -(p * math.log(p) + (1 - p) * math.log(1 - p))
     return parts
@@ -190,14 +192,14 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
 
     def evaluate(step: int) -> dict[str, float]:
         if electra:    # a fixed seed: every evaluation samples the same corruption, and the training draws go on
-            return held_out_electra_losses(trained, held, seed=cfg.seed + 2)
+            return held_out_electra_losses(trained, held, seed=cfg.seed + 2, temperature=cfg.sample_temperature)
         return held_out_losses(model, held)
 
     def step_loss(step: int) -> tuple[torch.Tensor, dict]:
         batch = sample_batch(corpus, cfg, rng, generator)
         if electra:    # the NSP labels are not read; the masks' generator also draws the generator's samples
             return electra_loss(trained, *(t.to(device) for t in batch[:4]), rtd_weight=cfg.rtd_weight,
-                                generator=generator)
+                                generator=generator, temperature=cfg.sample_temperature)
         return pretraining_loss(model, *(t.to(device) for t in batch))
 
     def snapshot(step: int, m: torch.nn.Module) -> None:

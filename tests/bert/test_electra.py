@@ -125,6 +125,36 @@ def test_corrupt_samples_from_the_softmax_not_the_argmax():
     assert replaced.float().mean().item() == pytest.approx(1 - freq[0].item(), abs=1e-6)
 
 
+def test_a_temperature_flattens_the_samples():
+    """softmax(logits / T): T = 1 is the default draw; a large T draws nearly uniformly; T ≤ 0 is refused."""
+    n = 20_000
+    input_ids = torch.full((1, n), MASK)
+    labels = torch.full((1, n), 5)
+    logits = torch.full((n, V), -4.0)
+    logits[:, 5] = 4.0                                                # the generator is fairly sure of token 5
+    draw = {t: corrupt(input_ids, labels, logits, generator=torch.Generator().manual_seed(0), temperature=t)[0]
+            for t in (1.0, 2.0, 1e6)}
+    assert torch.equal(draw[1.0], corrupt(input_ids, labels, logits, generator=torch.Generator().manual_seed(0))[0])
+    kept = {t: (d == 5).float().mean().item() for t, d in draw.items()}
+    p5 = {t: F.softmax(logits[0] / t, -1)[5].item() for t in draw}
+    for t in draw:                                                    # 3 sd of a 20,000-draw share ≤ 0.011
+        assert kept[t] == pytest.approx(p5[t], abs=0.015), (t, kept[t], p5[t])
+    assert kept[1.0] > kept[2.0] > kept[1e6] and abs(kept[1e6] - 1 / V) < 0.01
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        corrupt(input_ids, labels, logits, temperature=0.0)
+    with pytest.raises(ValueError, match="sample_temperature must be positive"):
+        dataclasses.replace(ELECTRA_TINY, sample_temperature=-1.0)
+    model = tiny_electra().eval()                                     # no dropout: one generator output
+    batch = masked_batch(p=0.5)[:4]
+    _, parts = electra_loss(model, *batch, generator=torch.Generator().manual_seed(1), temperature=3.0)
+    logits_g = model.generator(batch[0], batch[1], batch[2], mlm_positions=batch[3] != IGNORE_INDEX).mlm_logits
+    _, replaced = corrupt(batch[0], batch[3], logits_g, generator=torch.Generator().manual_seed(1), temperature=3.0)
+    assert parts["replaced"] == pytest.approx(replaced[batch[2].bool()].float().mean().item(), abs=1e-7)
+    at_t1 = corrupt(batch[0], batch[3], logits_g, generator=torch.Generator().manual_seed(1))[0]
+    at_t3 = corrupt(batch[0], batch[3], logits_g, generator=torch.Generator().manual_seed(1), temperature=3.0)[0]
+    assert not torch.equal(at_t1, at_t3)                              # the same uniforms, another distribution
+
+
 def test_no_gradient_flows_through_the_sample():
     masked, _, _, labels, _ = masked_batch()
     logits = torch.randn(int((labels != IGNORE_INDEX).sum()), V, requires_grad=True)
@@ -299,8 +329,8 @@ def test_mlm_nsp_recipe_is_unchanged_by_the_electra_fields(short_corpus):
     """An MLM + NSP run ignores generator_layers and rtd_weight: same weights, same losses."""
     cfg = dataclasses.replace(TINY, steps=3, eval_every=3)
     a, report_a = bp.pretrain(cfg, short_corpus, progress=False)
-    b, report_b = bp.pretrain(dataclasses.replace(cfg, generator_layers=5, rtd_weight=1.0), short_corpus,
-                              progress=False)
+    b, report_b = bp.pretrain(dataclasses.replace(cfg, generator_layers=5, rtd_weight=1.0, sample_temperature=2.0),
+                              short_corpus, progress=False)
     assert report_a["objective"] == "mlm_nsp" and report_a["history"]["mlm"] == report_b["history"]["mlm"]
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
 

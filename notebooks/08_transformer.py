@@ -326,10 +326,11 @@ assert live_test.bleu >= S.min_bleu
 #
 # The reference model (`data/translation/transformer/`) is the paper's architecture at a small size
 # — d = 256, 4 heads, FFN 1,024, 3 + 3 layers, pre-LN, one embedding table for source, target and
-# output — trained with the same recipe for 7,000 updates on the CPU. The GRUs of notebooks 05 and 06
-# were trained on the same benchmark with the same optimiser, schedule, smoothing and batch size for
-# 3,000 updates. All three logged the validation BLEU as they trained (every 250 or 500 updates), so we
-# can compare them at equal updates.
+# output — trained with the same recipe for 8,500 updates on the CPU, the last 1,500 of them cooling
+# down (shaded in the left plot). The GRUs of notebooks 05 and 06 were trained on the same benchmark
+# with the same optimiser, warm-up and decay (no cool-down), smoothing and batch size for 3,000
+# updates. All three logged the validation BLEU as they trained (every 250 or 500 updates), so we can
+# compare them at equal updates.
 
 # %%
 reference, report = recipes.load_model("transformer", data=data)
@@ -348,6 +349,8 @@ for n, r in reports.items():
     axes[0].plot([c["update"] for c in r["curve"]], [c["valid_bleu"] for c in r["curve"]], marker=".", label=n)
     axes[1].plot([c["seconds"] / 60 for c in r["curve"]], [c["valid_bleu"] for c in r["curve"]], marker=".",
                  label=n)
+cool_from = report["recipe"]["max_updates"] - report["recipe"]["cooldown"]     # where the cool-down began
+axes[0].axvspan(cool_from, report["updates"], color="grey", alpha=0.15, label="Transformer's cool-down")
 axes[0].set(xlabel="updates", ylabel="validation BLEU", title="equal updates")
 axes[1].set(xlabel="training minutes (as logged; see below)", ylabel="validation BLEU", title="wall time")
 for ax in axes:
@@ -368,11 +371,16 @@ budget_updates = att_report["updates"]
 equal = {n: valid_bleu_at(r, update=budget_updates) for n, r in reports.items()}
 print(f"validation BLEU after {budget_updates:,} updates:", {n: round(v, 2) for n, v in equal.items()})
 assert equal["Transformer"] > equal["GRU + attention"] > equal["GRU, no attention"]   # at equal updates
-assert report["test"]["bleu"] >= 40                                   # the benchmark's target
+before_cooling = valid_bleu_at(report, update=cool_from)
+print(f"Transformer validation BLEU: {before_cooling:.2f} after {cool_from:,} updates, "
+      f"{report['curve'][-1]['valid_bleu']:.2f} after the {report['recipe']['cooldown']:,}-update cool-down")
+assert report["curve"][-1]["valid_bleu"] > before_cooling            # the cool-down paid
+assert report["test"]["bleu"] >= 42 and report["test"]["bleu_long"] >= 32    # the benchmark's targets
 
 # %% [markdown]
 # The logged minutes do not compare the architectures fairly: the three runs shared the 2-core CPU with
-# other trainings for different stretches (the Transformer's last 2,000 updates ran alone on both cores).
+# other trainings for different stretches (the Transformer's updates 5,001–7,000 ran alone on both cores,
+# its cool-down in a later session).
 # So we time the cost of one update here, now, on the same machine: both reference architectures from
 # fresh weights, on the same length-grouped batches of the recipe's 3,000 tokens.
 
@@ -466,7 +474,7 @@ assert min(kept["GRU + attention"], kept["Transformer"]) > kept["GRU, no attenti
 
 # %% [markdown]
 # All three lose BLEU as the sources grow, but not alike: without attention the 11–25-word sources keep
-# 0.423 of the short-sentence BLEU, with Bahdanau attention 0.739 and with the Transformer 0.782. The
+# 0.423 of the short-sentence BLEU, with Bahdanau attention 0.739 and with the Transformer 0.792. The
 # attention models' gain over the GRU without attention is larger on the long band (printed above) —
 # the curve Bahdanau et al. drew, in miniature; the 21–25-word point rests on 3 sentences.
 #
@@ -622,12 +630,13 @@ assert full_ms[-1] > band_ms[-1]
 # - Decoding runs step by step with a KV cache (same outputs, far less work) and plugs into the
 #   same greedy and beam search as the RNN models.
 # - On the course's EN→FR benchmark (sentences to 25 words) the reference Transformer (7.6 M parameters,
-#   7,000 updates, 291 minutes on the CPU) reaches 41.77 test BLEU: 47.15 on sources of at most 10 words,
-#   36.88 on 11–25 words. At equal updates it is ahead of the GRU with attention trained with the same
+#   8,500 updates, 312 minutes on the CPU) reaches 43.33 test BLEU: 48.52 on sources of at most 10 words,
+#   38.44 on 11–25 words. Its last 1,500 updates, a cool-down of the learning rate to zero, raised the
+#   validation BLEU from 42.28 to 44.70. At equal updates it is ahead of the GRU with attention trained with the same
 #   recipe (validation BLEU 37.68 against 32.25 after 3,000 updates), and at equal wall time too, though
 #   each of its updates costs more on a CPU; the GRU with attention is itself far ahead of the GRU without.
 # - All three lose BLEU as sources grow, the GRU without attention most: its 11–25-word sources keep 0.423
-#   of its short-sentence BLEU, against 0.739 with Bahdanau attention and 0.782 for the Transformer
+#   of its short-sentence BLEU, against 0.739 with Bahdanau attention and 0.792 for the Transformer
 #   (Bahdanau et al.'s Fig. 2, to 25 words). A narrower Transformer trained live for a few minutes
 #   already passes 10 BLEU.
 # - Attention maps show heads with different jobs; cross-attention gives soft alignments.

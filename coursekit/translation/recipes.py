@@ -287,6 +287,14 @@ def start_from_model(name: str, directory: str | Path, work: str | Path, *, data
     current learning rate), and dropout draws new numbers. The recipe must be the model's up to its length, and
     the model must stop before the recipe's cool-down begins. Returns the ``continued_from`` record.
     """
+    check_choice(name, "name", list(RECIPES))
+    if recipe is not None and not isinstance(recipe, Recipe):
+        raise TypeError(f"recipe must be a Recipe or None, got {type(recipe).__name__}")
+    if not isinstance(data, TranslationData):
+        raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
+    for value, what in ((directory, "directory"), (work, "work")):
+        if not isinstance(value, (str, Path)):
+            raise TypeError(f"{what} must be a folder path (str or Path), got {type(value).__name__}")
     recipe = recipe or RECIPES[name]
     work = Path(work)
     if (work / "checkpoint.pt").exists():

@@ -308,9 +308,7 @@ def start_from_model(name: str, directory: str | Path, work: str | Path, *, data
         raise ValueError(f"{directory} has {done} updates, past the start of the cool-down at "
                          f"{recipe.max_updates - recipe.cooldown}: a cool-down cannot be branched off there")
     epoch, position = _stopped_at(report, data, recipe, directory)
-    model = build_model(recipe, len(data.tgt_vocab))
-    model.load_state_dict(start.state_dict())
-    opt, sched = _optimizer(model, recipe, last_update=done)
+    opt, sched = _optimizer(start, recipe, last_update=done)          # fresh Adam; the schedule at `done`
     origin = {"directory": str(directory), "file_sha256": report["file_sha256"], "updates": done,
               "train_seconds": report["train_seconds"], "hardware": report["hardware"],
               "optimizer": "Adam moments restarted from zero; weights as stored (int8 rows dequantised)"}
@@ -318,7 +316,7 @@ def start_from_model(name: str, directory: str | Path, work: str | Path, *, data
              "seconds": report["train_seconds"], "curve": report["curve"], "train": report["train_log"],
              "hardware": report["hardware"], "continued_from": origin}
     work.mkdir(parents=True, exist_ok=True)
-    save_state_atomic(work / "checkpoint.pt", {"model": model.state_dict(), "optimizer": opt.state_dict(),
+    save_state_atomic(work / "checkpoint.pt", {"model": start.state_dict(), "optimizer": opt.state_dict(),
                                                "scheduler": sched.state_dict(), "state": state,
                                                "recipe": asdict(recipe), "rng": torch.get_rng_state()})
     return origin
@@ -334,10 +332,7 @@ def _stopped_at(report: dict, data: TranslationData, recipe: Recipe, directory) 
         raise ValueError(f"{directory}: its report does not say where in the data it stopped (the training log "
                          f"ends at update {last['update']}, the model at {report['updates']})")
     epoch = int(last["epoch"])
-    src_len, tgt_len = data.lengths("train")
-    n_batches = len(token_batches(src_len, tgt_len, recipe.max_tokens,
-                                  torch.Generator().manual_seed(recipe.seed * 1000 + epoch)))
-    return epoch, round((last["epoch"] - epoch) * n_batches)
+    return epoch, round((last["epoch"] - epoch) * _epoch_len(data, recipe, epoch))
 
 
 def _evaluate_point(model, data, update, seconds) -> dict:
@@ -415,9 +410,11 @@ def export(name: str, model: nn.Module, state: dict, out: str | Path, data: Tran
     return figures
 
 
-def _epoch_len(data: TranslationData, recipe: Recipe) -> int:
+def _epoch_len(data: TranslationData, recipe: Recipe, epoch: int = 0) -> int:
+    """Batches in epoch ``epoch`` of the recipe (the order train_in_folder draws: seed × 1000 + epoch)."""
     src_len, tgt_len = data.lengths("train")
-    return len(token_batches(src_len, tgt_len, recipe.max_tokens, torch.Generator().manual_seed(recipe.seed * 1000)))
+    return len(token_batches(src_len, tgt_len, recipe.max_tokens,
+                             torch.Generator().manual_seed(recipe.seed * 1000 + epoch)))
 
 
 def load_model(name: str, directory: str | Path | None = None, *, data: TranslationData | None = None

@@ -188,7 +188,7 @@ def test_cool_down_schedule_and_recipe_checks():
     f, g = R.lr_factor(plain), R.inverse_sqrt(plain.warmup)
     assert all(f(u) == g(u) for u in (0, 10, 199, 200, 5000, 10**6))       # no cool-down: the length does not matter
     rec = dataclasses.replace(plain, warmup=10, max_updates=100, cooldown=40)
-    f = R.lr_factor(rec)
+    f, g10 = R.lr_factor(rec), R.inverse_sqrt(10)
     assert f(59) == g10(59) and abs(f(60) - g10(60)) < 1e-12            # the line starts where the decay stood
     assert abs(f(99) - g10(60) / 40) < 1e-12 and f(100) == 0.0            # the last update gets 1/40 of it
     assert all(f(u) > f(u + 1) for u in range(60, 100))
@@ -199,10 +199,6 @@ def test_cool_down_schedule_and_recipe_checks():
     with pytest.raises(TypeError, match="Recipe"):
         R.lr_factor({"warmup": 10})
     assert R.RECIPES["transformer"].max_updates - R.RECIPES["transformer"].cooldown == 7000   # the first run, kept
-
-
-def g10(u):
-    return R.inverse_sqrt(10)(u)
 
 
 def test_a_cool_down_continues_an_exported_model(small, tmp_path):

@@ -19,12 +19,13 @@ import os
 from pathlib import Path
 
 import torch
+from tokenizers import Tokenizer
 
 from coursekit.bert import finetuning, pretraining
 from coursekit.bert.checkpoint import CHECKPOINT_DIR, load_small_bert
 from coursekit.bert.corpus import PretrainConfig, build_corpus, held_out_batch
 from coursekit.bert.finetuning import compare, finetune_by_step, sst2_gain
-from coursekit.bert.pretraining import export, pretrain, recompact
+from coursekit.bert.pretraining import WORK_TOKENIZER, export, pretrain, recompact
 from coursekit.bert.sst2 import PROTOCOL, SST2Protocol
 from coursekit.runtime import run_subcommand
 from coursekit.training.loop import config_from_json
@@ -78,11 +79,15 @@ def pretrain_main(argv: list[str] | None = None) -> None:
     if args.steps:
         cfg = dataclasses.replace(cfg, steps=args.steps)
     load = os.getloadavg()
-    corpus = build_corpus(cfg, tokenizer=load_small_bert(cfg.init_from)[1] if cfg.init_from else None)
     if args.resume and not args.work:
         raise SystemExit("--resume needs --work, the directory of the interrupted run")
+    tokenizer = load_small_bert(cfg.init_from)[1] if cfg.init_from else None
+    kept = Path(args.work or ".") / WORK_TOKENIZER
+    if args.resume and kept.is_file():          # the run's own vocabulary: WordPiece trained again gives other ids
+        tokenizer = Tokenizer.from_file(str(kept))
+    corpus = build_corpus(cfg, tokenizer=tokenizer)
     model, report = pretrain(cfg, corpus, progress=True, snapshot_dir=args.snapshots, work=args.work,
-                             resume=args.resume)
+                             resume=args.resume, whole_electra=True)
     report["load_average_before_after"] = [load, os.getloadavg()]
     if args.out:                    # int8 on disk; the final held-out figures are those of the stored weights
         report = export(args.out, model, corpus.tokenizer, report, held_out_batch(corpus, cfg))

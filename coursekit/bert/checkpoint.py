@@ -15,6 +15,11 @@ the recipe.
   fp32 weights, the dequantised file. A directory written earlier in full precision still loads; the
   checkpoints a run keeps for ``--resume`` and its snapshots are full precision, only this export is compact.
   :func:`coursekit.bert.pretraining.export` measures the report's final figures on the weights as loaded back.
+- An ELECTRA run's directory also holds ``electra.safetensors`` (:func:`save_electra_parts`): the generator's
+  own layers and MLM transform and the replaced-token-detection head — what the discriminator in
+  ``model.safetensors`` was trained with, and not stored twice: the embedding block the two encoders share is
+  the discriminator's. :func:`load_electra` rebuilds the whole :class:`coursekit.bert.electra.Electra` from the
+  two files, so that the generator can fill in blanks and the head can point at replaced words.
 - A run with ``PretrainConfig.init_from`` (Gururangan et al. 2020, "Don't Stop Pretraining") starts from a
   saved model (:func:`coursekit.bert.pretraining.continue_from` copies its weights) and stores
   :func:`continued_from` — the directory, the SHA-256 of its ``model.safetensors`` and the earlier run's
@@ -27,19 +32,33 @@ the recipe.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
 
+from coursekit.bert.electra import Electra, _check_electra
 from coursekit.bert.heads import _check_tokenizer
 from coursekit.bert.model import Bert, BertConfig, _check_bert
 from coursekit.data import PROJECT_DATA, sha256_file
-from coursekit.training.loop import load_model_directory, save_checkpoint
+from coursekit.training.compact import STORAGE, compact_state, expand_state
+from coursekit.training.loop import (
+    load_model_directory,
+    read_checkpoint_metadata,
+    save_checkpoint,
+    stamp_content_hash,
+    verify_checkpoint,
+)
 
-__all__ = ["CHECKPOINT_DIR", "MINILM_SHA256", "combined_history", "continued_from", "load_minilm", "load_small_bert",
-           "minilm_path", "origin_record", "save_pretrained", "stage_reports"]
+__all__ = ["CHECKPOINT_DIR", "ELECTRA_FILE", "MINILM_SHA256", "REVIEWS_DIR", "combined_history", "continued_from",
+           "load_electra", "load_minilm", "load_small_bert", "minilm_path", "origin_record", "save_electra_parts",
+           "save_pretrained", "stage_reports"]
 
 CHECKPOINT_DIR = PROJECT_DATA / "bert"
+#: The in-domain model of notebook 09's domain table: pre-trained on movie reviews (issue 36).
+REVIEWS_DIR = PROJECT_DATA / "bert_reviews"
+#: An ELECTRA run's generator and detection head, beside its discriminator's ``model.safetensors``.
+ELECTRA_FILE = "electra.safetensors"
 
 
 def save_pretrained(directory: str | Path, model: Bert, tokenizer, report: dict) -> Path:
@@ -98,6 +117,58 @@ def load_small_bert(directory: str | Path = CHECKPOINT_DIR) -> tuple[Bert, objec
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{report_path} is not valid JSON ({exc}); re-run `{reproduce}`") from None
     return model, tokenizer, report
+
+
+def _electra_parts(electra: Electra) -> dict:
+    """The stored tensors of ``electra`` that ``model.safetensors`` does not hold: every name outside the
+    discriminator, less the shared ones (:func:`compact_state` keeps a shared tensor under its first name, which
+    is the discriminator's)."""
+    return {k: v for k, v in compact_state(electra).items() if not k.startswith("discriminator.")}
+
+
+def save_electra_parts(directory: str | Path, electra: Electra) -> Path:
+    """Write ``electra.safetensors`` into ``directory``: ``electra``'s generator (its layers and MLM transform)
+    and its detection head, int8 matrices like ``model.safetensors``, with the discriminator's config and the
+    generator's depth as metadata. The embedding block is the discriminator's and is not stored again, so the
+    file belongs with the ``model.safetensors`` of the same run (:func:`load_electra` checks the config)."""
+    from safetensors.torch import save_file
+
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
+    _check_electra(electra)
+    path = Path(directory) / ELECTRA_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    metadata = {"config": json.dumps(dataclasses.asdict(electra.config), sort_keys=True),
+                "extra": json.dumps({"generator_layers": electra.generator_config.n_layers}), "storage": STORAGE}
+    save_file(_electra_parts(electra), str(path), metadata=metadata)
+    return stamp_content_hash(path)
+
+
+def load_electra(directory: str | Path = CHECKPOINT_DIR) -> tuple[Electra, object, dict]:
+    """``(electra, tokenizer, report)``: the whole ELECTRA of a run's directory — the discriminator of
+    ``model.safetensors`` (:func:`load_small_bert`) with the generator and the detection head of
+    ``electra.safetensors`` (:func:`save_electra_parts`), weights dequantised to fp32."""
+    from safetensors.torch import load_file
+
+    discriminator, tokenizer, report = load_small_bert(directory)
+    path = Path(directory) / ELECTRA_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"no {ELECTRA_FILE} in {directory}: it is written by an ELECTRA run (python -m "
+                                f"coursekit.bert pretrain with \"objective\": \"electra\" --out {directory})")
+    verify_checkpoint(path)
+    config, extra = read_checkpoint_metadata(path)
+    if config != dataclasses.asdict(discriminator.config):
+        raise ValueError(f"{path} belongs to another model than {Path(directory) / 'model.safetensors'}: its config "
+                         f"{config} differs from {dataclasses.asdict(discriminator.config)}")
+    electra = Electra(discriminator.config, generator_layers=extra["generator_layers"])
+    electra.discriminator.load_state_dict(discriminator.state_dict())
+    stored = expand_state(load_file(str(path)))
+    expected = set(_electra_parts(electra)) - {k for k in _electra_parts(electra) if k.endswith(":scale")}
+    if set(stored) != expected:
+        raise ValueError(f"{path}: weight names differ from an ELECTRA's generator and head. Missing: "
+                         f"{sorted(expected - set(stored))}; unexpected: {sorted(set(stored) - expected)}")
+    electra.load_state_dict(stored, strict=False)
+    return electra.eval(), tokenizer, report
 
 
 def continued_from(directory: str | Path) -> dict:

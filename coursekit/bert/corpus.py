@@ -49,8 +49,8 @@ from coursekit.validation import check_count as _check_count
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import check_positive_float, check_positive_int, check_probability
 
-__all__ = ["OBJECTIVES", "PretrainConfig", "PretrainingCorpus", "build_corpus", "held_out_batch", "make_batch",
-           "pack_sentences", "sample_batch", "unigram_entropy"]
+__all__ = ["LAYOUTS", "OBJECTIVES", "PretrainConfig", "PretrainingCorpus", "build_corpus", "doc_sentence_rows",
+           "held_out_batch", "make_batch", "pack_sentences", "sample_batch", "unigram_entropy"]
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 EXTRA_MLM_TEXT = ("", "translation_en")
@@ -62,6 +62,11 @@ DOCUMENTS = ("wikitext2", "imdb", "wikitext2-train", "imdb+wikitext2-train")
 #: The pre-training objective: BERT's masked LM + next-sentence prediction, or ELECTRA's replaced-token detection
 #: (Clark et al. 2020; :mod:`coursekit.bert.electra`: a small generator MLM + the discriminator, no NSP).
 OBJECTIVES = ("mlm_nsp", "electra")
+#: How a document becomes the rows of a training batch: BERT's NSP pairs ``[CLS] A [SEP] B [SEP]`` (half of them
+#: with B from another document), or RoBERTa's DOC-SENTENCES (Liu et al. 2019, §4.2): a run of consecutive
+#: sentences of one document, as many as fit in ``max_len``, with no NSP label. The held-out batch is NSP pairs
+#: of the held-out documents in both layouts, so that the held-out figures of two runs compare.
+LAYOUTS = ("nsp_pairs", "doc_sentences")
 #: The fields only an ELECTRA run reads (left out of an MLM + NSP run's resumable recipe, which stays as it was).
 ELECTRA_FIELDS = ("generator_layers", "rtd_weight", "sample_temperature")
 
@@ -103,6 +108,7 @@ class PretrainConfig:
     generator_layers: int = 1        # ELECTRA: the generator's depth (same width as D, fewer layers: < n_layers)
     rtd_weight: float = 50.0         # ELECTRA: λ, the weight of the discriminator's loss (50 in the paper)
     sample_temperature: float = 1.0  # ELECTRA: x̂ ~ softmax(logits / T) (the released code's `temperature`)
+    layout: str = "nsp_pairs"        # one of LAYOUTS: NSP pairs, or runs of one document's sentences (no NSP)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "batch_size", "steps",
@@ -126,6 +132,8 @@ class PretrainConfig:
             raise ValueError(f"documents must be one of {DOCUMENTS}, got {self.documents!r}")
         if self.extra_mlm_text not in EXTRA_MLM_TEXT:
             raise ValueError(f"extra_mlm_text must be one of {EXTRA_MLM_TEXT}, got {self.extra_mlm_text!r}")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {self.layout!r}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         check_positive_int(self.generator_layers, "generator_layers")
@@ -347,16 +355,53 @@ def pack_sentences(sentences: list[list[int]], n: int, *, max_len: int, sep_id: 
     return rows
 
 
+def doc_sentence_rows(documents: list[list[list[int]]], n: int, *, max_len: int,
+                      rng: random.Random) -> list[list[int]]:
+    """``n`` rows of RoBERTa's DOC-SENTENCES: each a random document's sentences from a random one on, joined
+    as running text (no separator), as many whole sentences as fit in ``max_len`` once ``[CLS]`` and ``[SEP]``
+    are added (a first sentence longer than that is cut by :func:`coursekit.bert.objectives.build_pair`).
+    Every row holds one document only, so what a sentence says about its document (a review's verdict) is
+    context for the others."""
+    if not isinstance(documents, list) or not documents:
+        raise ValueError("doc_sentence_rows needs a non-empty list of documents")
+    for i, doc in enumerate(documents):
+        if not isinstance(doc, list) or not doc or not all(isinstance(s, (list, tuple)) and s for s in doc):
+            raise ValueError(f"documents[{i}] must be a non-empty list of non-empty sentences of token ids")
+    check_positive_int(n, "n")
+    check_positive_int(max_len, "max_len")
+    if max_len < 3:
+        raise ValueError(f"max_len must leave room for [CLS] and [SEP] and one token (at least 3), got {max_len}")
+    _check_rng(rng)
+    budget = max_len - 2
+    rows = []
+    for _ in range(n):
+        doc = rng.choice(documents)
+        i = rng.randrange(len(doc))
+        row = list(doc[i])
+        for sentence in doc[i + 1:]:
+            if len(row) + len(sentence) > budget:
+                break
+            row += sentence
+        rows.append(row)
+    return rows
+
+
 def sample_batch(corpus: PretrainingCorpus, cfg: PretrainConfig, rng: random.Random,
                  generator: torch.Generator) -> tuple[torch.Tensor, ...]:
-    """One training batch: ``batch_size - n_in_domain`` fresh NSP pairs + ``n_in_domain`` in-domain rows
-    (one SST-2 sentence each, or several packed with ``cfg.pack_in_domain``)."""
+    """One training batch: ``batch_size - n_in_domain`` document rows — fresh NSP pairs, or with
+    ``cfg.layout == "doc_sentences"`` runs of one document's sentences (:func:`doc_sentence_rows`, NSP label
+    -100) — + ``n_in_domain`` in-domain rows (one SST-2 sentence each, or several packed with
+    ``cfg.pack_in_domain``)."""
     _check_corpus(corpus)
     _check_cfg(cfg)
     _check_rng(rng)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    pairs = make_nsp_pairs(corpus.train_docs, cfg.batch_size - cfg.n_in_domain, rng=rng)
+    n_docs = cfg.batch_size - cfg.n_in_domain
+    if cfg.layout == "doc_sentences":
+        pairs, runs = [], doc_sentence_rows(corpus.train_docs, n_docs, max_len=cfg.max_len, rng=rng)
+    else:
+        pairs, runs = make_nsp_pairs(corpus.train_docs, n_docs, rng=rng), []
     if not corpus.in_domain:
         singles = []
     elif cfg.pack_in_domain:
@@ -364,7 +409,7 @@ def sample_batch(corpus: PretrainingCorpus, cfg: PretrainConfig, rng: random.Ran
                                  sep_id=corpus.special_id("[SEP]"), rng=rng)
     else:
         singles = [rng.choice(corpus.in_domain) for _ in range(cfg.n_in_domain)]
-    return make_batch(corpus, pairs, singles, max_len=cfg.max_len, generator=generator)
+    return make_batch(corpus, pairs, runs + singles, max_len=cfg.max_len, generator=generator)
 
 
 def held_out_batch(corpus: PretrainingCorpus, cfg: PretrainConfig) -> tuple[torch.Tensor, ...]:

@@ -24,8 +24,10 @@ SST-2's training sentences for the MLM only, one WordPiece vocabulary, dynamical
    train a ``generator_layers``-layer generator MLM and the discriminator (the recipe's size) with
    replaced-token detection, ``L_MLM + rtd_weight · L_Disc``, and no NSP. :func:`held_out_electra_losses`
    measures the generator's MLM loss and the discriminator's loss and accuracy on the held-out batch. The
-   run returns (and the checkpoint holds) the *discriminator*, a :class:`coursekit.bert.model.Bert` of the
-   same config as an MLM + NSP run's, so loading and SST-2 fine-tuning read it unchanged.
+   run returns the *discriminator*, a :class:`coursekit.bert.model.Bert` of the same config as an MLM + NSP
+   run's, which ``model.safetensors`` holds, so loading and SST-2 fine-tuning read it unchanged; the
+   command also stores the generator and the detection head beside it (``electra.safetensors``), so that the
+   committed figures are measured on what is stored and the generator can still fill in blanks.
 
 At a CPU budget the MLM loss first sits near the unigram entropy (the model predicts frequent pieces
 regardless of context) and NSP near ln 2; only after a couple of thousand steps does attention start to
@@ -45,7 +47,14 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from coursekit.bert.checkpoint import load_small_bert, origin_record, save_pretrained
+from coursekit.bert.checkpoint import (
+    ELECTRA_FILE,
+    load_electra,
+    load_small_bert,
+    origin_record,
+    save_electra_parts,
+    save_pretrained,
+)
 from coursekit.bert.corpus import (
     ELECTRA_FIELDS,
     PretrainConfig,
@@ -67,7 +76,8 @@ from coursekit.training.loop import checkpoint_storage, save_checkpoint, warmup_
 from coursekit.training.resumable import train_steps_in_folder
 from coursekit.validation import check_int, check_labels, check_positive_float, check_positive_int
 
-__all__ = ["continue_from", "export", "held_out_electra_losses", "held_out_losses", "pretrain", "recompact"]
+__all__ = ["WORK_TOKENIZER", "continue_from", "export", "held_out_electra_losses", "held_out_losses",
+           "keep_work_tokenizer", "pretrain", "recompact"]
 
 
 @torch.no_grad()
@@ -143,9 +153,35 @@ def continue_from(model: Bert, corpus: PretrainingCorpus, start: Bert, tokenizer
     model.load_state_dict(start.state_dict())
 
 
+#: The vocabulary a run in a work folder was encoded with, kept beside its checkpoint: WordPiece training is not
+#: deterministic across processes (pieces of equal frequency come out in another order, and ties at the end of the
+#: vocabulary differ), so ``--resume`` must encode the text with this file, never with a vocabulary trained again.
+WORK_TOKENIZER = "tokenizer.json"
+
+
+def keep_work_tokenizer(work: str | Path, tokenizer, *, resume: bool) -> None:
+    """A fresh run writes its tokenizer into ``work``; a resumed one must have been encoded with that file."""
+    from tokenizers import Tokenizer
+
+    work = Path(work)
+    path, started = work / WORK_TOKENIZER, (work / "checkpoint.pt").exists()
+    if not started:
+        work.mkdir(parents=True, exist_ok=True)
+        tokenizer.save(str(path))
+    elif resume:
+        if not path.is_file():
+            raise ValueError(f"{work} holds a checkpoint but no {WORK_TOKENIZER} (a run started before coursekit "
+                             f"kept it): which vocabulary its weights belong to cannot be checked, and WordPiece "
+                             f"trained again gives other ids; copy the run's tokenizer there to resume it")
+        if Tokenizer.from_file(str(path)).get_vocab() != tokenizer.get_vocab():
+            raise ValueError(f"the corpus was encoded with another vocabulary than {path}, the one {work}'s checkpoint "
+                             f"was trained with: build the corpus with that tokenizer (the command does on --resume)")
+
+
 def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, device: torch.device | str | None = None,
              progress: bool | None = None, snapshot_dir: str | Path | None = None, work: str | Path | None = None,
-             resume: bool = False, checkpoint_minutes: float = 3.0, stop_at: int | None = None) -> tuple[Bert, dict]:
+             resume: bool = False, checkpoint_minutes: float = 3.0, stop_at: int | None = None,
+             whole_electra: bool = False) -> tuple[Bert | Electra, dict]:
     """Pre-train a BERT with MLM + NSP (BERT §3.1) following ``cfg``; return ``(model, report)``.
 
     ``report`` holds the config, the per-step training losses (``mlm``, ``nsp``), the held-out
@@ -154,8 +190,10 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     discriminator (:mod:`coursekit.bert.electra`) and returns the discriminator: ``mlm`` is then the
     generator's loss, ``nsp`` is NaN, the history adds ``rtd``, ``rtd_acc`` and ``replaced`` per step, the
     evaluations are :func:`held_out_electra_losses`, and ``report["generator"]`` gives the generator's size.
-    ``work`` keeps a checkpoint every ``checkpoint_minutes`` and a log (``resume=True`` continues it
-    exactly; without ``work`` a temporary folder is used).
+    ``whole_electra=True`` returns such a run's whole :class:`coursekit.bert.electra.Electra` instead (what
+    :func:`export` stores in two files).
+    ``work`` keeps a checkpoint every ``checkpoint_minutes``, a log and the tokenizer (``resume=True`` continues
+    it exactly, and only with the corpus encoded by that tokenizer; without ``work`` a temporary folder is used).
     ``snapshot_dir`` keeps the weights at every evaluation (``step_<n>.safetensors``), to measure how
     fine-tuning profits as pre-training goes on. ``progress=True`` prints every evaluation.
     """
@@ -167,6 +205,8 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     check_positive_float(checkpoint_minutes, "checkpoint_minutes")
     if stop_at is not None:
         check_positive_int(stop_at, "stop_at")
+    if not isinstance(whole_electra, bool):
+        raise TypeError(f"whole_electra must be a bool, got {type(whole_electra).__name__}")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     start_from = load_small_bert(cfg.init_from) if cfg.init_from else None
@@ -181,6 +221,8 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
         model = trained = Bert(cfg.model_config(corpus.tokenizer.get_vocab_size()))
     if start_from is not None:
         continue_from(model, corpus, *start_from, directory=cfg.init_from)
+    if work is not None:
+        keep_work_tokenizer(work, corpus.tokenizer, resume=resume)
     trained = trained.to(device)                                                     # in place: model moves too
     decay = [p for p in trained.parameters() if p.dim() >= 2]                        # weights and embeddings
     no_decay = [p for p in trained.parameters() if p.dim() < 2]                      # biases and LayerNorm
@@ -212,6 +254,8 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     recipe = dataclasses.asdict(cfg)
     if not electra:    # an MLM + NSP run's recipe is what it was before ELECTRA: an older checkpoint resumes
         recipe = {k: v for k, v in recipe.items() if k not in ("objective", *ELECTRA_FIELDS)}
+    if cfg.layout == "nsp_pairs":    # likewise before the layouts: a run of NSP pairs resumes its older checkpoint
+        del recipe["layout"]
 
     start, start_cpu = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
@@ -247,7 +291,7 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
     if start_from is not None:
         report["continued_from"] = origin_record(cfg.init_from, start_from[2])
     trained.eval()
-    return model, report
+    return (trained if electra and whole_electra else model), report
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,31 +303,49 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
 _REPRODUCED = 1e-3
 
 
-def export(directory: str | Path, model: Bert, tokenizer, report: dict, held: tuple[torch.Tensor, ...]) -> dict:
+def export(directory: str | Path, model: Bert | Electra, tokenizer, report: dict,
+           held: tuple[torch.Tensor, ...]) -> dict:
     """Write ``directory`` as the committed model (int8 matrices, :func:`coursekit.bert.checkpoint.save_pretrained`)
     and return its report, whose ``final`` figures are measured on the weights *as loaded back* from the file.
 
     ``held`` is the run's held-out batch (:func:`coursekit.bert.corpus.held_out_batch` of its corpus and recipe):
     the model is read back with :func:`coursekit.bert.checkpoint.load_small_bert` (fp32, the dequantised file)
     and :func:`held_out_losses` on it gives ``report["final"]``; ``history["evals"]`` keeps the figures of the
-    weights in training, its last row those of the fp32 weights before storage. An ELECTRA run keeps its
-    training-time ``final``: its figures need the generator and the detection head, which the directory does
-    not hold (``final_measured_on`` says which). The report also gets ``storage`` (``"int8-rowwise"``),
-    ``model_sha256`` and ``size_bytes`` of the written file.
+    weights in training, its last row those of the fp32 weights before storage. An ELECTRA run is exported
+    from its whole :class:`coursekit.bert.electra.Electra` (``pretrain(..., whole_electra=True)``): the
+    discriminator goes to ``model.safetensors``, the generator and the detection head to ``electra.safetensors``
+    (:func:`coursekit.bert.checkpoint.save_electra_parts`), and ``final`` is :func:`held_out_electra_losses` of
+    both as loaded back, with the run's evaluation seed and temperature. Given only its discriminator, an
+    ELECTRA run keeps its training-time ``final`` (``final_measured_on`` says which). The report also gets
+    ``storage`` (``"int8-rowwise"``), ``model_sha256`` and ``size_bytes`` of the written file (and
+    ``electra_sha256``, ``electra_size_bytes``).
     """
     if not isinstance(directory, (str, Path)):
         raise TypeError(f"directory must be a path (str or Path), got {type(directory).__name__}")
     if not isinstance(report, dict):
         raise TypeError(f"report must be a dict (what pretrain returns), got {type(report).__name__}")
-    _check_held_batch(model, held)                 # before anything is written (save_pretrained checks the rest)
+    whole = model if isinstance(model, Electra) else None
+    discriminator = whole.discriminator if whole is not None else model
+    _check_held_batch(discriminator, held)         # before anything is written (save_pretrained checks the rest)
     electra = report.get("objective") == "electra"
+    if whole is not None and not electra:
+        raise ValueError("an Electra was given but the report is not an ELECTRA run's (report['objective'])")
     directory = Path(directory)
     report = {**report, "storage": STORAGE}
-    save_pretrained(directory, model, tokenizer, report)
-    stored, _, _ = load_small_bert(directory)      # exactly what a reader of the directory gets
-    if electra:
+    save_pretrained(directory, discriminator, tokenizer, report)
+    if whole is not None:
+        save_electra_parts(directory, whole)
+        stored_electra, _, _ = load_electra(directory)
+        cfg = report["config"]
+        report["final"] = held_out_electra_losses(stored_electra, held, seed=cfg["seed"] + 2,
+                                                  temperature=cfg["sample_temperature"])
+        report["final_measured_on"] = f"model.safetensors + {ELECTRA_FILE} as loaded back"
+        path = directory / ELECTRA_FILE
+        report["electra_sha256"], report["electra_size_bytes"] = sha256_file(path), path.stat().st_size
+    elif electra:
         report["final_measured_on"] = "the weights in training (the generator and the RTD head are not stored)"
     else:
+        stored, _, _ = load_small_bert(directory)      # exactly what a reader of the directory gets
         report["final"] = held_out_losses(stored, held)
         report["final_measured_on"] = "model.safetensors as loaded back"
     path = directory / "model.safetensors"

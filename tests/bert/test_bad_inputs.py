@@ -697,6 +697,34 @@ def small_bert_without_metadata() -> Path:
     return folder
 
 
+def tiny_electra_model(vocab_size=V) -> electra.Electra:
+    torch.manual_seed(0)
+    return electra.Electra(bert_config(vocab_size=vocab_size, n_layers=2))
+
+
+def small_bert_with_electra_parts_of(parts: electra.Electra) -> Path:
+    """A small-BERT directory with an electra.safetensors written from ``parts``."""
+    folder = saved_small_bert()
+    bert_checkpoint.save_electra_parts(folder, parts)
+    return folder
+
+
+def work_folder_with_checkpoint(tokenizer_file: bool) -> Path:
+    """A work folder as an interrupted run leaves it: checkpoint.pt (and, if asked, a tokenizer of 20 pieces)."""
+    folder = tmp()
+    (folder / "checkpoint.pt").write_bytes(b"")
+    if tokenizer_file:
+        tokenizer().save(str(folder / bert_pretraining.WORK_TOKENIZER))
+    return folder
+
+
+def other_tokenizer():
+    """A tokenizer of other pieces than ``tokenizer()``'s."""
+    from tokenizers import Tokenizer, models
+
+    return Tokenizer(models.WordLevel({f"w{i}": i for i in range(20)}, unk_token="w0"))
+
+
 def small_bert_of_another_vocabulary() -> Path:
     folder = saved_small_bert()
     model = bert.Bert(bert_config(vocab_size=30))
@@ -851,6 +879,25 @@ BERT_PRETRAINING = [
         lambda: bert_corpus.pack_sentences([[5], []], 2, max_len=8, sep_id=SEP, rng=random.Random(0)),
         ValueError, r"sentences\[1\] is empty"),
 
+    Bad("no documents", bert_corpus.doc_sentence_rows,
+        lambda: bert_corpus.doc_sentence_rows([], 2, max_len=8, rng=random.Random(0)), ValueError,
+        r"doc_sentence_rows needs a non-empty list of documents"),
+    Bad("an empty sentence", bert_corpus.doc_sentence_rows,
+        lambda: bert_corpus.doc_sentence_rows([[[5], []]], 2, max_len=8, rng=random.Random(0)), ValueError,
+        r"documents\[0\] must be a non-empty list of non-empty sentences of token ids"),
+    Bad("zero rows", bert_corpus.doc_sentence_rows,
+        lambda: bert_corpus.doc_sentence_rows([[[5]]], 0, max_len=8, rng=random.Random(0)), ValueError,
+        r"n must be positive, got 0"),
+    Bad("max_len without room", bert_corpus.doc_sentence_rows,
+        lambda: bert_corpus.doc_sentence_rows([[[5]]], 2, max_len=2, rng=random.Random(0)), ValueError,
+        r"max_len must leave room for \[CLS\] and \[SEP\] and one token \(at least 3\), got 2"),
+    Bad("a seed for the rng", bert_corpus.doc_sentence_rows,
+        lambda: bert_corpus.doc_sentence_rows([[[5]]], 2, max_len=8, rng=0), TypeError,
+        r"rng must be a random.Random, got int"),
+    Bad("an unknown layout", bert_corpus.PretrainConfig,
+        lambda: bert_corpus.PretrainConfig(layout="segments"), ValueError,
+        r"layout must be one of \('nsp_pairs', 'doc_sentences'\), got 'segments'"),
+
     Bad("a seed for the rng", bert_corpus.sample_batch,
         lambda: bert_corpus.sample_batch(pt_corpus(), TINY_PT, 0, gen()), TypeError,
         r"rng must be a random.Random, got int"),
@@ -884,6 +931,20 @@ BERT_PRETRAINING = [
         r"held_out_losses needs a model with MLM and NSP heads"),
     Bad("NSP accuracy counts only the labelled rows (was 1/32 here)", bert_pretraining.held_out_losses,
         one_labelled_nsp_row, returns=lambda r: r["nsp_acc"] == 1.0),
+
+    Bad("a string for whole_electra", bert_pretraining.pretrain,
+        lambda: bert_pretraining.pretrain(TINY_PT, pt_corpus(), whole_electra="yes"), TypeError,
+        r"whole_electra must be a bool, got str"),
+    Bad("resume a run that kept no tokenizer", bert_pretraining.keep_work_tokenizer,
+        lambda: bert_pretraining.keep_work_tokenizer(work_folder_with_checkpoint(False), tokenizer(), resume=True),
+        ValueError, r"holds a checkpoint but no tokenizer.json .* copy the run's tokenizer there to resume it"),
+    Bad("resume with a vocabulary trained again", bert_pretraining.keep_work_tokenizer,
+        lambda: bert_pretraining.keep_work_tokenizer(work_folder_with_checkpoint(True), other_tokenizer(),
+                                                     resume=True),
+        ValueError, r"the corpus was encoded with another vocabulary than .*tokenizer.json"),
+    Bad("an Electra with a report that is not an ELECTRA run's", bert_pretraining.export,
+        lambda: export(model=tiny_electra_model()), ValueError,
+        r"an Electra was given but the report is not an ELECTRA run's"),
 
     Bad("a dict for the config", bert_pretraining.pretrain, lambda: bert_pretraining.pretrain({}, pt_corpus()),
         TypeError, r"cfg must be a PretrainConfig, got dict"),
@@ -921,6 +982,19 @@ BERT_CHECKPOINT = [
     Bad("a tokenizer of another vocabulary", bert_checkpoint.save_pretrained,
         lambda: bert_checkpoint.save_pretrained(tmp(), bert.Bert(bert_config(vocab_size=30)), tokenizer(), {}),
         ValueError, r"the tokenizer has 20 pieces but the model's vocabulary is 30"),
+
+    Bad("a directory as an int", bert_checkpoint.save_electra_parts,
+        lambda: bert_checkpoint.save_electra_parts(3, tiny_electra_model()), TypeError,
+        r"directory must be a path \(str or Path\), got int"),
+    Bad("a Bert for the Electra", bert_checkpoint.save_electra_parts,
+        lambda: bert_checkpoint.save_electra_parts(tmp(), tiny_bert()), TypeError,
+        r"model must be a coursekit.bert.electra.Electra, got Bert"),
+    Bad("a directory without electra.safetensors", bert_checkpoint.load_electra,
+        lambda: bert_checkpoint.load_electra(saved_small_bert()), FileNotFoundError,
+        r"no electra.safetensors in .*: it is written by an ELECTRA run"),
+    Bad("electra.safetensors of another model", bert_checkpoint.load_electra,
+        lambda: bert_checkpoint.load_electra(small_bert_with_electra_parts_of(tiny_electra_model(vocab_size=30))),
+        ValueError, r"electra.safetensors belongs to another model than .*model.safetensors"),
 
     Bad("a report that is a list", bert_checkpoint.stage_reports, lambda: bert_checkpoint.stage_reports([]),
         TypeError, r"report must be a dict \(report.json of a run\), got list"),

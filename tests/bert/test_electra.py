@@ -312,6 +312,32 @@ def test_electra_discriminator_reloads_and_fine_tunes_like_an_mlm_model(electra_
     assert written["final_measured_on"].startswith("the weights in training")
 
 
+def test_an_electra_run_is_stored_whole_and_measured_as_loaded_back(short_corpus, tmp_path):
+    """pretrain --out of an ELECTRA run: the discriminator in model.safetensors, the generator and the detection
+    head in electra.safetensors (without a second copy of the shared embeddings), the final figures measured on
+    both as loaded back; load_electra gives the whole model, sharing as in training."""
+    cfg = dataclasses.replace(ELECTRA_TINY, steps=20, eval_every=20)
+    whole, report = bp.pretrain(cfg, short_corpus, progress=False, whole_electra=True)
+    assert isinstance(whole, Electra)
+    held = bcorp.held_out_batch(short_corpus, cfg)
+    written = bp.export(tmp_path / "out", whole, short_corpus.tokenizer, report, held)
+    loaded, tokenizer, _ = bc.load_electra(tmp_path / "out")
+    assert loaded.generator.embeddings is loaded.discriminator.embeddings          # shared, as in training
+    assert loaded.generator.mlm.embedding is loaded.discriminator.embeddings.token
+    stored = load_file(str(tmp_path / "out" / bc.ELECTRA_FILE))
+    assert not any("embeddings" in k for k in stored) and any(k.startswith("rtd_head.") for k in stored)
+    for (name, a), b in zip(whole.state_dict().items(), loaded.state_dict().values(), strict=True):
+        assert torch.allclose(a, b, atol=0.01), name                               # int8 rows: close, not equal
+    again = bp.held_out_electra_losses(loaded, held, seed=cfg.seed + 2, temperature=cfg.sample_temperature)
+    assert written["final"] == again and written["final_measured_on"].startswith("model.safetensors + electra")
+    assert written["final"]["rtd"] == pytest.approx(report["final"]["rtd"], abs=0.02)  # what training measured
+    assert written["electra_size_bytes"] < written["size_bytes"] / 2
+    discriminator, _, _ = bc.load_small_bert(tmp_path / "out")                       # the file fine-tuning reads
+    assert all(torch.equal(a, b) for a, b in zip(discriminator.state_dict().values(),
+                                                 loaded.discriminator.state_dict().values(), strict=True))
+    assert tokenizer.get_vocab() == short_corpus.tokenizer.get_vocab()
+
+
 def test_electra_run_resumes_exactly(short_corpus, tmp_path):
     cfg = dataclasses.replace(ELECTRA_TINY, steps=6, eval_every=3)
     full, full_report = bp.pretrain(cfg, short_corpus, progress=False, work=tmp_path / "full")

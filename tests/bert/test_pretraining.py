@@ -14,6 +14,7 @@ import pytest
 import torch
 from helpers.bert import TINY, tiny_text
 from safetensors.torch import load_file
+from tokenizers import Tokenizer
 
 from coursekit.bert import checkpoint as bc
 from coursekit.bert import corpus as bcorp
@@ -210,6 +211,58 @@ def test_pack_sentences_fills_rows_with_whole_sentences():
     assert sum(len(r) for r in rows) / len(rows) > 4                   # one sentence alone averages 2 pieces
     with pytest.raises(ValueError, match="at least one sentence"):
         bcorp.pack_sentences([], 1, max_len=9, sep_id=3, rng=random.Random(0))
+
+
+def test_doc_sentence_rows_are_runs_of_one_document():
+    docs = [[[10, 11], [12], [13, 14, 15], [16]], [[20, 21, 22], [23]], [[30] * 12, [31]]]
+    rows = bcorp.doc_sentence_rows(docs, 200, max_len=8, rng=random.Random(0))
+    assert len(rows) == 200
+    for row in rows:
+        assert 0 < len(row) <= 8 - 2 or row == [30] * 12         # a first sentence too long is cut by build_pair
+        doc = next(d for d in docs if any(row[:len(s)] == list(s) for s in d))
+        start = next(i for i, s in enumerate(doc) if row[:len(s)] == list(s))
+        run, i = [], start                                       # the row is consecutive whole sentences …
+        while len(run) < len(row):
+            run += doc[i]
+            i += 1
+        assert run == row
+        if i < len(doc) and row != [30] * 12:                    # … and stops only where the next one does not fit
+            assert len(row) + len(doc[i]) > 8 - 2
+    assert {r[0] // 10 for r in rows} == {1, 2, 3}              # every document is drawn
+    with pytest.raises(ValueError, match=r"documents\[1\] must be a non-empty list"):
+        bcorp.doc_sentence_rows([[[5]], []], 1, max_len=8, rng=random.Random(0))
+
+
+def test_doc_sentences_layout_has_no_nsp_pairs_and_resumes_like_the_pairs(corpus, tmp_path):
+    cfg = dataclasses.replace(TINY, layout="doc_sentences")
+    ids, segments, keep, mlm_labels, nsp = bcorp.sample_batch(corpus, cfg, random.Random(0),
+                                                              torch.Generator().manual_seed(0))
+    assert (nsp == IGNORE_INDEX).all() and (segments == 0).all()  # one segment per row, nothing for NSP
+    pairs = bcorp.sample_batch(corpus, TINY, random.Random(0), torch.Generator().manual_seed(0))
+    assert keep.sum() > pairs[2].sum() * 0.8                      # rows of running text, not single sentences
+    model, report = bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "docs")
+    assert report["config"]["layout"] == "doc_sentences" and math.isnan(report["history"]["nsp"][0])
+    assert set(report["final"]) == {"mlm", "nsp", "nsp_acc"}       # measured on the held-out NSP pairs as before
+    with pytest.raises(ValueError, match="layout must be one of"):
+        dataclasses.replace(TINY, layout="pairs")
+
+
+def test_a_run_keeps_its_tokenizer_and_resumes_only_with_it(corpus, tmp_path):
+    """WordPiece trained twice on the same text gives other ids (not deterministic across processes), so a run in
+    a work folder keeps its tokenizer there, and --resume with a corpus of another vocabulary is refused."""
+    cfg = dataclasses.replace(TINY, steps=4, eval_every=2)
+    bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "w", stop_at=2)
+    kept = Tokenizer.from_file(str(tmp_path / "w" / bp.WORK_TOKENIZER))
+    assert kept.get_vocab() == corpus.tokenizer.get_vocab()
+    vocab = corpus.tokenizer.get_vocab()
+    a, b = sorted(vocab, key=vocab.get)[-2:]                             # two pieces' ids swapped
+    swapped = Tokenizer.from_str(corpus.tokenizer.to_str().replace(f'"{a}":', '"@A@":').replace(
+        f'"{b}":', f'"{a}":').replace('"@A@":', f'"{b}":'))
+    other = bcorp.PretrainingCorpus(swapped, corpus.train_docs, corpus.held_docs, corpus.in_domain)
+    with pytest.raises(ValueError, match="another vocabulary than"):
+        bp.pretrain(cfg, other, progress=False, work=tmp_path / "w", resume=True)
+    _, report = bp.pretrain(cfg, corpus, progress=False, work=tmp_path / "w", resume=True)
+    assert len(report["history"]["mlm"]) == 4
 
 
 def test_packed_batch_keeps_sep_unmasked_and_nsp_ignored(corpus):

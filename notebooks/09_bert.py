@@ -23,7 +23,8 @@
 # - Load a real pretrained BERT-architecture checkpoint (all-MiniLM-L6-v2) into the course's own model,
 #   prove it computes what Hugging Face `transformers` computes, and watch contextual vectors separate
 #   word senses layer by layer.
-# - Compare fine-tuning, feature-based use of frozen layers, and no pre-training on SST-2.
+# - Compare fine-tuning, feature-based use of frozen layers, and no pre-training on SST-2; and pre-training
+#   on general (Wikipedia) against in-domain (movie review) text.
 # - Explain why BERT cannot generate text.
 
 # %%
@@ -579,7 +580,7 @@ for word, (s_same, s_diff) in final.items():
 #   the `full` profile, meant for a GPU, trains every weight on all 67,349 sentences). Lower
 #   layers change least in fine-tuning; words missing from our training subset keep their pre-trained
 #   vectors; and backpropagation stops at layer 3. In the stored class run (8,000 sentences, the table
-#   below) this recipe fine-tunes MiniLM in 112 s to 0.853 dev accuracy.
+#   below) this recipe fine-tunes MiniLM in 57 s to 0.853 dev accuracy.
 #   The no-pre-training row uses the same recipe, so its frozen part holds random numbers: the
 #   comparison isolates what the pre-trained *values* of the same weights are worth.
 # - Sentences are batched by length to avoid padding; SST-2 train is a random subset (CPU budget).
@@ -753,6 +754,67 @@ assert best_dev["pretrained"] > best_dev["random"]  # and stays ahead even again
 # first table). Pre-training pays in proportion to its scale.
 
 # %% [markdown]
+# **Does in-domain text pay more?** Gururangan et al. (2020, "Don't Stop Pretraining") find that pre-training
+# on text of the task's own domain pays off most when labelled data is scarce — and 3,000 phrases are scarce.
+# WikiText-2 is Wikipedia; SST-2 is movie reviews. So a second model was pre-trained with the same recipe
+# (size, batch, objective, ~9–10k steps) on movie reviews and committed (`data/bert_reviews/`): its documents
+# are 75,000 IMDB reviews (Maas et al. 2011; the 50,000 unlabelled ones and the texts of the 25,000 training
+# ones, their labels never read; 17.4M words, 29 times the Wikipedia text), and a quarter of each batch is
+# SST-2 training sentences packed several to a row, without the 1,000 selection sentences. Each model has its
+# own WordPiece vocabulary, so each is compared with a random initialisation of its own, with the same
+# protocol and seeds.
+
+# %%
+def domain_row(directory, text_):
+    """One row of the domain table: a committed model directory and its downstream.json (3 seeds)."""
+    table = json.loads((directory / "downstream.json").read_text())
+    assert table["model_sha256"] == data.sha256_file(directory / "model.safetensors")  # measured on these weights
+    report = json.loads((directory / "report.json").read_text())
+    s = table["summary"]
+    return {"pre-training text": text_, "steps": report["config"]["steps"],
+            "minutes (2-core CPU)": report["wall_seconds"] / 60, "held-out MLM": report["final"]["mlm"],
+            "pre-trained": s["pretrained"]["mean"], "± sd": s["pretrained"]["sd"],
+            "random init": s["random"]["mean"], "± sd ": s["random"]["sd"], "gain (points)": 100 * s["difference"],
+            "every seed ahead": min(s["pretrained"]["values"]) > max(s["random"]["values"]),
+            "values": (s["pretrained"]["values"], s["random"]["values"])}
+
+
+general = domain_row(bert_checkpoint.CHECKPOINT_DIR, "Wikipedia: WikiText-2 valid + test (0.6M words) + SST-2")
+in_domain = domain_row(bert_checkpoint.REVIEWS_DIR, "movie reviews: IMDB (17.4M words) + SST-2")
+viz.show_table([{k: v for k, v in r.items() if k != "values"} for r in (general, in_domain)],
+               title="SST-2 dev accuracy: MLM + NSP pre-training on general vs in-domain text (3 seeds each)")
+for r in (general, in_domain):
+    print(f"{r['pre-training text']}: pre-trained {' / '.join(f'{v:.3f}' for v in r['values'][0])}, "
+          f"random init {' / '.join(f'{v:.3f}' for v in r['values'][1])}")
+reviews_bert, reviews_tok, _ = bert_checkpoint.load_small_bert(bert_checkpoint.REVIEWS_DIR)
+reviews_bert = reviews_bert.to(device)
+review_cloze = ["a complete [MASK] of time .", "i would [MASK] recommend this film to anyone .",
+                "one of the [MASK] films i have ever seen .", "the acting is [MASK] and the story is boring ."]
+viz.show_table([{"sentence": s_, "Wikipedia model": top5(small, s_),
+                 "reviews model": ", ".join(f"{w} {p:.2f}" for w, p in fill_mask(reviews_bert, reviews_tok, s_))}
+                for s_ in review_cloze], title="fill in the blank on review sentences: top-5")
+waste = fill_mask(reviews_bert, reviews_tok, review_cloze[0])[0][0]
+print(f"top-1 for '{review_cloze[0]}': reviews model {waste!r}, Wikipedia model "
+      f"{fill_mask(small, small_tok, review_cloze[0])[0][0]!r}")
+assert waste == "waste"  # the idiom of reviews, which Wikipedia does not teach
+se = math.sqrt(in_domain["random init"] * (1 - in_domain["random init"]) / downstream["n_test"])
+print(f"gains: Wikipedia {general['gain (points)']:+.1f}, reviews {in_domain['gain (points)']:+.1f} points; "
+      f"the reviews' gain is {in_domain['gain (points)'] / (100 * se):.1f} standard errors of one dev accuracy")
+assert general["every seed ahead"] and in_domain["every seed ahead"]  # both help, with every seed
+assert in_domain["gain (points)"] > general["gain (points)"] + 1       # and the reviews help more
+
+# %% [markdown]
+# **Movie reviews pay more.** The model pre-trained on reviews beats its random start by 3.5 points, every seed
+# ahead, against 1.9 for the Wikipedia model, for a smaller budget (36 minutes against 42; the table). It has
+# learned the idiom of reviews — "a complete *waste* of time", *highly* recommend — which Wikipedia does not
+# teach; its masked-LM loss (on held-out reviews, so not comparable digit for digit with the Wikipedia
+# model's) was still falling when it stopped. That is Gururangan et al.'s lesson in miniature, and still
+# modest: 3.5 points is 2.3 standard errors of an 872-sentence dev set (printed above), the difference between the two
+# gains (1.6 points, from three seeds each) is suggestive rather than proven, and the aim we set ourselves —
+# five points — is not reached at this compute. Other ways of spending the same CPU-hour on the same reviews,
+# ELECTRA's replaced-token detection among them, gained 2–3 points (`docs/PRETRAINING_TRIALS.md`).
+
+# %% [markdown]
 # ## 9. Paper scale
 #
 # The numbers below are from Devlin et al. (2019), for models pre-trained on 3.3B words — shown for
@@ -817,6 +879,9 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 #   unigram plateau: a few hundred steps (the live run) predict frequent pieces whatever the context;
 #   the committed 10,000 steps beat the random start on SST-2 with every seed, by about two points
 #   (section 8's fair comparison) — modest, as ~600k words of pre-training text are.
+# - The text matters: the same recipe on 17M words of movie reviews gains 3.5 points on SST-2 (every seed
+#   ahead) and fills review blanks with review words — in-domain pre-training (Gururangan et al. 2020), in
+#   miniature, and still short of what scale buys.
 # - With good pre-trained weights, fine-tuning beats frozen features, and which frozen layer you take
 #   matters; freezing the lowest layers while fine-tuning costs little accuracy and saves compute.
 # - The course's `Bert` loads a real checkpoint and matches `transformers` to float precision; its
@@ -902,7 +967,7 @@ check_cls_head(my_cls_head)
 #
 # === BEGIN MARK SCHEME ===
 # Measured on the course's 2-core CPU (8,000 sentences, batch 32, lr 1.5e-4; expect ±1 point between
-# runs; times vary with the machine — the stored class run of §8 gives 0.853 in 112 s for 2): None
+# runs; times vary with the machine — the stored class run of §8 gives 0.853 in 57 s for 2): None
 # 0.861 in 97 s, 0 0.861 in 87 s, 2 0.860 in 70 s, 4 0.822 in 54 s, 6 0.772 in 36 s. Time
 # falls steadily with each frozen layer (no backward pass below the cut; at 6 only the forward pass and
 # the head remain), while accuracy does not move until half the layers are frozen and then falls to

@@ -82,9 +82,8 @@ def pretrain_main(argv: list[str] | None = None) -> None:
     if args.resume and not args.work:
         raise SystemExit("--resume needs --work, the directory of the interrupted run")
     tokenizer = load_small_bert(cfg.init_from)[1] if cfg.init_from else None
-    kept = Path(args.work or ".") / WORK_TOKENIZER
-    if args.resume and kept.is_file():          # the run's own vocabulary: WordPiece trained again gives other ids
-        tokenizer = Tokenizer.from_file(str(kept))
+    if args.resume and (Path(args.work) / WORK_TOKENIZER).is_file():   # the run's own vocabulary: WordPiece
+        tokenizer = Tokenizer.from_file(str(Path(args.work) / WORK_TOKENIZER))  # trained again gives other ids
     corpus = build_corpus(cfg, tokenizer=tokenizer)
     model, report = pretrain(cfg, corpus, progress=True, snapshot_dir=args.snapshots, work=args.work,
                              resume=args.resume, whole_electra=True)

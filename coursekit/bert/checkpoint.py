@@ -163,7 +163,7 @@ def load_electra(directory: str | Path = CHECKPOINT_DIR) -> tuple[Electra, objec
     electra = Electra(discriminator.config, generator_layers=extra["generator_layers"])
     electra.discriminator.load_state_dict(discriminator.state_dict())
     stored = expand_state(load_file(str(path)))
-    expected = set(_electra_parts(electra)) - {k for k in _electra_parts(electra) if k.endswith(":scale")}
+    expected = {k for k in _electra_parts(electra) if not k.endswith(":scale")}     # the names, as expanded
     if set(stored) != expected:
         raise ValueError(f"{path}: weight names differ from an ELECTRA's generator and head. Missing: "
                          f"{sorted(expected - set(stored))}; unexpected: {sorted(set(stored) - expected)}")

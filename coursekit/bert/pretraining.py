@@ -76,7 +76,8 @@ from coursekit.training.loop import checkpoint_storage, save_checkpoint, warmup_
 from coursekit.training.resumable import train_steps_in_folder
 from coursekit.validation import check_int, check_labels, check_positive_float, check_positive_int
 
-__all__ = ["WORK_TOKENIZER", "continue_from", "export", "held_out_electra_losses", "held_out_losses",
+__all__ = ["WORK_TOKENIZER", "continue_from", "electra_evaluation", "export", "held_out_electra_losses",
+           "held_out_losses",
            "keep_work_tokenizer", "pretrain", "recompact"]
 
 
@@ -139,6 +140,14 @@ def held_out_electra_losses(model: Electra, batch: tuple[torch.Tensor, ...], *, 
     p = parts["replaced"]
     parts["rtd_prior"] = 0.0 if p in (0.0, 1.0) else -(p * math.log(p) + (1 - p) * math.log(1 - p))
     return parts
+
+
+def electra_evaluation(model: Electra, held: tuple[torch.Tensor, ...], cfg: PretrainConfig) -> dict[str, float]:
+    """A run's ELECTRA evaluation: :func:`held_out_electra_losses` with the recipe's sampling temperature and the
+    run's evaluation seed, ``cfg.seed + 2`` (apart from the batches' and the masks' draws), so that every
+    evaluation during training and the export's measurement on the stored weights corrupt ``held`` alike."""
+    _check_cfg(cfg)
+    return held_out_electra_losses(model, held, seed=cfg.seed + 2, temperature=cfg.sample_temperature)
 
 
 def continue_from(model: Bert, corpus: PretrainingCorpus, start: Bert, tokenizer, _report: dict, *,
@@ -234,7 +243,7 @@ def pretrain(cfg: PretrainConfig, corpus: PretrainingCorpus | None = None, *, de
 
     def evaluate(step: int) -> dict[str, float]:
         if electra:    # a fixed seed: every evaluation samples the same corruption, and the training draws go on
-            return held_out_electra_losses(trained, held, seed=cfg.seed + 2, temperature=cfg.sample_temperature)
+            return electra_evaluation(trained, held, cfg)
         return held_out_losses(model, held)
 
     def step_loss(step: int) -> tuple[torch.Tensor, dict]:
@@ -336,9 +345,7 @@ def export(directory: str | Path, model: Bert | Electra, tokenizer, report: dict
     if whole is not None:
         save_electra_parts(directory, whole)
         stored_electra, _, _ = load_electra(directory)
-        cfg = report["config"]
-        report["final"] = held_out_electra_losses(stored_electra, held, seed=cfg["seed"] + 2,
-                                                  temperature=cfg["sample_temperature"])
+        report["final"] = electra_evaluation(stored_electra, held, PretrainConfig(**report["config"]))
         report["final_measured_on"] = f"model.safetensors + {ELECTRA_FILE} as loaded back"
         path = directory / ELECTRA_FILE
         report["electra_sha256"], report["electra_size_bytes"] = sha256_file(path), path.stat().st_size

@@ -21,7 +21,7 @@ import torch
 from coursekit.bert.checkpoint import load_small_bert
 from coursekit.bert.corpus import PretrainConfig, build_corpus, held_out_batch
 from coursekit.bert.electra import Electra
-from coursekit.bert.pretraining import export, held_out_electra_losses
+from coursekit.bert.pretraining import electra_evaluation, export
 from coursekit.training.resumable import load_state
 
 
@@ -46,7 +46,7 @@ def main() -> None:
     print(f"checkpoint vs stored discriminator: largest difference {worst:.4f} (int8 rounding)")
     assert worst < 0.05, "the checkpoint's discriminator is not the one stored in --out"
     held = held_out_batch(build_corpus(cfg, tokenizer=tokenizer), cfg)
-    again = held_out_electra_losses(electra, held, seed=cfg.seed + 2, temperature=cfg.sample_temperature)
+    again = electra_evaluation(electra, held, cfg)
     last = report["history"]["evals"][-1][1]
     print(f"held-out figures on the checkpoint: {again}\n  the run's last evaluation: {last}")
     assert all(abs(again[k] - last[k]) < 1e-3 for k in last), "not the held-out batch the run measured"

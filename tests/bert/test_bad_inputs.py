@@ -932,6 +932,9 @@ BERT_PRETRAINING = [
     Bad("NSP accuracy counts only the labelled rows (was 1/32 here)", bert_pretraining.held_out_losses,
         one_labelled_nsp_row, returns=lambda r: r["nsp_acc"] == 1.0),
 
+    Bad("a dict for the recipe", bert_pretraining.electra_evaluation,
+        lambda: bert_pretraining.electra_evaluation(tiny_electra_model(), pt_batch(), {"seed": 0}), TypeError,
+        r"cfg must be a PretrainConfig, got dict"),
     Bad("a string for whole_electra", bert_pretraining.pretrain,
         lambda: bert_pretraining.pretrain(TINY_PT, pt_corpus(), whole_electra="yes"), TypeError,
         r"whole_electra must be a bool, got str"),

@@ -5,6 +5,8 @@
   ``data/bart/downstream.json`` chose for it) and print the gain, in minutes;
 * ``denoise [--json]`` — how well the committed model reconstructs corrupted held-out sentences;
 * ``pretrain --work runs/bart --out data/bart`` — the denoising pre-training recipe (``--resume`` continues);
+  ``pretrain --continue-from DIR --work runs/bart-reviews --out data/bart`` — its in-domain second stage
+  (the model in ``DIR`` continued on the same corpus plus IMDB review passages, ``REVIEWS_STAGE``);
 * ``recompact [--model DIR] [--out DIR]`` — rewrite a model committed in fp16 as int8 (one scale per output
   channel), keeping its training record and measuring its figures again on the weights as stored;
 * ``compare`` / ``merge`` — pre-trained vs random init on EN→FR and SST-2 (``data/bart/downstream.json``).
@@ -14,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
+from coursekit.bart.corpus import RECIPE, REVIEWS_STAGE
 from coursekit.bart.finetuning import compare, merge, sst2_gain
 from coursekit.bart.pretraining import denoising_report, export, pretrain, recompact
+from coursekit.data import sha256_file
 from coursekit.runtime import run_subcommand
 
 
@@ -76,13 +81,24 @@ def pretrain_main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", default=None, help="export here when done (e.g. data/bart)")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--max-updates", type=int, default=None)
+    p.add_argument("--continue-from", default=None,
+                   help="the in-domain second stage: continue the committed model in this folder on the corpus "
+                        "plus IMDB review passages (REVIEWS_STAGE)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    model, state, corpus = pretrain(args.work, resume=args.resume, max_updates=args.max_updates)
+    recipe = RECIPE
+    if args.continue_from:
+        weights = Path(args.continue_from) / "model.safetensors"
+        if not weights.is_file():
+            parser.error(f"--continue-from: no model at {weights}")
+        recipe = replace(RECIPE, **REVIEWS_STAGE, init=args.continue_from, init_sha256=sha256_file(weights))
+    if args.max_updates is not None:
+        recipe = replace(recipe, max_updates=args.max_updates)
+    model, state, corpus = pretrain(args.work, recipe=recipe, resume=args.resume)
     if args.out:
-        report = export(model, state, corpus, args.out)
+        report = export(model, state, corpus, args.out, recipe=recipe)
         print(json.dumps({k: report[k] for k in ("updates", "train_seconds", "held_out", "size_bytes")}, indent=1))
 
 
@@ -114,6 +130,7 @@ def compare_main(argv: list[str] | None = None) -> None:
     p.add_argument("--inits", nargs="+", default=["pretrained", "random"], choices=["pretrained", "random"],
                    help="the starts to run (after a new committed model: pretrained; merge keeps the others)")
     p.add_argument("--out", default=None, help="write the table as JSON here (e.g. data/bart/downstream.json)")
+    p.add_argument("--model", default=None, help="the pre-trained model's folder (default: data/bart)")
     p.add_argument("--threads", type=int, default=0)
     m = sub.add_parser("merge", help="combine compare results of separate processes into one table")
     m.add_argument("parts", nargs="+", help="JSON files written by compare --out")
@@ -130,7 +147,7 @@ def compare_main(argv: list[str] | None = None) -> None:
         return
     if args.threads:
         torch.set_num_threads(args.threads)
-    result = compare(tuple(args.seeds), tasks=tuple(args.tasks), inits=tuple(args.inits))
+    result = compare(tuple(args.seeds), tasks=tuple(args.tasks), inits=tuple(args.inits), directory=args.model)
     text = json.dumps(result, indent=1, ensure_ascii=False)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")

@@ -11,30 +11,36 @@ monolingual text of several languages before fine-tuning it to translate):
 * **French** sentences: the French side of the *other* half — so no translation pair is ever seen
   whole, and nothing of the test or validation sentences;
 * **SST-2 training sentences** (unlabelled): in-domain text for the sentiment task (Gururangan et al.
-  2020, *Don't Stop Pretraining*); the labels and the validation sentences are never used.
+  2020, *Don't Stop Pretraining*); the labels and the validation sentences are never used;
+* **IMDB movie reviews** (only in a recipe with ``n_reviews``, the second, in-domain stage that continues a
+  committed model: ``init``): the unlabelled reviews and the training reviews' texts (labels never read, the
+  test reviews never touched), cut into passages of whole consecutive sentences (:func:`review_documents`).
 
-Every document is one sentence, written in the benchmark's BPE (:mod:`coursekit.translation.benchmark`)
-with one extra piece, ``<mask>`` (id 8000) (:class:`BartVocab`): the ids of the 8,000 translation pieces
-are unchanged, so the pre-trained model fine-tunes on the benchmark as it is. :func:`held_out_sentences`
-are the validation sentences of each language, never trained on, on which the denoising is measured.
+Every benchmark or SST-2 document is one sentence. All are written in the benchmark's BPE
+(:mod:`coursekit.translation.benchmark`) with one extra piece, ``<mask>`` (id 8000) (:class:`BartVocab`): the
+ids of the 8,000 translation pieces are unchanged, so the pre-trained model fine-tunes on the benchmark as it
+is. :func:`held_out_sentences` are the validation sentences of each language, never trained on, on which the
+denoising is measured.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
 
-from coursekit.data import load_sst2
+from coursekit.data import load_imdb, load_sst2
 from coursekit.translation.benchmark import load_short_benchmark, load_tokenizer
 from coursekit.translation.core import split_tokens
 from coursekit.translation.subword import SubwordVocab
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import check_int_sequence, check_positive_float, check_positive_int, check_probability
 
-__all__ = ["MASK", "BartRecipe", "RECIPE", "BartVocab", "PretrainingCorpus", "build_corpus", "held_out_sentences"]
+__all__ = ["MASK", "BartRecipe", "RECIPE", "REVIEWS_STAGE", "BartVocab", "PretrainingCorpus", "build_corpus",
+           "held_out_sentences", "review_sentences", "review_documents", "REVIEW_SPLITS"]
 
 MASK = "<mask>"
 
@@ -55,6 +61,9 @@ class BartRecipe:
     eval_every: int = 250
     n_held_out: int = 500            # validation sentences of each language, never trained on
     seed: int = 0
+    n_reviews: int = 0               # IMDB reviews added to the corpus as passages (0: the first stage)
+    init: str = ""                   # continue from the committed model in this folder ("": random init)
+    init_sha256: str = ""            # ... whose model.safetensors has this content hash
 
     ARCH_KEYS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout", "max_len")
 
@@ -74,9 +83,24 @@ class BartRecipe:
         check_positive_float(self.lr, "lr")
         check_positive_float(self.clip, "clip")
         _check_int(self.seed, "seed")
+        if _check_int(self.n_reviews, "n_reviews") < 0:
+            raise ValueError(f"n_reviews must be 0 or more, got {self.n_reviews}")
+        for name in ("init", "init_sha256"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, got {type(getattr(self, name)).__name__}")
+        if bool(self.init) != bool(self.init_sha256):
+            raise ValueError("init and init_sha256 go together: the folder of the model to continue and the "
+                             f"sha256 of its model.safetensors (got init={self.init!r}, "
+                             f"init_sha256={self.init_sha256!r})")
+        if self.init_sha256 and not re.fullmatch(r"[0-9a-f]{64}", self.init_sha256):
+            raise ValueError(f"init_sha256 must be 64 lower-case hex digits, got {self.init_sha256!r}")
 
 
 RECIPE = BartRecipe()
+
+#: The in-domain second stage (``python -m coursekit.bart pretrain --continue-from DIR``): the first stage's
+#: corpus plus passages of IMDB reviews, continuing the committed first-stage model at a lower learning rate.
+REVIEWS_STAGE = dict(n_reviews=8000, lr=3e-4, warmup=200, max_updates=3000)
 
 
 def _check_recipe(recipe) -> None:
@@ -203,9 +227,10 @@ class PretrainingCorpus:
 
 def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
                  sst_sentences: list[str] | None = None) -> PretrainingCorpus:
-    """English of half the training pairs, French of the other half, SST-2 training sentences; held out:
+    """English of half the training pairs, French of the other half, SST-2 training sentences, and (when
+    ``recipe.n_reviews``) the passages of that many IMDB reviews (:func:`review_documents`); held out:
     ``n_held_out`` validation sentences of each language. Sentences longer than the model's positions are
-    counted and left out (none of the benchmark's are; a few SST-2 sentences are)."""
+    counted and left out (none of the benchmark's are; a few SST-2 and review sentences are)."""
     _check_recipe(recipe)
     if isinstance(sst_sentences, str):
         raise TypeError("sst_sentences must be a list of strings, got one string")
@@ -224,9 +249,20 @@ def build_corpus(recipe: BartRecipe = RECIPE, *, data=None,
     sst = [d for d in sst if len(d) <= limit]
     held_out = held_out_sentences(recipe, vocab, data)
     train = english + french + sst
+    reviews = {}
+    if recipe.n_reviews:
+        texts = [text for split in REVIEW_SPLITS for text in load_imdb(split)["text"]]
+        if recipe.n_reviews > len(texts):
+            raise ValueError(f"n_reviews={recipe.n_reviews} but IMDB has {len(texts)} unlabelled and training reviews")
+        random.Random(recipe.seed).shuffle(texts)
+        passages, left_out = review_documents(texts[:recipe.n_reviews], vocab, limit)
+        train += passages
+        reviews = {"reviews": recipe.n_reviews, "review_passages": len(passages),
+                   "review_tokens": sum(len(d) for d in passages), "review_sentences_too_long_left_out": left_out,
+                   "reviews_from": "IMDB unsup + train texts (labels never read; test reviews never read)"}
     counts = Counter(t for d in train for t in d if t not in vocab.special_ids)
     sources = {"english_sentences": len(english), "french_sentences": len(french), "sst2_sentences": len(sst),
-               "sst2_too_long_left_out": too_long, "tokens": sum(len(d) for d in train),
+               "sst2_too_long_left_out": too_long, **reviews, "tokens": sum(len(d) for d in train),
                "held_out_sentences": len(held_out), "held_out_from": "benchmark validation split (EN and FR sides)"}
     return PretrainingCorpus(vocab, train, held_out, sources, counts.most_common(1)[0][0])
 
@@ -238,3 +274,60 @@ def held_out_sentences(recipe: BartRecipe, vocab: BartVocab, data=None) -> list[
     data = data or load_short_benchmark(tokenizer=vocab.subwords)
     return (vocab.encode_many([e for e, _ in data.valid[:recipe.n_held_out]])
             + vocab.encode_many([f for _, f in data.valid[:recipe.n_held_out]]))
+
+
+#: The IMDB splits read as unlabelled review text (the test reviews are never read).
+REVIEW_SPLITS = ("unsup", "train")
+
+_SENTENCE_END = frozenset({".", "!", "?"})
+
+
+def review_sentences(review: str) -> list[list[str]]:
+    """One (cleaned) review → its sentences as normalised words (:func:`~coursekit.translation.core.split_tokens`),
+    each ending after a ``.``, ``!`` or ``?`` word (a last sentence without one is kept)."""
+    if not isinstance(review, str):
+        raise TypeError(f"review must be a str, got {type(review).__name__}")
+    sentences, current = [], []
+    for word in split_tokens(review):
+        current.append(word)
+        if word in _SENTENCE_END:
+            sentences.append(current)
+            current = []
+    return sentences + ([current] if current else [])
+
+
+def review_documents(reviews: list[str], vocab: BartVocab, max_len: int) -> tuple[list[list[int]], int]:
+    """Reviews → BART documents: ``<s>`` + whole consecutive sentences of one review + ``</s>``, packed while
+    they fit in ``max_len`` ids — a passage, as BART pre-trains on (Lewis et al. 2020 §3), not one sentence.
+
+    Returns ``(documents, left_out)``: a sentence that does not fit in ``max_len`` on its own is left out and
+    counted, and the passage around it is cut there (a document never spans a gap)."""
+    if isinstance(reviews, str) or not isinstance(reviews, (list, tuple)):
+        raise TypeError(f"reviews must be a list of review texts, got {type(reviews).__name__}")
+    _check_vocab(vocab)
+    if check_positive_int(max_len, "max_len") < 3:
+        raise ValueError(f"max_len must leave room for <s>, one piece and </s> (≥ 3), got {max_len}")
+    sentences, owner = [], []
+    for r, review in enumerate(reviews):
+        if not isinstance(review, str):
+            raise TypeError(f"reviews[{r}] must be a str, got {type(review).__name__}")
+        for words in review_sentences(review):
+            sentences.append(words)
+            owner.append(r)
+    room = max_len - 2
+    docs, left_out, current, current_owner = [], 0, [], None
+
+    def flush() -> None:
+        if current:
+            docs.append([vocab.bos_id] + current + [vocab.eos_id])
+
+    for ids, r in zip(vocab.subwords.encode_batch(sentences), owner):
+        if r != current_owner or len(current) + len(ids) > room:
+            flush()
+            current, current_owner = [], r
+        if len(ids) > room:
+            left_out += 1
+            continue
+        current += ids
+    flush()
+    return docs, left_out

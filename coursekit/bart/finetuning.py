@@ -119,15 +119,19 @@ def _check_labelled_sentences(ids, labels, vocab: BartVocab, n_classes: int, wha
     return ids, check_labels(torch.tensor(labels, dtype=torch.long), "labels", n_classes)
 
 
-def starting_model(init: str, seed: int, vocab: BartVocab | None = None) -> tuple[Bart, BartVocab]:
-    """``init="pretrained"``: the committed BART; ``"random"``: the same architecture, freshly initialised."""
+def starting_model(init: str, seed: int, vocab: BartVocab | None = None,
+                   directory: str | Path | None = None) -> tuple[Bart, BartVocab]:
+    """``init="pretrained"``: the committed BART (of ``directory``, default ``data/bart``); ``"random"``: the same
+    architecture, freshly initialised."""
     if init not in ("pretrained", "random"):
         raise ValueError(f"init must be 'pretrained' or 'random', got {init!r}")
     _check_int(seed, "seed")
     if vocab is not None and not isinstance(vocab, BartVocab):
         raise TypeError(f"vocab must be a BartVocab or None, got {type(vocab).__name__}")
+    if directory is not None and not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a folder path (str or Path) or None, got {type(directory).__name__}")
     if init == "pretrained":
-        model, vocab, _ = load_pretrained_bart()
+        model, vocab, _ = load_pretrained_bart(directory)
         return model.train(), vocab
     if init == "random":
         vocab = vocab or BartVocab()
@@ -315,8 +319,9 @@ def _summary(rows: list[dict], key: str) -> dict:
 
 
 def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translation", "sst2"),
-            inits=("pretrained", "random"), log=print) -> dict:
-    """Fine-tune pre-trained and random-init BART on each task with each seed; the table and its summary.
+            inits=("pretrained", "random"), log=print, directory: str | Path | None = None) -> dict:
+    """Fine-tune pre-trained (the model of ``directory``, default ``data/bart``) and random-init BART on each
+    task with each seed; the table and its summary.
 
     ``inits`` picks the starts to run: after the committed model changes, ``("pretrained",)`` re-measures
     its rows and :func:`merge` keeps the random-init rows of the committed table (they do not depend on it).
@@ -340,14 +345,14 @@ def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translat
     result = {"recipe": asdict(recipe), "seeds": list(seeds), "hardware": hardware()}
     both = set(inits) == {"pretrained", "random"}
     if "pretrained" in inits:
-        result["model_file_sha256"] = sha256_file(model_dir("bart") / "model.safetensors")
+        result["model_file_sha256"] = sha256_file(Path(directory or model_dir("bart")) / "model.safetensors")
     if "translation" in tasks:
         data, src, tgt = translation_subset(recipe.n_pairs, vocab)
         rows = []
         for seed in seeds:
             for init in inits:
                 t0 = time.monotonic()
-                model, _ = starting_model(init, seed, vocab)
+                model, _ = starting_model(init, seed, vocab, directory)
                 losses = finetune_translation(model, src, tgt, vocab, recipe=recipe, seed=seed)
                 report = translation_bleu(model, vocab, data)
                 rows.append({"init": init, "seed": seed, "bleu": round(report.bleu, 2), "chrf": round(report.chrf, 2),
@@ -364,7 +369,7 @@ def compare(seeds=(0, 1), *, recipe: FinetuneRecipe = FINETUNE, tasks=("translat
             for init in inits:
                 for lr in recipe.sst2_lrs:
                     t0 = time.monotonic()
-                    model, _ = starting_model(init, seed, vocab)
+                    model, _ = starting_model(init, seed, vocab, directory)
                     clf, _ = finetune_sst2(model, sst["train_ids"], sst["train_labels"], vocab,
                                            recipe=replace(recipe, sst2_lr=lr), seed=seed)
                     rows.append({"init": init, "lr": lr, "seed": seed,

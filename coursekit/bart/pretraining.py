@@ -67,8 +67,8 @@ from coursekit.translation.recipes import inverse_sqrt
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import check_positive_float, check_positive_int
 
-__all__ = ["build_bart", "corrupt", "denoising_accuracy", "denoising_report", "pretrain", "export",
-           "load_pretrained_bart", "recompact"]
+__all__ = ["build_bart", "continue_from", "first_stage_record", "corrupt", "denoising_accuracy", "denoising_report",
+           "pretrain", "export", "load_pretrained_bart", "recompact"]
 
 
 def denoising_report(directory: str | Path | None = None, *, seed: int = 1234) -> dict:
@@ -185,6 +185,8 @@ def pretrain(work: str | Path, *, recipe: BartRecipe = RECIPE, corpus: Pretraini
     vocab = corpus.vocab
     torch.manual_seed(recipe.seed)
     model = build_bart(recipe, vocab)
+    if recipe.init:
+        continue_from(model, recipe)
     opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), eps=1e-6)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, inverse_sqrt(recipe.warmup))
 
@@ -204,6 +206,30 @@ def pretrain(work: str | Path, *, recipe: BartRecipe = RECIPE, corpus: Pretraini
     return model, st, corpus
 
 
+def continue_from(model: Bart, recipe: BartRecipe) -> Bart:
+    """Load into ``model`` the weights of the committed model in ``recipe.init`` (as stored: int8 dequantised),
+    once its ``model.safetensors`` has the content hash ``recipe.init_sha256`` and its architecture is ``model``'s:
+    the second, in-domain stage continues the first instead of starting again (Gururangan et al. 2020)."""
+    if not isinstance(model, Bart):
+        raise TypeError(f"model must be a coursekit.bart.model.Bart, got {type(model).__name__}")
+    _check_recipe(recipe)
+    if not recipe.init:
+        raise ValueError("recipe.init is empty: there is no model to continue from")
+    path = Path(recipe.init) / "model.safetensors"
+    if not path.is_file():
+        raise FileNotFoundError(f"no model to continue from at {path}")
+    if sha256_file(path) != recipe.init_sha256:
+        raise ValueError(f"{path} has sha256 {sha256_file(path)[:12]}…, the recipe continues from "
+                         f"{recipe.init_sha256[:12]}…: another model than the one this run started from")
+    with torch.random.fork_rng(devices=[]):                  # building the empty model draws weights
+        start, _, _ = load_pretrained_bart(recipe.init)
+    if start.config != model.config:
+        raise ValueError(f"the model in {recipe.init} has another architecture ({start.config}) than the recipe's "
+                         f"({model.config})")
+    model.load_state_dict(start.state_dict())
+    return model
+
+
 def _evaluate(model: Bart, corpus: PretrainingCorpus, recipe: BartRecipe, update: int, seconds: float) -> dict:
     start = time.monotonic()
     acc = denoising_accuracy(model, corpus.held_out, corpus.vocab, recipe, unigram_top=corpus.unigram_top)
@@ -216,7 +242,11 @@ def _evaluate(model: Bart, corpus: PretrainingCorpus, recipe: BartRecipe, update
 # --------------------------------------------------------------------------- the committed model
 
 
-def _reproduce(out) -> str:
+def _reproduce(out, recipe: BartRecipe | None = None) -> str:
+    if recipe is not None and recipe.init:
+        return (f"python -m coursekit.bart pretrain --work runs/bart-stage1 --out runs/bart-stage1; "
+                f"python -m coursekit.bart pretrain --continue-from runs/bart-stage1 --work runs/bart-reviews "
+                f"--out {out}")
     return f"python -m coursekit.bart pretrain --work runs/bart --out {out}"
 
 
@@ -244,8 +274,35 @@ def export(model: Bart, state: dict, corpus: PretrainingCorpus, out: str | Path,
                 "epochs": round(state["epoch"] + state["position"] / _epoch_len(corpus, recipe), 3),
                 "train_seconds": round(state["seconds"], 1), "hardware": state["hardware"],
                 "curve": state["curve"], "train_log": state["train"],
-                "unigram_top": corpus.vocab.itos[corpus.unigram_top], "reproduce": _reproduce(out)}
+                "unigram_top": corpus.vocab.itos[corpus.unigram_top], "reproduce": _reproduce(out, recipe)}
+    if recipe.init:
+        training["first_stage"] = first_stage_record(recipe)
     return _write_measured(model, corpus, recipe, out, training)
+
+
+#: What the report of a second-stage model keeps of the first stage's report (its run and figures).
+FIRST_STAGE_FIELDS = ("recipe", "corpus", "updates", "epochs", "train_seconds", "hardware", "curve", "held_out",
+                      "file_sha256", "reproduce")
+
+
+def first_stage_record(recipe: BartRecipe) -> dict:
+    """The first stage's run, from the report beside the model ``recipe.init`` continued (whose weights have
+    ``recipe.init_sha256``): the second stage's report carries it, so the whole recipe stays on record once that
+    folder is gone."""
+    _check_recipe(recipe)
+    if not recipe.init:
+        raise ValueError("recipe.init is empty: a first-stage model has no first stage")
+    path = Path(recipe.init) / "report.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no report of the first stage at {path}")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if report.get("file_sha256") != recipe.init_sha256:
+        raise ValueError(f"{path} describes the model {str(report.get('file_sha256'))[:12]}…, the recipe continued "
+                         f"{recipe.init_sha256[:12]}…")
+    lacking = [k for k in FIRST_STAGE_FIELDS if k not in report]
+    if lacking:
+        raise ValueError(f"{path} lacks {lacking}: not a report written by export()")
+    return {k: report[k] for k in FIRST_STAGE_FIELDS}
 
 
 #: The fields of a report that record the training run (what :func:`recompact` keeps as they are).
@@ -290,6 +347,7 @@ def _write_measured(model: Bart, corpus: PretrainingCorpus, recipe: BartRecipe, 
               "epochs": t["epochs"], "train_seconds": t["train_seconds"], "hardware": t["hardware"],
               "held_out": held_out, "unigram_top": t["unigram_top"], "examples": examples,
               "curve": t["curve"], "train_log": t["train_log"], "storage": STORAGE,
+              **({"first_stage": t["first_stage"]} if "first_stage" in t else {}),
               **({"recompacted_from": recompacted_from} if recompacted_from is not None else {}),
               "file_sha256": file_sha256, "size_bytes": size_bytes, "reproduce": t["reproduce"]}
     text = json.dumps(report, indent=1, ensure_ascii=False) + "\n"

@@ -10,6 +10,7 @@ import pytest
 import torch
 from helpers import ROOT
 
+from coursekit.bart import corpus as bart_corpus
 from coursekit.bart import finetuning as bart_finetuning
 from coursekit.bart import noising
 from coursekit.bart import pretraining as bart_pretraining
@@ -105,6 +106,39 @@ def test_pretraining_resumes_exactly_and_exports_a_loadable_model(tmp_path, voca
         bart_pretraining.load_pretrained_bart(tmp_path / "out")
     with pytest.raises(FileNotFoundError, match="python -m coursekit.bart pretrain"):
         bart_pretraining.load_pretrained_bart(tmp_path / "nothing")
+
+
+def test_review_documents_pack_whole_sentences_of_one_review(vocab):
+    reviews = ["A fine film. I loved it! Would watch again?", "Dull.", "word " * 80 + ". Short one."]
+    assert bart_corpus.review_sentences(reviews[0]) == [["a", "fine", "film", "."], ["i", "loved", "it", "!"],
+                                                        ["would", "watch", "again", "?"]]
+    docs, left_out = bart_corpus.review_documents(reviews, vocab, 64)
+    assert left_out == 1                                         # the 81-word sentence fits no document
+    assert [vocab.detokenize(d) for d in docs] == ["a fine film . i loved it ! would watch again ?", "dull .",
+                                                   "short one ."]          # never across reviews or a gap
+    assert all(d[0] == vocab.bos_id and d[-1] == vocab.eos_id and len(d) <= 64 for d in docs)
+    small, _ = bart_corpus.review_documents(reviews[:1], vocab, 12)      # 3 sentences of 4-5 pieces: 2 passages
+    assert [vocab.detokenize(d) for d in small] == ["a fine film . i loved it !", "would watch again ?"]
+
+
+def test_second_stage_continues_the_exported_model_and_checks_its_hash(tmp_path, vocab, corpus):
+    first, st, _ = bart_pretraining.pretrain(tmp_path / "first", recipe=TINY, corpus=corpus, quiet=True)
+    bart_pretraining.export(first, st, corpus, tmp_path / "stage1", recipe=TINY)
+    stored, _, _ = bart_pretraining.load_pretrained_bart(tmp_path / "stage1")
+    sha = json.loads((tmp_path / "stage1" / "report.json").read_text())["file_sha256"]
+    second = replace(TINY, init=str(tmp_path / "stage1"), init_sha256=sha, max_updates=1, eval_every=1)
+    torch.manual_seed(5)
+    model = bart_pretraining.continue_from(bart_pretraining.build_bart(second, vocab), second)
+    for a, b in zip(model.state_dict().values(), stored.state_dict().values()):
+        assert torch.equal(a, b)                                  # the first stage's weights as stored
+    _, st2, _ = bart_pretraining.pretrain(tmp_path / "second", recipe=second, corpus=corpus, quiet=True)
+    assert st2["curve"][0]["held_out_loss"] == pytest.approx(                # evaluated before the first update
+        bart_pretraining.denoising_accuracy(stored, corpus.held_out, vocab, TINY)["loss"], abs=1e-4)
+    report = bart_pretraining.export(model, st2, corpus, tmp_path / "out", recipe=second)
+    assert report["recipe"]["init_sha256"] == sha and "--continue-from" in report["reproduce"]
+    assert report["first_stage"]["file_sha256"] == sha and report["first_stage"]["updates"] == 6
+    with pytest.raises(ValueError, match="another model than the one this run started from"):
+        bart_pretraining.continue_from(model, replace(second, init_sha256="1" * 64))
 
 
 def test_finetuning_code_runs_on_both_tasks(vocab, corpus):
@@ -207,7 +241,7 @@ def test_compare_of_one_start_leaves_the_summary_to_merge(monkeypatch):
             return []
 
     monkeypatch.setattr(ft, "translation_subset", lambda n, vocab: (type("D", (), {"test": [0] * 3})(), [], []))
-    monkeypatch.setattr(ft, "starting_model", lambda init, seed, vocab: (None, vocab))
+    monkeypatch.setattr(ft, "starting_model", lambda init, seed, vocab, directory: (None, vocab))
     monkeypatch.setattr(ft, "finetune_translation", lambda *a, **k: [1.0] * 50)
     monkeypatch.setattr(ft, "translation_bleu", lambda *a, **k: Report())
     monkeypatch.setattr(ft, "sha256_file", lambda path: "ab" * 32)

@@ -25,10 +25,11 @@
 #   load into it with the same outputs.
 # - See a pre-trained BART denoise: held-out sentences reconstructed, the uncorrupted context copied and
 #   masked spans filled far above a unigram guess (the course's committed model), and watch the same recipe
-#   start to learn live — a class-length run only begins to copy; the committed hour is what makes it denoise.
+#   start to learn live — a class-length run only begins to copy; the committed hours are what make it denoise.
 # - Measure whether pre-training pays off: the same BART fine-tuned from pre-trained or random weights on
-#   a small English→French set (BLEU on the short band of notebook 05–08's benchmark) and on SST-2
-#   (same input to encoder and decoder, last decoder state), over two seeds.
+#   a small English→French set (BLEU on the short band of notebook 05–08's benchmark, two seeds) and on
+#   SST-2 (same input to encoder and decoder, last decoder state, three seeds) — and what a second, in-domain
+#   stage of pre-training on movie reviews adds to the classifier.
 # - Compare noise schemes on a downstream measure, with seeds and error bars (the paper's ablation table,
 #   at classroom scale).
 
@@ -332,31 +333,43 @@ print("position table rows:", tuple(ours.encoder_positions.embedding.weight.shap
 # ## 4. The course's pre-trained BART
 #
 # The paper's best scheme is **text infilling** (30% of the tokens in Poisson(3) spans, each span → one
-# `<mask>`), combined with sentence permutation. The course's BART uses text infilling alone: its documents
-# are single sentences (sentence permutation needs several related ones), and Table 1 shows infilling alone
-# within a few tenths of the combination. What it reads, chosen so that pre-training *can* pay off
-# downstream (as mBART does for translation, Liu et al. 2020):
+# `<mask>`), combined with sentence permutation. The course's BART uses text infilling alone (Table 1 shows
+# infilling alone within a few tenths of the combination). It is pre-trained in two stages, each chosen so
+# that pre-training *can* pay off downstream:
 #
-# - **English**: the English side of one half of the benchmark's training pairs (notebooks 05–08);
-# - **French**: the French side of the *other* half — no translation pair is ever seen whole, and no test
-#   or validation sentence at all;
-# - **SST-2 training sentences**, unlabelled: in-domain text for section 7 (Gururangan et al. 2020).
+# 1. **First stage** (as mBART does for translation, Liu et al. 2020), from random weights, on single
+#    sentences:
+#    - **English**: the English side of one half of the benchmark's training pairs (notebooks 05–08);
+#    - **French**: the French side of the *other* half — no translation pair is ever seen whole, and no
+#      test or validation sentence at all;
+#    - **SST-2 training sentences**, unlabelled: in-domain text for section 7 (Gururangan et al. 2020).
+# 2. **Second stage, in-domain** ("don't stop pre-training", Gururangan et al. 2020): the first stage's
+#    model continues on the same corpus plus **passages of IMDB movie reviews** — whole consecutive
+#    sentences of one review, up to the model's 64 positions (`bart_corpus.review_documents`); the
+#    unlabelled reviews and the training reviews' texts, labels never read, test reviews never touched.
+#    Movie reviews are what SST-2 is made of; Tatoeba's short sentences are not.
 #
 # The vocabulary is the benchmark's BPE plus `<mask>` (ids unchanged), the size that of notebook 08's
 # Transformer (d 256, 4 heads, FFN 1024, 3 + 3 layers). Pre-training takes longer than a class, so the
-# model in `data/bart/` was made by `python -m coursekit.bart pretrain --work runs/bart --out
-# data/bart` (checkpoints every few minutes, exact `--resume`); its report holds the curves.
+# model in `data/bart/` was made by `python -m coursekit.bart pretrain` (first stage) and `pretrain
+# --continue-from` (second stage), with checkpoints every few minutes and exact `--resume`; its report
+# holds both stages' curves.
 
 # %%
 pre, bvocab, pre_report = bart_pretraining.load_pretrained_bart()
 recipe = bart_corpus.BartRecipe(**pre_report["recipe"])
-hw = pre_report["hardware"]
+first = pre_report["first_stage"]
 print(f"{pre_report['parameters']:,} parameters, {pre_report['size_bytes'] / 1e6:.1f} MB "
-      f"({pre_report.get('storage', 'fp16')}: int8 matrices, one scale per row); "
-      f"{pre_report['updates']:,} updates ({pre_report['epochs']:.2f} epochs) in "
-      f"{pre_report['train_seconds'] / 60:.0f} min on {hw['torch_threads']} CPU thread(s)")
-viz.show_table([pre_report["corpus"]], title="pre-training corpus (sentences)")
-curve = pre_report["curve"]
+      f"({pre_report['storage']}: int8 matrices, one scale per row)")
+for stage, r in (("first stage", first), ("second stage", pre_report)):
+    print(f"{stage}: {r['updates']:,} updates ({r['epochs']:.2f} epochs of its corpus) in "
+          f"{r['train_seconds'] / 60:.0f} min on {r['hardware']['torch_threads']} CPU thread(s)")
+viz.show_table([{"stage": stage, "English sentences": c["english_sentences"], "French sentences": c["french_sentences"],
+                 "SST-2 sentences": c["sst2_sentences"], "IMDB reviews": c.get("reviews", 0),
+                 "review passages": c.get("review_passages", 0), "tokens": c["tokens"]}
+                for stage, c in (("first", first["corpus"]), ("second", pre_report["corpus"]))],
+               title="pre-training corpora (documents)")
+curve = first["curve"] + [{**p, "update": first["updates"] + p["update"]} for p in pre_report["curve"][1:]]
 held = pre_report["held_out"]
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
 upd = [p["update"] for p in curve]
@@ -369,14 +382,17 @@ axes[1].axhline(held["unigram_fill_accuracy"], ls=":", c="gray",
                 label=f"unigram guess ({pre_report['unigram_top']!r})")
 axes[1].legend()
 for ax in axes:
-    ax.set_xlabel("update")
+    ax.axvline(first["updates"], ls="--", c="gray", lw=0.8)
+    ax.set_xlabel("update (dashed: the second stage starts)")
 plt.tight_layout()
 plt.show()
-print(f"held-out ({held['n_copy'] + held['n_fill']:,} tokens of 1,000 validation sentences, EN and FR): "
-      f"copied {held['copy_accuracy']:.3f} of the uncorrupted tokens, filled {held['fill_accuracy']:.3f} of the "
-      f"masked ones; the unigram guess fills {held['unigram_fill_accuracy']:.3f}")
+for stage, h in (("after the first stage ", first["held_out"]), ("after the second stage", held)):
+    print(f"{stage}: held-out ({h['n_copy'] + h['n_fill']:,} tokens of 1,000 validation sentences, EN and FR) "
+          f"copied {h['copy_accuracy']:.3f} of the uncorrupted tokens, filled {h['fill_accuracy']:.3f} of the masked "
+          f"ones (loss {h['loss']:.3f}); the unigram guess fills {h['unigram_fill_accuracy']:.3f}")
 assert held["copy_accuracy"] >= 0.95, "denoising works: the uncorrupted context is copied"
 assert held["fill_accuracy"] >= 3 * held["unigram_fill_accuracy"], "masked spans are filled far above a unigram guess"
+assert held["loss"] <= first["held_out"]["loss"], "the second stage did not cost the Tatoeba sentences anything"
 
 # %% [markdown]
 # Reconstructions of corrupted held-out sentences, greedy decoding from the committed model (English,
@@ -401,27 +417,54 @@ display(HTML(html))
 print(f"{exact} of {len(shown)} reconstructed exactly")
 
 # %% [markdown]
+# And movie reviews: passages of IMDB *test* reviews, which neither stage read (the second stage read the
+# unlabelled and the training reviews), cut as the second stage cuts them:
+
+# %%
+test_reviews = list(data.load_imdb("test")["text"][:100])
+review_docs, _ = bart_corpus.review_documents(test_reviews, bvocab, recipe.arch["max_len"])
+review_acc = bart_pretraining.denoising_accuracy(pre, review_docs, bvocab, recipe, unigram_top=bvocab.itos.index(
+    pre_report["unigram_top"]))
+html = ""
+for doc in review_docs[:2]:
+    batch, _ = bart_pretraining.corrupt([doc], bvocab, recipe, g)
+    restored = pre.generate(batch.src, max_len=len(doc) + 4).tokens[0]
+    html += (noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(batch.src[0]).split(),
+                               title="corrupted") +
+             noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(restored).split(),
+                               title="reconstructed"))
+display(HTML(html))
+print(f"{len(review_docs)} passages of {len(test_reviews)} test reviews: copied {review_acc['copy_accuracy']:.3f} "
+      f"of the uncorrupted tokens, filled {review_acc['fill_accuracy']:.3f} of the masked ones (unigram guess "
+      f"{review_acc['unigram_fill_accuracy']:.3f})")
+assert review_acc["copy_accuracy"] >= 0.95 and review_acc["fill_accuracy"] >= 3 * review_acc["unigram_fill_accuracy"]
+
+# %% [markdown]
 # The context around each `<mask>` comes back verbatim (99% of the uncorrupted tokens, above). The fills
 # are another matter: about one masked token in four is the original (against 8% for always guessing the
 # most frequent piece), and the rest are often plausible and often plainly wrong — the model fills like a
-# small language model trained for an hour on a CPU, which is what it is. Masked text is also genuinely
-# ambiguous: a masked verb or object often has several right answers.
+# small language model trained for under two hours on a CPU, which is what it is. Masked text is also genuinely
+# ambiguous: a masked verb or object often has several right answers. Review passages are harder than
+# Tatoeba's short sentences (lower copy and fill rates above): they are longer, and their words are rarer
+# and split into more pieces by a vocabulary built for translation.
 #
-# **The same recipe, live.** `S.pt_updates` updates of the same recipe (same model, corpus, noise and
-# optimiser) from random weights, measured on 200 of the held-out sentences. One change: the learning
+# **The same recipe, live.** `S.pt_updates` updates of the first stage's recipe (same model, corpus, noise
+# and optimiser) from random weights, measured on 200 of the held-out sentences. One change: the learning
 # rate warms up over `S.pt_warmup` updates instead of 500, or a class-length run would hardly move.
 
 # %%
-live_corpus = bart_corpus.build_corpus(recipe, data=bench)
+first_recipe = bart_corpus.BartRecipe(**first["recipe"])
+assert first_recipe == bart_corpus.RECIPE                          # the first stage is the package's recipe
+live_corpus = bart_corpus.build_corpus(first_recipe, data=bench)
 live_corpus.held_out = held_docs[:100] + held_docs[recipe.n_held_out:recipe.n_held_out + 100]
 with tempfile.TemporaryDirectory() as work:
     live_bart, live_state, _ = bart_pretraining.pretrain(
-        work, recipe=dataclasses.replace(recipe, eval_every=S.pt_eval_every, warmup=S.pt_warmup), corpus=live_corpus,
-        max_updates=S.pt_updates, quiet=True)
+        work, recipe=dataclasses.replace(first_recipe, eval_every=S.pt_eval_every, warmup=S.pt_warmup),
+        corpus=live_corpus, max_updates=S.pt_updates, quiet=True)
 live_curve = live_state["curve"]
 fig, ax = plt.subplots(figsize=(6, 3.2))
 viz.plot_curves({"live": ([p["update"] for p in live_curve], [p["held_out_loss"] for p in live_curve]),
-                 "committed run": (upd, [p["held_out_loss"] for p in curve])}, ax=ax,
+                 "committed run (first stage)": (upd, [p["held_out_loss"] for p in curve])}, ax=ax,
                 ylabel="held-out reconstruction loss")
 ax.set_xlim(0, max(S.pt_updates, 100) * 1.5)
 ax.set_xlabel("update")
@@ -450,7 +493,8 @@ if S.pt_updates >= 60:
 # sacreBLEU, as in 05–08). BART works on the benchmark's ≤ 10-word band throughout: its pre-training text,
 # its fine-tuning pairs and its test set (the band is exactly the benchmark before it grew to 25 words).
 # Two seeds each; the fine-tuning takes longer than a class, so the table was made by
-# `python -m coursekit.bart compare --out data/bart/downstream.json`.
+# `python -m coursekit.bart compare --out data/bart/downstream.json`. The second stage read English movie
+# reviews only; the first-stage model's BLEU, printed below the table, shows whether that cost the French.
 
 # %%
 down = json.loads((model_dir("bart") / "downstream.json").read_text())
@@ -462,11 +506,15 @@ viz.show_table([{k: r[k] for k in ("init", "seed", "bleu", "chrf", "final_train_
 bleu = mt_down["bleu"]
 print(f"test BLEU: pre-trained {bleu['pretrained']['mean']:.2f} ± {bleu['pretrained']['sd']:.2f}, "
       f"random init {bleu['random']['mean']:.2f} ± {bleu['random']['sd']:.2f} (mean ± sd over seeds "
-      f"{down['seeds']}): pre-training is worth {bleu['difference']:+.2f} BLEU")
+      f"{mt_down['seeds']}): pre-training is worth {bleu['difference']:+.2f} BLEU")
 viz.show_table(next(r for r in mt_down["rows"] if r["init"] == "pretrained")["examples"],
                title="the pre-trained model's translations (seed 0)")
 assert min(bleu["pretrained"]["values"]) - max(bleu["random"]["values"]) >= 5, \
     "pre-training beats random init by at least 5 BLEU on every seed"
+first_bleu = down["first_stage"]["translation"]["bleu"]["pretrained"]
+print(f"the first-stage model, before the reviews: {first_bleu['mean']:.2f} ± {first_bleu['sd']:.2f} "
+      f"(seeds {first_bleu['values']})")
+assert bleu["pretrained"]["mean"] >= first_bleu["mean"], "the in-domain stage cost translation nothing"
 
 # %% [markdown]
 # **Live**: the same comparison with `S.mt_updates` updates on the same 4,000 pairs, measured on the first
@@ -665,7 +713,7 @@ print(f"our schemes span {spread:.2f} perplexity points; the largest sd over see
 # this young gains from any `S.abl_steps` extra updates. The fair baseline spends all its updates on
 # English→French, and at classroom scale it wins clearly: a test perplexity of 92.15 against 190–200 for
 # every scheme, on every seed. Pre-training pays off when its text is plentiful and the labelled data is
-# scarce (section 5: 4,000 pairs, +10 BLEU from an hour of pre-training); here the 10,000 translation
+# scarce (section 5: 4,000 pairs, +10.9 BLEU from under two hours of pre-training); here the 10,000 translation
 # pairs are the better use of the same updates. Between the schemes, our spread (9.70 perplexity points)
 # is smaller than the largest spread over seeds (sd 16.80), so our experiment cannot rank them; where our
 # ranking disagrees with the paper's (in the paper, rotation and permutation *alone* are poor pre-training
@@ -695,49 +743,81 @@ print("sentence representation:", tuple(by_hand.shape))
 
 # %% [markdown]
 # Does pre-training help here too? The same comparison as for translation — the committed weights or a
-# random initialisation, the same head and fine-tuning recipe, 2,000 labelled training sentences, two seeds,
-# the 872 validation sentences as the test set — with one change that matters for a fair answer: a
+# random initialisation, the same head and fine-tuning recipe, 2,000 labelled training sentences, three
+# seeds, the 872 validation sentences as the test set — with one change that matters for a fair answer: a
 # pre-trained and a random start need not want the same learning rate. Each start tries two rates and keeps
 # the one with the better mean accuracy on 1,000 *other* training sentences; only then is its test accuracy
 # read (the protocol of notebook 09's BERT, `coursekit.metrics.select_then_test`; from
-# `data/bart/downstream.json`).
+# `data/bart/downstream.json`, which also keeps the same runs from the first-stage model).
 
 # %%
 cls_down = down["sst2"]
 summary = cls_down["summary"]
-viz.show_table([{k: r[k] for k in ("init", "lr", "seed", "select", "test", "seconds")} for r in cls_down["rows"]],
+first_cls = down["first_stage"]["sst2"]
+first_summary = first_cls["summary"]
+viz.show_table([{**{k: r[k] for k in ("init", "seed", "select", "test", "seconds")}, "lr": f"{r['lr']:g}"}
+                for r in cls_down["rows"]],
                title=f"SST-2, {cls_down['n_train']:,} training sentences, {down['recipe']['sst2_updates']} updates "
                      f"of {down['recipe']['sst2_batch']}; 'select': {cls_down['n_select']:,} other training "
                      f"sentences, 'test': {cls_down['n_test']} validation sentences")
+assert first_summary["random"] == summary["random"]                 # one random-init row serves both stages
+random_values = summary["random"]["values"]
+domain = [("random init", summary["random"]),
+          ("first stage: Tatoeba EN + FR, SST-2 sentences", first_summary["pretrained"]),
+          ("+ second stage: IMDB review passages", summary["pretrained"])]
+viz.show_table([{"pre-training": name, "seeds": len(r["values"]), "chosen lr": f"{r['chosen_lr']:g}",
+                 "SST-2 dev accuracy": f"{r['mean']:.3f} ± {r['sd']:.3f}",
+                 "gain (points)": f"{100 * (r['mean'] - summary['random']['mean']):+.1f}",
+                 "worst seed vs best random seed": f"{min(r['values']):.3f} vs {max(random_values):.3f}"}
+                for name, r in domain], title="BART on SST-2: what each stage of pre-training is worth")
 se = (summary["random"]["mean"] * (1 - summary["random"]["mean"]) / cls_down["n_test"]) ** 0.5
-for init in ("pretrained", "random"):
-    r = summary[init]
-    print(f"{init:>10}: learning rate {r['chosen_lr']:g} chosen on the selection sentences; test accuracy "
-          f"{r['mean']:.3f} ± {r['sd']:.3f} over seeds {r['values']}")
-print(f"difference {summary['difference']:+.3f}; one standard error of an accuracy on {cls_down['n_test']} "
-      f"sentences ≈ {se:.3f}")
-assert abs(summary["difference"]) < 2 * se, "the text says: no measurable effect on SST-2"
+gain, first_gain = 100 * summary["difference"], 100 * first_summary["difference"]
+print(f"in-domain BART vs random init: {gain:+.1f} points; first stage alone: {first_gain:+.1f}; one standard error "
+      f"of an accuracy on {cls_down['n_test']} sentences ≈ {100 * se:.1f} points")
+for name, r in domain:
+    print(f"{name:>46}: test accuracy per seed {r['values']}")
+assert gain >= 3 and min(summary["pretrained"]["values"]) > max(random_values), \
+    "the in-domain BART beats random init by at least 3 points, every seed"
+assert gain > first_gain, "the in-domain stage adds to the first"
 select = {(init, lr): statistics.mean(r["select"] for r in cls_down["rows"] if (r["init"], r["lr"]) == (init, lr))
           for init in ("pretrained", "random") for lr in down["recipe"]["sst2_lrs"]}
 low, high = down["recipe"]["sst2_lrs"]
 print("selection accuracy at the lower rate minus the higher:",
       {init: f"{select[init, low] - select[init, high]:+.3f}" for init in ("pretrained", "random")})
 assert select["pretrained", low] - select["pretrained", high] < select["random", low] - select["random", high] - 0.02
+random_at = {lr: [r["test"] for r in cls_down["rows"] if (r["init"], r["lr"]) == ("random", lr)]
+             for lr in down["recipe"]["sst2_lrs"]}
+for lr, values in random_at.items():
+    print(f"random init held at lr {lr:g}: {statistics.mean(values):.3f} (seeds {values}) → the in-domain gain "
+          f"would read {100 * (summary['pretrained']['mean'] - statistics.mean(values)):+.1f} points")
+assert all(min(summary["pretrained"]["values"]) > max(v) for v in random_at.values()), \
+    "pre-trained ahead on every seed whichever rate the random start had"
 
 # %% [markdown]
-# **No measurable effect, reported as measured.** With each start at its own learning rate, the
-# pre-trained and the random BART end at the same accuracy on SST-2: the difference printed above is a
-# fraction of one standard error, and the seeds overlap. The rate matters more to the pre-trained start:
-# at the lower rate it loses several points on the selection sentences, the random start almost none
-# (printed above): with one shared rate for both, the table would measure which start suits that rate.
-# One shared rate is not a fair test. Translation gained 10 BLEU
-# from the same weights, so they are not useless as such; what we can say is that denoising single short sentences
-# — two thirds of them Tatoeba, not movie reviews, in a vocabulary built for translation — taught this small
-# model little that a sentiment classifier can use, while the paper's BART, pre-trained on vastly more text
-# for far longer, matches RoBERTa on SST-2 (Lewis et al. 2020, Table 2). Notebook 09's BERT, pre-trained
-# with a masked-LM objective on in-domain text, is the course's model for classification; making BART's
-# pre-training pay off here too (more in-domain text, a vocabulary that covers movie reviews, longer
-# pre-training) is open work (`python -m coursekit.bart compare --tasks sst2` measures it).
+# **Pre-training pays off on SST-2 once it has read movie reviews.** The table and the lines above say
+# three things, each with its numbers:
+#
+# - The **first stage** alone — single short sentences, two thirds of them Tatoeba, in a vocabulary built for
+#   translation — is worth +2.4 points, every seed ahead but narrowly (its worst 0.662 against the best
+#   random 0.654).
+# - The **in-domain second stage** — 32 more CPU-minutes on the same corpus plus passages of 8,000 IMDB
+#   reviews — reaches +3.4 points, its three seeds within 0.003 of each other and all above every random
+#   seed. What it adds over the first stage, one point, is less than one standard error of a single accuracy
+#   (1.6 points), and the first stage's best seed equals its worst (0.6778, printed per seed above):
+#   suggestive, not proof — the same shape and the same caution as notebook 09's domain table for BERT. The
+#   paper's BART, pre-trained on vastly more text for far longer, matches RoBERTa on SST-2 (Lewis et al.
+#   2020, Table 2).
+# - **Read the gain with its protocol.** Each start's rate is chosen on selection sentences, never on the
+#   test set; the random start's two rates are within half a point of each other there, so its choice is
+#   close to a coin toss, and held at its other rate the gain reads about a point less (printed above). The
+#   pre-trained start is ahead on every seed either way, and it is the one that needs its rate: at the lower
+#   rate it loses several points on the selection sentences, the random start almost none (printed above).
+#   One shared rate would measure which start suits that rate, not what pre-training is worth.
+#
+# Accuracies near 0.68 are modest: both starts fit 2,000 short SST-2 *phrases* and lose several points on
+# the full validation sentences (notebook 09's BERT, fine-tuned on 3,000, reaches 0.75–0.76), and
+# `docs/PRETRAINING_TRIALS.md` keeps what did not help. `python -m coursekit.bart sst2 --seeds 1 --json`
+# fine-tunes both starts again from the committed weights in a few minutes.
 #
 # ## 8. Explore the noise functions
 #
@@ -769,12 +849,12 @@ widgets.explorer(render, [dict(noise="text infilling", ratio=0.5, seed=1), dict(
 #   LayerNorm on embeddings and tied output embeddings; Hugging Face checkpoints load with equal logits
 #   and equal greedy outputs.
 # - The course's BART, pre-trained by text infilling on monolingual English and French sentences (and
-#   unlabelled SST-2), denoises held-out text: it copies 99% of the uncorrupted tokens and fills about a
-#   quarter of the masked ones, three to four times the unigram guess.
+#   unlabelled SST-2), then on movie-review passages too, denoises held-out text: it copies 99% of the
+#   uncorrupted tokens and fills over a quarter of the masked ones, more than three times the unigram guess.
 # - Pre-training pays off for translation: fine-tuned on 4,000 pairs, it beats the same model from random
-#   weights by more than 5 BLEU on every seed (section 5). On SST-2 with 2,000 labelled sentences it makes
-#   no measurable difference once each start gets its own learning rate (section 7) — reported with its
-#   numbers.
+#   weights by more than 5 BLEU on every seed (section 5). On SST-2 with 2,000 labelled sentences, each start
+#   at its own learning rate, it is worth +3.4 points after a second, in-domain stage on movie reviews
+#   (+2.4 from the first stage alone; section 7) — modest accuracies, reported with their numbers.
 # - In the paper, text infilling (+ sentence permutation) is the best all-round scheme; rotation and
 #   permutation alone are weak. At classroom scale (section 6, with seeds and error bars) the schemes
 #   differ by less than the seeds do, and a baseline that spends the same updates on translation beats

@@ -471,14 +471,15 @@ def _row_key(row: dict) -> tuple:
 def merge(parts: list[dict], into: dict | None = None) -> dict:
     """One table from runs made in separate processes (e.g. one per seed, ``compare --seeds 0`` and ``--seeds
     1``): each task's rows concatenated and its summary recomputed. From ``into`` (the committed table) it
-    keeps the tasks none of ``parts`` ran, and the rows (start, seed, learning rate) they did not re-run."""
+    keeps the tasks none of ``parts`` ran, and the rows (start, seed, learning rate) they did not re-run. Each task
+    records its own ``seeds`` (those of its rows); the table's ``seeds`` are all of them."""
     if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
         raise TypeError("parts must be a non-empty list of compare() results")
     if len({json.dumps(p.get("recipe"), sort_keys=True) for p in parts}) != 1:
         raise ValueError("parts must come from the same recipe")
     out = dict(into or {})
     out.update(recipe=parts[0]["recipe"], hardware=parts[0]["hardware"],
-               seeds=sorted({s for p in parts for s in p["seeds"]}))
+               seeds=sorted({s for p in parts for s in p["seeds"]} | set((into or {}).get("seeds", []))))
     if any("model_file_sha256" in p for p in parts):
         out["model_file_sha256"] = next(p["model_file_sha256"] for p in parts if "model_file_sha256" in p)
     for task in ("translation", "sst2"):
@@ -489,9 +490,11 @@ def merge(parts: list[dict], into: dict | None = None) -> dict:
         ran = {_row_key(r) for r in new_rows}
         kept = [r for r in (out.get(task) or {}).get("rows", []) if _row_key(r) not in ran]   # e.g. random init
         rows = sorted(kept + new_rows, key=lambda r: (r["seed"], r["init"] != "pretrained", r.get("lr", 0)))
+        seeds = sorted({r["seed"] for r in rows})                   # a task may have more seeds than another
         if task == "translation":
-            out[task] = {**mine[0], "rows": rows, "bleu": _summary(rows, "bleu"), "chrf": _summary(rows, "chrf")}
+            out[task] = {**mine[0], "seeds": seeds, "rows": rows, "bleu": _summary(rows, "bleu"),
+                         "chrf": _summary(rows, "chrf")}
         else:
-            out[task] = {**mine[0], "rows": rows,
+            out[task] = {**mine[0], "seeds": seeds, "rows": rows,
                          "summary": select_then_test(rows, tuple(parts[0]["recipe"]["sst2_lrs"]))}
     return out

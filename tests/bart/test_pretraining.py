@@ -15,7 +15,7 @@ from coursekit.bart import finetuning as bart_finetuning
 from coursekit.bart import noising
 from coursekit.bart import pretraining as bart_pretraining
 from coursekit.bart.__main__ import main as bart_cli
-from coursekit.bart.corpus import BartRecipe, BartVocab, PretrainingCorpus
+from coursekit.bart.corpus import RECIPE, REVIEWS_STAGE, BartRecipe, BartVocab, PretrainingCorpus
 from coursekit.data import model_dir
 from coursekit.metrics import select_then_test
 
@@ -209,6 +209,9 @@ def test_merge_combines_processes_and_keeps_other_tasks():
     summary = table["sst2"]["summary"]
     assert summary["pretrained"]["chosen_lr"] == 1e-3 and summary["pretrained"]["values"] == [0.63, 0.65]
     assert summary["difference"] == pytest.approx(0.02)
+    three = bart_finetuning.merge([part(2, 0.61)], table)          # a third seed for SST-2 only
+    assert three["seeds"] == [0, 1, 2] and three["sst2"]["seeds"] == [0, 1, 2]
+    assert three["translation"] == {"bleu": "kept"} and len(three["sst2"]["summary"]["pretrained"]["values"]) == 3
 
 
 def test_merge_replaces_the_rows_it_reran_and_keeps_the_others():
@@ -227,7 +230,7 @@ def test_merge_replaces_the_rows_it_reran_and_keeps_the_others():
     got = [(r["init"], r["seed"], r["bleu"]) for r in table["translation"]["rows"]]
     assert got == [("pretrained", 0, 22.0), ("random", 0, 10.0), ("pretrained", 1, 22.0), ("random", 1, 10.0)]
     assert table["translation"]["bleu"]["difference"] == pytest.approx(12.0)
-    assert table["model_file_sha256"] == "ab" * 32
+    assert table["model_file_sha256"] == "ab" * 32 and table["translation"]["seeds"] == [0, 1]
 
 
 def test_compare_of_one_start_leaves_the_summary_to_merge(monkeypatch):
@@ -256,8 +259,32 @@ def test_committed_downstream_table_follows_its_protocol():
     table = json.loads((model_dir("bart") / "downstream.json").read_text())
     sst = table["sst2"]
     assert sst["summary"] == select_then_test(sst["rows"], tuple(table["recipe"]["sst2_lrs"]))
-    assert len(table["seeds"]) >= 2 and sst["n_select"] >= 1000 and sst["n_test"] == 872
+    assert len(sst["seeds"]) >= 3 and sst["n_select"] >= 1000 and sst["n_test"] == 872
     for init in ("pretrained", "random"):
-        assert {r["seed"] for r in sst["rows"] if r["init"] == init} == set(table["seeds"])
+        assert {r["seed"] for r in sst["rows"] if r["init"] == init} == set(sst["seeds"])
+        for task in ("sst2", "translation"):
+            assert {r["seed"] for r in table[task]["rows"] if r["init"] == init} == set(table[task]["seeds"])
     bleu = table["translation"]["bleu"]
     assert min(bleu["pretrained"]["values"]) - max(bleu["random"]["values"]) > 5     # the translation target
+    s = sst["summary"]                                                              # issue 36's BART target
+    assert s["difference"] >= 0.03 and min(s["pretrained"]["values"]) > max(s["random"]["values"])
+    first = table["first_stage"]["sst2"]                    # the first-stage model, the same runs and random rows
+    assert first["summary"] == select_then_test(first["rows"], tuple(table["recipe"]["sst2_lrs"]))
+    assert first["summary"]["random"] == s["random"] and first["seeds"] == sst["seeds"]
+    report = json.loads((BART_DIR / "report.json").read_text())
+    assert table["model_file_sha256"] == report["file_sha256"]                   # measured on the committed file
+    assert table["first_stage"]["model_file_sha256"] == report["first_stage"]["file_sha256"]
+
+
+@committed
+def test_committed_bart_is_the_in_domain_second_stage():
+    """data/bart continues the first-stage model (recorded by hash) on the corpus plus IMDB review passages,
+    with the package's REVIEWS_STAGE recipe, and denoises the held-out Tatoeba sentences no worse for it."""
+    report = json.loads((BART_DIR / "report.json").read_text())
+    recipe = BartRecipe(**report["recipe"])
+    assert recipe == replace(RECIPE, **REVIEWS_STAGE, init=recipe.init, init_sha256=recipe.init_sha256)
+    assert recipe.init_sha256 == report["first_stage"]["file_sha256"]
+    assert BartRecipe(**report["first_stage"]["recipe"]) == RECIPE
+    assert report["corpus"]["reviews"] == recipe.n_reviews and report["corpus"]["review_passages"] > 0
+    assert report["held_out"]["loss"] <= report["first_stage"]["held_out"]["loss"]
+    assert "--continue-from" in report["reproduce"]

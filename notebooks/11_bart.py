@@ -399,7 +399,7 @@ assert held["loss"] <= first["held_out"]["loss"], "the second stage did not cost
 # then French; a fresh corruption each):
 
 # %%
-bench = load_short_benchmark(tokenizer=bvocab.subwords)   # the ≤ 10-word band BART was trained on
+bench = load_short_benchmark(tokenizer=bvocab.subwords)   # the ≤ 10-word band of BART's EN and FR text
 held_docs = bart_corpus.held_out_sentences(recipe, bvocab, bench)
 g = torch.Generator().manual_seed(11)
 shown = held_docs[:3] + held_docs[recipe.n_held_out:recipe.n_held_out + 3]
@@ -490,8 +490,9 @@ if S.pt_updates >= 60:
 # pre-training pays off: **the same architecture, the same fine-tuning recipe and budget**, starting from the
 # committed pre-trained weights or from a random initialisation, on a *small* parallel set — 4,000 of the
 # benchmark's training pairs — and measured on the benchmark's 1,000 short test sentences (greedy decoding,
-# sacreBLEU, as in 05–08). BART works on the benchmark's ≤ 10-word band throughout: its pre-training text,
-# its fine-tuning pairs and its test set (the band is exactly the benchmark before it grew to 25 words).
+# sacreBLEU, as in 05–08). BART works on the benchmark's ≤ 10-word band throughout: its pre-training
+# sentences in both languages, its fine-tuning pairs and its test set (the band is exactly the benchmark
+# before it grew to 25 words).
 # Two seeds each; the fine-tuning takes longer than a class, so the table was made by
 # `python -m coursekit.bart compare --out data/bart/downstream.json`. The second stage read English movie
 # reviews only; the first-stage model's BLEU, printed below the table, shows whether that cost the French.

@@ -206,18 +206,26 @@ def pretrain(work: str | Path, *, recipe: BartRecipe = RECIPE, corpus: Pretraini
     return model, st, corpus
 
 
+def _first_stage_file(recipe: BartRecipe, name: str, *, empty: str, missing: str) -> Path:
+    """``recipe.init / name``, the file of the first stage's folder that a second-stage recipe needs; ``empty`` and
+    ``missing`` say what a recipe without ``init``, or a folder without that file, lacks."""
+    _check_recipe(recipe)
+    if not recipe.init:
+        raise ValueError(f"recipe.init is empty: {empty}")
+    path = Path(recipe.init) / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{missing} at {path}")
+    return path
+
+
 def continue_from(model: Bart, recipe: BartRecipe) -> Bart:
     """Load into ``model`` the weights of the committed model in ``recipe.init`` (as stored: int8 dequantised),
     once its ``model.safetensors`` has the content hash ``recipe.init_sha256`` and its architecture is ``model``'s:
     the second, in-domain stage continues the first instead of starting again (Gururangan et al. 2020)."""
     if not isinstance(model, Bart):
         raise TypeError(f"model must be a coursekit.bart.model.Bart, got {type(model).__name__}")
-    _check_recipe(recipe)
-    if not recipe.init:
-        raise ValueError("recipe.init is empty: there is no model to continue from")
-    path = Path(recipe.init) / "model.safetensors"
-    if not path.is_file():
-        raise FileNotFoundError(f"no model to continue from at {path}")
+    path = _first_stage_file(recipe, "model.safetensors", empty="there is no model to continue from",
+                             missing="no model to continue from")
     if sha256_file(path) != recipe.init_sha256:
         raise ValueError(f"{path} has sha256 {sha256_file(path)[:12]}…, the recipe continues from "
                          f"{recipe.init_sha256[:12]}…: another model than the one this run started from")
@@ -289,12 +297,8 @@ def first_stage_record(recipe: BartRecipe) -> dict:
     """The first stage's run, from the report beside the model ``recipe.init`` continued (whose weights have
     ``recipe.init_sha256``): the second stage's report carries it, so the whole recipe stays on record once that
     folder is gone."""
-    _check_recipe(recipe)
-    if not recipe.init:
-        raise ValueError("recipe.init is empty: a first-stage model has no first stage")
-    path = Path(recipe.init) / "report.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"no report of the first stage at {path}")
+    path = _first_stage_file(recipe, "report.json", empty="a first-stage model has no first stage",
+                             missing="no report of the first stage")
     report = json.loads(path.read_text(encoding="utf-8"))
     if report.get("file_sha256") != recipe.init_sha256:
         raise ValueError(f"{path} describes the model {str(report.get('file_sha256'))[:12]}…, the recipe continued "

@@ -77,8 +77,7 @@ from coursekit.training.resumable import train_steps_in_folder
 from coursekit.validation import check_int, check_labels, check_positive_float, check_positive_int
 
 __all__ = ["WORK_TOKENIZER", "continue_from", "electra_evaluation", "export", "held_out_electra_losses",
-           "held_out_losses",
-           "keep_work_tokenizer", "pretrain", "recompact"]
+           "held_out_losses", "keep_work_tokenizer", "pretrain", "recompact"]
 
 
 @torch.no_grad()

@@ -402,17 +402,29 @@ assert held["loss"] <= first["held_out"]["loss"], "the second stage did not cost
 bench = load_short_benchmark(tokenizer=bvocab.subwords)   # the ≤ 10-word band of BART's EN and FR text
 held_docs = bart_corpus.held_out_sentences(recipe, bvocab, bench)
 g = torch.Generator().manual_seed(11)
+
+
+def reconstruct(doc, generator):
+    """Corrupt one document as in pre-training, decode it greedily; return the ids and two diffs as HTML."""
+    batch, _ = bart_pretraining.corrupt([doc], bvocab, recipe, generator)
+    restored = pre.generate(batch.src, max_len=len(doc) + 4).tokens[0]
+    original = bvocab.detokenize(doc).split()
+    html = (noising.diff_html(original, bvocab.detokenize(batch.src[0]).split(), title="corrupted") +
+            noising.diff_html(original, bvocab.detokenize(restored).split(), title="reconstructed"))
+    return restored, html
+
+
+def words(ids):
+    """The sentence itself, without <s>, </s> and padding."""
+    return [t for t in ids if t not in (bvocab.bos_id, bvocab.eos_id, bvocab.pad_id)]
+
+
 shown = held_docs[:3] + held_docs[recipe.n_held_out:recipe.n_held_out + 3]
 html, exact = "", 0
 for doc in shown:
-    batch, _ = bart_pretraining.corrupt([doc], bvocab, recipe, g)
-    restored = pre.generate(batch.src, max_len=len(doc) + 4).tokens[0]
-    words = lambda ids: [t for t in ids if t not in (bvocab.bos_id, bvocab.eos_id, bvocab.pad_id)]
-    exact += words(restored) == words(doc)                   # the sentence itself, without <s> and </s>
-    html += (noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(batch.src[0]).split(),
-                               title="corrupted") +
-             noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(restored).split(),
-                               title="reconstructed"))
+    restored, diffs = reconstruct(doc, g)
+    exact += words(restored) == words(doc)
+    html += diffs
 display(HTML(html))
 print(f"{exact} of {len(shown)} reconstructed exactly")
 
@@ -425,15 +437,7 @@ test_reviews = list(data.load_imdb("test")["text"][:100])
 review_docs, _ = bart_corpus.review_documents(test_reviews, bvocab, recipe.arch["max_len"])
 review_acc = bart_pretraining.denoising_accuracy(pre, review_docs, bvocab, recipe, unigram_top=bvocab.itos.index(
     pre_report["unigram_top"]))
-html = ""
-for doc in review_docs[:2]:
-    batch, _ = bart_pretraining.corrupt([doc], bvocab, recipe, g)
-    restored = pre.generate(batch.src, max_len=len(doc) + 4).tokens[0]
-    html += (noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(batch.src[0]).split(),
-                               title="corrupted") +
-             noising.diff_html(bvocab.detokenize(doc).split(), bvocab.detokenize(restored).split(),
-                               title="reconstructed"))
-display(HTML(html))
+display(HTML("".join(reconstruct(doc, g)[1] for doc in review_docs[:2])))
 print(f"{len(review_docs)} passages of {len(test_reviews)} test reviews: copied {review_acc['copy_accuracy']:.3f} "
       f"of the uncorrupted tokens, filled {review_acc['fill_accuracy']:.3f} of the masked ones (unigram guess "
       f"{review_acc['unigram_fill_accuracy']:.3f})")

@@ -1,7 +1,8 @@
 """``python -m coursekit.bert``: the course's small BERT from the command line (notebook 09).
 
-* ``sst2 [--seeds N] [--json]`` — fine-tune the committed model and the same architecture from random init
-  on SST-2 with the committed protocol (each at its chosen learning rate) and print the gain, in minutes;
+* ``sst2 [--model data/bert_reviews] [--seeds N] [--json]`` — fine-tune a committed model (by default the
+  in-domain one, pre-trained on movie reviews) and the same architecture from random init on SST-2 with the
+  committed protocol (each at its chosen learning rate) and print the gain, in minutes;
 * ``pretrain [--config FILE] --work runs/bert --out data/bert`` — the MLM + NSP pre-training recipe, or ELECTRA's
   with ``"objective": "electra"`` in the config (``--resume`` continues, ``--sweep SNAPSHOTS`` fine-tunes every
   snapshot of a finished run);
@@ -22,7 +23,7 @@ import torch
 from tokenizers import Tokenizer
 
 from coursekit.bert import finetuning, pretraining
-from coursekit.bert.checkpoint import CHECKPOINT_DIR, load_small_bert
+from coursekit.bert.checkpoint import CHECKPOINT_DIR, REVIEWS_DIR, load_small_bert
 from coursekit.bert.corpus import PretrainConfig, build_corpus, held_out_batch
 from coursekit.bert.finetuning import compare, finetune_by_step, sst2_gain
 from coursekit.bert.pretraining import WORK_TOKENIZER, export, pretrain, recompact
@@ -35,7 +36,9 @@ def sst2_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m coursekit.bert sst2",
                                      description="pre-trained vs random init on SST-2 dev with the committed "
                                                  "protocol, each start at its committed learning rate")
-    parser.add_argument("--model", default=str(CHECKPOINT_DIR), help="model directory (default: data/bert)")
+    parser.add_argument("--model", default=str(REVIEWS_DIR),
+                        help="model directory (default: data/bert_reviews, the in-domain model; data/bert for the "
+                             "Wikipedia one)")
     parser.add_argument("--seeds", type=int, default=1, help="how many fine-tuning seeds (0, 1, …; default 1)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--json", action="store_true", help="print JSON")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from coursekit.bert.checkpoint import CHECKPOINT_DIR, load_small_bert
+from coursekit.bert.checkpoint import CHECKPOINT_DIR, REVIEWS_DIR, load_small_bert
 from coursekit.bert.heads import classifier_accuracy, fine_tune, sentence_batches
 from coursekit.bert.model import Bert, BertConfig, _check_bert
 from coursekit.bert.sst2 import PROTOCOL, SST2Protocol, sst2_splits
@@ -138,10 +138,11 @@ def finetune_by_step(snapshot_dir: str | Path, tokenizer, *, n_train: int = 3000
     return rows
 
 
-def sst2_gain(directory: str | Path = CHECKPOINT_DIR, seeds: tuple[int, ...] = (0,), *, log=None) -> dict:
-    """The committed comparison, re-run in minutes: fine-tune the model in ``directory`` and the same
-    architecture from random init with the committed protocol, each at the learning rate it chose in the
-    committed table (``downstream.json``'s ``summary``), for every seed in ``seeds``.
+def sst2_gain(directory: str | Path = REVIEWS_DIR, seeds: tuple[int, ...] = (0,), *, log=None) -> dict:
+    """The committed comparison, re-run in minutes: fine-tune the model in ``directory`` (by default the
+    in-domain one, ``data/bert_reviews``) and the same architecture from random init with the committed
+    protocol, each at the learning rate it chose in the committed table (``downstream.json``'s ``summary``),
+    for every seed in ``seeds``.
 
     Returns ``{"pretrained", "random"}`` (mean SST-2 dev accuracy over the seeds), ``gain`` (in points),
     ``n_dev``, ``seconds``, the per-seed accuracies, the rates used and the committed figures beside them.

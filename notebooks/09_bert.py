@@ -857,10 +857,10 @@ assert abs(later - same_steps["movie reviews"]) < 0.01                # and at t
 # **Movie reviews pay more.** The model pre-trained on reviews beats its random start by 5.9 points, every seed
 # ahead, against 1.9 for the Wikipedia model (the table). Read the number with its protocol: the reviews' random
 # start has its two rates all but tied on the selection sentences (printed above), chose 1e-3 and does better on
-# the dev set at 3e-4, so with each start at its best *dev* rate the gain is 4.2 points (the oracle line) — still
-# every seed ahead. The reviews model also ran three times as long. The sweep separates text from steps: at the
-# same steps (6,000–10,000) the review snapshots fine-tune about two points better than the Wikipedia ones, and
-# from 11,000 steps on that curve is flat at lr 1e-3; the table's pre-trained start chose 3e-4 and reads 0.775.
+# the dev set at 3e-4, so with each start at its best *dev* rate the gain is 4.2 points (the oracle line). The
+# reviews model also ran three times as long. The sweeps, one seed each, separate text from steps: at the same
+# steps (6,000–10,000) the review snapshots fine-tune about two points better than the Wikipedia ones, and from
+# 11,000 steps on the reviews' curve is flat at lr 1e-3; the table's pre-trained start chose 3e-4 and reads 0.775.
 # (An earlier 9,000-step run of the same recipe gained 3.5 points; `docs/PRETRAINING_TRIALS.md` keeps it, and
 # the trials that gained less.)
 #

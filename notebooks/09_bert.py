@@ -718,21 +718,31 @@ if S.profile != "quick":  # with 400 sentences and one epoch (quick) both stay n
 # the same rate.)
 
 # %%
+def by_rate(table):
+    """Each start at each learning rate of a downstream.json table: mean selection and dev accuracy over seeds."""
+    rows = []
+    for init in ("pretrained", "random"):
+        for lr in table["protocol"]["lrs"]:
+            runs = [r for r in table["rows"] if r["init"] == init and r["lr"] == lr]
+            dev_acc = torch.tensor([r["test"] for r in runs], dtype=torch.float64)
+            rows.append({"start": init, "lr": f"{lr:g}", "chosen": lr == table["summary"][init]["chosen_lr"],
+                         "selection acc (mean)": sum(r["select"] for r in runs) / len(runs),
+                         "dev acc (mean)": dev_acc.mean().item(), "dev acc (sd)": dev_acc.std().item(),
+                         "seeds": len(runs)})
+    return rows
+
+
+def best_dev_rate(rows):
+    """Each start's best mean dev accuracy over its rates (an oracle: the rate is picked on the dev set)."""
+    return {init: max(r["dev acc (mean)"] for r in rows if r["start"] == init) for init in ("pretrained", "random")}
+
+
 downstream = json.loads((bert_checkpoint.CHECKPOINT_DIR / "downstream.json").read_text())
 assert downstream["model_sha256"] == data.sha256_file(bert_checkpoint.CHECKPOINT_DIR / "model.safetensors")
 fair = downstream["summary"]
-table_rows = []
-for init in ("pretrained", "random"):
-    for lr in downstream["protocol"]["lrs"]:
-        runs = [r for r in downstream["rows"] if r["init"] == init and r["lr"] == lr]
-        dev_acc = torch.tensor([r["test"] for r in runs], dtype=torch.float64)
-        table_rows.append({"start": init, "lr": f"{lr:g}", "chosen": lr == fair[init]["chosen_lr"],
-                           "selection acc (mean)": sum(r["select"] for r in runs) / len(runs),
-                           "dev acc (mean)": dev_acc.mean().item(), "dev acc (sd)": dev_acc.std().item(),
-                           "seeds": len(runs)})
+table_rows = by_rate(downstream)
 viz.show_table(table_rows, title="SST-2 (3,000 training sentences): pre-trained vs random start, committed table")
-best_dev = {init: max(r["dev acc (mean)"] for r in table_rows if r["start"] == init)
-            for init in ("pretrained", "random")}
+best_dev = best_dev_rate(table_rows)
 print(f"at the rates chosen on the selection sentences: pre-trained {fair['pretrained']['mean']:.3f} "
       f"± {fair['pretrained']['sd']:.3f} vs random {fair['random']['mean']:.3f} ± {fair['random']['sd']:.3f} "
       f"→ {100 * fair['difference']:+.1f} points")
@@ -774,12 +784,8 @@ def domain_row(directory, text_):
     assert table["model_sha256"] == data.sha256_file(directory / "model.safetensors")  # measured on these weights
     report = json.loads((directory / "report.json").read_text())
     s = table["summary"]
-
-    def mean_at(init, lr, key):                               # over the seeds: "select" or "test" (dev) accuracy
-        return statistics.mean(r[key] for r in table["rows"] if r["init"] == init and r["lr"] == lr)
-
-    best_rate = {init: max(mean_at(init, lr, "test") for lr in table["protocol"]["lrs"])
-                 for init in ("pretrained", "random")}                   # each start at its best dev rate
+    rates = by_rate(table)
+    best_rate = best_dev_rate(rates)
     return {"pre-training text": text_, "steps": report["config"]["steps"],
             "minutes (2-core CPU)": report["wall_seconds"] / 60, "held-out MLM": report["final"]["mlm"],
             "pre-trained": s["pretrained"]["mean"], "± sd": s["pretrained"]["sd"],
@@ -789,8 +795,8 @@ def domain_row(directory, text_):
             "every seed ahead": min(s["pretrained"]["values"]) > max(s["random"]["values"]),
             "oracle gain": 100 * (best_rate["pretrained"] - best_rate["random"]),
             "values": (s["pretrained"]["values"], s["random"]["values"]), "sweep": report["sst2_by_step"],
-            "random start by rate": {lr: (mean_at("random", lr, "select"), mean_at("random", lr, "test"))
-                                     for lr in table["protocol"]["lrs"]}}
+            "random start by rate": {r["lr"]: (r["selection acc (mean)"], r["dev acc (mean)"])
+                                     for r in rates if r["start"] == "random"}}
 
 
 general = domain_row(bert_checkpoint.CHECKPOINT_DIR, "Wikipedia: WikiText-2 valid + test (0.6M words) + SST-2")
@@ -821,8 +827,8 @@ assert in_domain["gain (points)"] >= 5 and in_domain["oracle gain"] >= 4  # five
 print(f"oracle gains (each start at its best dev rate): Wikipedia {general['oracle gain']:+.1f}, "
       f"reviews {in_domain['oracle gain']:+.1f} points")
 print("reviews' random start, selection / dev accuracy by rate: " + "; ".join(
-    f"lr {lr:g}: {sel:.4f} / {dev_:.3f}" for lr, (sel, dev_) in in_domain["random start by rate"].items()))
-(sel_low, dev_low), (sel_high, dev_high) = in_domain["random start by rate"].values()   # lr 3e-4, lr 1e-3
+    f"lr {lr}: {sel:.4f} / {dev_:.3f}" for lr, (sel, dev_) in in_domain["random start by rate"].items()))
+(sel_low, dev_low), (sel_high, dev_high) = (in_domain["random start by rate"][lr] for lr in ("0.0003", "0.001"))
 assert in_domain["lr "] == "0.001" and abs(sel_high - sel_low) < 0.001 and dev_low > dev_high  # a tie, chosen badly
 
 # %% [markdown]

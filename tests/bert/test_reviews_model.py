@@ -8,6 +8,7 @@ import json
 
 import pytest
 import torch
+from helpers import ROOT
 
 from coursekit.bert import checkpoint as bc
 from coursekit.bert import finetuning as bf
@@ -16,7 +17,7 @@ from coursekit.bert.heads import encode_batch
 from coursekit.data import sha256_file
 
 DIR = bc.REVIEWS_DIR
-RECIPE = DIR.parents[1] / "docs" / "trials" / "bert_imdb_long_recipe.json"   # the reproduce command's --config
+RECIPE = ROOT / "docs" / "trials" / "bert_imdb_long_recipe.json"   # the reproduce command's --config
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,9 @@
 * ``python -m coursekit.bench [--quick] [--json] [--out FILE] [--compile] [--threads N]`` — one training update
   of each from-scratch model next to the torch module it mirrors (:mod:`coursekit.bench.speed`);
 * ``python -m coursekit.bench cost [--quick] [--out FILE] [--plot PNG]`` — time and memory of attention as the
-  sequence grows (:mod:`coursekit.bench.cost`; notebook 07, ``docs/attention_cost.png``).
+  sequence grows (:mod:`coursekit.bench.cost`; notebook 07, ``docs/attention_cost.png``);
+* ``python -m coursekit.bench grading [--n 30] [--jobs 2]`` — how fast a class is graded
+  (:mod:`coursekit.bench.grading`).
 """
 
 from __future__ import annotations
@@ -79,10 +81,28 @@ def cost_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def grading_main(argv: list[str] | None = None) -> int:
+    from coursekit.bench.grading import grading_bench
+
+    parser = argparse.ArgumentParser(prog="python -m coursekit.bench grading",
+                                     description="How fast a class of notebooks is graded, with 1 and N jobs.")
+    parser.add_argument("--n", type=int, default=30, help="submissions in the class (default 30)")
+    parser.add_argument("--jobs", type=int, default=2, help="jobs to compare with one (default 2)")
+    parser.add_argument("--out", help="write the figures as JSON here")
+    args = parser.parse_args(argv)
+    result = grading_bench(check_positive_int(args.n, "--n"), check_positive_int(args.jobs, "--jobs"))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "cost":
         return cost_main(argv[1:])
+    if argv and argv[0] == "grading":
+        return grading_main(argv[1:])
     return speed_main(argv)
 
 

@@ -13,27 +13,26 @@ decorated with :func:`exercise_check`::
                 "missing the 1/sqrt(d_k) scaling": unscaled(q, k, v, mask),
             })
 
-The decorator turns the outcome into a :class:`CheckResult` (passed / failed / not attempted),
-prints a friendly message and, when ``$COURSEKIT_GRADING_LOG`` names a file, appends the result
-as one JSON line so that ``python -m coursekit.exercises grade`` can collect it.
+The decorator turns the outcome into a :class:`CheckResult` (passed / failed / not attempted) and
+prints a friendly message: the student's immediate (formative) feedback. Nothing a check says inside a
+notebook is ever read by the grader: ``python -m coursekit.exercises grade`` runs the same check
+functions in its own process, on the visible cases and on hidden variants of them (:func:`case_variant`),
+calling the student's function in the notebook's kernel through :mod:`coursekit.exercises.remote`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
-import os
+import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from coursekit.validation import check_choice, check_positive_float
-
-GRADING_LOG_ENV = "COURSEKIT_GRADING_LOG"
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 
@@ -45,6 +44,7 @@ class CheckResult:
     check: str
     status: str  # "passed" | "failed" | "not attempted"
     message: str
+    hint: str | None = field(default=None, compare=False, repr=False)  # the typical mistake recognised, if any
 
     def __post_init__(self) -> None:
         for name in ("check", "message"):
@@ -80,7 +80,72 @@ def _check_dotted_names(names, name: str) -> None:
 
 
 class CheckFailed(Exception):
-    """Raised inside a check with the message the student should read."""
+    """Raised inside a check with the message the student should read.
+
+    ``case`` and ``hint`` (the typical mistake recognised, in words) are kept apart from the message so that
+    the grader can report a failure on a hidden case without showing its values."""
+
+    def __init__(self, message: str, *, case: str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.case, self.hint = case, hint
+
+
+# ----------------------------------------------------------------------------------------------
+# case variants: the visible cases (variant 0) and the grader's hidden ones
+# ----------------------------------------------------------------------------------------------
+
+_variant = [0]   # the active variant; a list so that the context manager can change it in place
+
+
+@contextlib.contextmanager
+def case_variant(variant: int):
+    """Within the block, every check draws its inputs for ``variant``: 0 is what the notebook's check shows;
+    the grader also runs 1, 2, … (other random inputs, and other sizes where a check lists them)."""
+    if not isinstance(variant, int) or isinstance(variant, bool) or variant < 0:
+        raise ValueError(f"variant must be an int >= 0, got {variant!r}")
+    before, _variant[0] = _variant[0], variant
+    try:
+        yield
+    finally:
+        _variant[0] = before
+
+
+def active_variant() -> int:
+    """The variant the checks are drawing their cases for (0 = the visible cases)."""
+    return _variant[0]
+
+
+def case_seed(seed: int) -> int:
+    """The seed a check uses for ``seed`` under the active variant (``seed`` itself for the visible cases)."""
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    return seed + 1_000_003 * _variant[0]
+
+
+def case_generator(seed: int) -> torch.Generator:
+    """A CPU generator seeded with :func:`case_seed` (``seed``): the checks draw their random inputs from it."""
+    return torch.Generator().manual_seed(case_seed(seed))
+
+
+def hidden_ids(ids: list, keep: set, seed: int = 0) -> list:
+    """``ids`` as a check shows them (variant 0), or, under a hidden variant, with every id not in ``keep`` (the
+    special and mask ids) moved to another word id above 1000 by one bijection: the same case, other tokens."""
+    case_seed(seed)
+    if not _variant[0]:
+        return list(ids)
+    shift = 1000 + int(torch.randint(0, 5000, (1,), generator=case_generator(seed)))
+    return [x if x in keep or not isinstance(x, int) else x + shift for x in ids]
+
+
+def hidden_sizes(visible: tuple[int, ...], low: int, high: int, count: int = 2, seed: int = 0) -> tuple[int, ...]:
+    """The sizes a check loops over: ``visible`` for variant 0; under a hidden variant, ``count`` other sizes
+    drawn from [low, high] as well (so that a function special-cased to the visible sizes fails)."""
+    case_seed(seed)
+    if not _variant[0]:
+        return tuple(visible)
+    g = case_generator(seed)
+    drawn = [int(x) for x in torch.randint(low, high + 1, (count,), generator=g)]
+    return tuple(visible) + tuple(drawn)
 
 
 def describe(x: Any) -> str:
@@ -112,6 +177,29 @@ def mistake_value(fn: Callable, *args) -> Any:
 
 class Delegated(Exception):
     """Raised when the student's code calls the reference its exercise asks them to write."""
+
+
+class StudentRaised(Exception):
+    """The student's function raised ``type_name`` in their kernel (the grader sees only its name and message)."""
+
+    def __init__(self, type_name: str, message: str):
+        super().__init__(message)
+        self.type_name = type_name
+
+
+class InputChanged(Exception):
+    """The student's function changed one of its tensor inputs in place (``label``: which one)."""
+
+    def __init__(self, label: str, described: str = ""):
+        super().__init__(label)
+        self.label, self.described = label, described
+
+
+def _changed_message(case: str, exc: InputChanged) -> str:
+    what = f"{exc.label}, {exc.described}" if exc.described else exc.label
+    return (f"on {case}, your function changed its input ({what}) in place; "
+            "the caller's tensor is now corrupted. Work on a copy (x.clone()) or use "
+            "out-of-place operations (masked_fill, not masked_fill_; x = x + 1, not x += 1).")
 
 
 def _tensors_in(value: Any, where: str, depth: int = 0):
@@ -157,13 +245,16 @@ def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
         raise
     except Delegated as exc:
         raise CheckFailed(str(exc)) from None
+    except CheckFailed as exc:
+        raise CheckFailed(f"on {case}, {exc}", case=case) from None   # the grader's call could not finish
+    except InputChanged as exc:                                        # reported by the student's kernel
+        raise CheckFailed(_changed_message(case, exc), case=case) from None
     except Exception as exc:  # noqa: BLE001 - any error in student code becomes feedback
-        raise CheckFailed(f"on {case}, your function raised {type(exc).__name__}: {exc}") from exc
+        name = exc.type_name if isinstance(exc, StudentRaised) else type(exc).__name__
+        raise CheckFailed(f"on {case}, your function raised {name}: {exc}", case=case) from exc
     for label, tensor, before in snapshots:
         if not _same(before, tensor.detach()):
-            raise CheckFailed(f"on {case}, your function changed its input ({label}, {describe(before)}) in place; "
-                              "the caller's tensor is now corrupted. Work on a copy (x.clone()) or use "
-                              "out-of-place operations (masked_fill, not masked_fill_; x = x + 1, not x += 1).")
+            raise CheckFailed(_changed_message(case, InputChanged(label, describe(before))), case=case)
     _last_return.update(case=case, value=result)
     return result
 
@@ -290,7 +381,7 @@ def expect_close(got: Any, want: Any, *, case: str, atol: float = 1e-5, rtol: fl
             hint = _matching_mistake(got, mistakes, atol, rtol)
             raise CheckFailed(f"on {case}, {what} contains NaN where the reference has none"
                               + (f". It looks like {hint}." if hint else
-                                 " (a fully masked row? -inf minus -inf? a division by zero?)"))
+                                 " (a fully masked row? -inf minus -inf? a division by zero?)"), case=case, hint=hint)
     if _close(got, want, atol, rtol):
         return
     hint = _matching_mistake(got, mistakes, atol, rtol)
@@ -305,7 +396,7 @@ def expect_close(got: Any, want: Any, *, case: str, atol: float = 1e-5, rtol: fl
     msg = f"on {case}, {what} is wrong: {detail}."
     if hint:
         msg += f" It looks like {hint}."
-    raise CheckFailed(msg)
+    raise CheckFailed(msg, case=case, hint=hint)
 
 
 def _matching_mistake(got: Any, mistakes: Mapping[str, Any] | None, atol: float, rtol: float) -> str | None:
@@ -335,11 +426,11 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
                 with forbid_references(student, reimplements, f"This exercise ({title})"):
                     check_fn(*args, **kwargs)
                 result = CheckResult(title, PASSED, success)
-            except NotImplementedError:
-                result = CheckResult(title, NOT_ATTEMPTED,
-                                     "not attempted yet: replace the `raise NotImplementedError` with your code.")
+            except NotImplementedError as exc:
+                student = args[0] if args else None
+                result = CheckResult(title, NOT_ATTEMPTED, stub_message(exc, getattr(student, "__name__", None)))
             except (CheckFailed, Delegated) as failure:
-                result = CheckResult(title, FAILED, str(failure))
+                result = CheckResult(title, FAILED, str(failure), hint=getattr(failure, "hint", None))
             except Exception as exc:  # noqa: BLE001 - the check choked on what the student returned
                 if not _last_return:
                     raise          # no student value was involved: a bug in the check itself
@@ -348,7 +439,6 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
                 _last_return.clear()
             if verbose:
                 print(result)
-            _log(result)
             return result
 
         wrapper.title = title  # type: ignore[attr-defined]
@@ -364,8 +454,24 @@ def _unusable(last: dict, exc: Exception) -> str:
             "and dtype the exercise asks you to return.")
 
 
-def _log(result: CheckResult) -> None:
-    path = os.environ.get(GRADING_LOG_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(asdict(result)) + "\n")
+_STUB_RE = re.compile(r"^Exercise (?P<number>\d+[a-z]?): (?P<title>.+)$")
+
+
+def stub_message(exc: NotImplementedError, student_name: str | None) -> str:
+    """What "not attempted" says: the student's own stub, or an earlier exercise's stub that their function calls.
+
+    The stub of Exercise N raises ``NotImplementedError("Exercise N: title")``; the function that raised it is the
+    innermost frame of the traceback (or ``exc.raised_in`` when the grader's kernel reported it)."""
+    if not isinstance(exc, NotImplementedError):
+        raise TypeError(f"exc must be a NotImplementedError, got {type(exc).__name__}")
+    raised_in = getattr(exc, "raised_in", None)
+    if raised_in is None and exc.__traceback__ is not None:
+        tb = exc.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        raised_in = tb.tb_frame.f_code.co_name
+    stub = _STUB_RE.match(str(exc))
+    if stub and raised_in and student_name and raised_in != student_name:
+        return (f"not attempted yet: your function calls `{raised_in}`, which is still the stub of Exercise "
+                f"{stub['number']} ({stub['title']}): do that exercise first.")
+    return "not attempted yet: replace the `raise NotImplementedError` with your code."

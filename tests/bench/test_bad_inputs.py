@@ -11,6 +11,7 @@ from helpers.bad_inputs import Bad, bad_call_test
 
 from coursekit.bench import cost
 from coursekit.bench import speed as bench
+from coursekit.bench.grading import grading_bench
 
 BENCH = [
     Bad("an odd width for the heads", bench.Sizes, lambda: bench.Sizes(2, 8, 30, 4, 1, 10, 8, 1), ValueError,
@@ -61,6 +62,15 @@ COST = [
 ]
 
 
-ROWS = BENCH + COST
+GRADING = [
+    Bad("zero submissions", grading_bench, lambda: grading_bench(0), ValueError, r"n must be positive, got 0"),
+    Bad("a float for the jobs", grading_bench, lambda: grading_bench(4, jobs=1.5), TypeError,
+        r"jobs must be an int, got float"),
+]
+
+EXEMPT = {"coursekit.bench.grading.homework": "writes a notebook from two function bodies; any str is Python or a "
+                                              "submission that does not run, which is what the benchmark wants"}
+
+ROWS = BENCH + COST + GRADING
 
 test_bad_call = bad_call_test(ROWS)

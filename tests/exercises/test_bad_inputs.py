@@ -17,7 +17,11 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from coursekit.exercises import core as ex_core
 from coursekit.exercises import grade as ex_grade
+from coursekit.exercises import gradebook as ex_book
+from coursekit.exercises import remote as ex_remote
+from coursekit.exercises import sandbox as ex_sandbox
 from coursekit.exercises import student as ex_student
+from coursekit.exercises import wire as ex_wire
 from coursekit.exercises import written as ex_written
 
 EXEMPT = {
@@ -29,6 +33,21 @@ EXEMPT = {
     "coursekit.exercises.written.WrittenExercise": "a plain result container filled by written_exercises",
     "coursekit.exercises.student.MarkerError": "an exception class raised on malformed markers",
     "coursekit.exercises.student.Exercise": "a plain record filled by student_notebook and exercises_of",
+    "coursekit.exercises.core.StudentRaised": "an exception class raised by the grader's remote call",
+    "coursekit.exercises.core.InputChanged": "an exception class raised by the grader's remote call",
+    "coursekit.exercises.core.active_variant": "takes no argument: the variant the checks draw for",
+    "coursekit.exercises.wire.WireError": "an exception class raised by decode",
+    "coursekit.exercises.wire.encode": "encodes any value: what is not plain data becomes a description",
+    "coursekit.exercises.remote.KernelGone": "an exception class raised by a session",
+    "coursekit.exercises.remote.CallTimeout": "an exception class raised by a session",
+    "coursekit.exercises.remote.Session": "a Protocol: the interface a kernel session offers",
+    "coursekit.exercises.remote.CheckOutcome": "a plain result container filled by grade_check",
+    "coursekit.exercises.harness.serve": "runs in the student's kernel on the grader's own request",
+    "coursekit.exercises.harness.state_of": "describes any value's state: there is no wrong argument",
+    "coursekit.exercises.grade.GradingPlan": "a plain record filled by grading_plan",
+    "coursekit.exercises.grade.PlannedExercise": "a plain record filled by grading_plan",
+    "coursekit.exercises.gradebook.Submission": "a plain record filled by collect",
+    "coursekit.exercises.sandbox.main": "the sandbox's command line, called with the argv sandbox_command wrote",
 }
 
 
@@ -41,6 +60,13 @@ EXERCISE = "# EXERCISE 1: double\n### BEGIN SOLUTION\ny = 2\n### END SOLUTION"
 
 def notebook(*sources: str, markdown: tuple[str, ...] = ()):
     return new_notebook(cells=[new_code_cell(s) for s in sources] + [new_markdown_cell(m) for m in markdown])
+
+
+def checked_notebook():
+    """An instructor's notebook whose one exercise calls a real check."""
+    return new_notebook(cells=[new_code_cell("from coursekit.exercises import check_softmax"), new_code_cell(
+        "# EXERCISE 1: softmax\ndef f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\n"
+        "check_softmax(f)")])
 
 
 def notebook_file(nb=None, name="hw.ipynb", folder=None) -> Path:
@@ -108,11 +134,13 @@ EXERCISES = [
     Bad("a damaged notebook", ex_grade.grade, lambda: ex_grade.grade(text_file("hw.ipynb", "{not json")), ValueError,
         r"hw.ipynb is not a readable notebook"),
     Bad("zero timeout", ex_grade.grade, lambda: ex_grade.grade(notebook_file(), timeout=0), ValueError,
-        r"timeout must be a positive number of seconds, got 0"),
+        r"timeout must be a positive int, got 0"),
     Bad("float timeout", ex_grade.grade, lambda: ex_grade.grade(notebook_file(), timeout=1.5), (ValueError, TypeError),
-        r"timeout must be a positive .*seconds.*1.5"),
-    Bad("an unknown kernel", ex_grade.grade, lambda: ex_grade.grade(notebook_file(), kernel="no-such-kernel"),
-        ValueError, r"no Jupyter kernel named 'no-such-kernel'"),
+        r"timeout must be a positive int, got 1.5"),
+    Bad("an empty notebook file", ex_grade.grade, lambda: ex_grade.grade(text_file("hw.ipynb", "")), ValueError,
+        r"hw.ipynb is empty \(0 bytes\)"),
+    Bad("a uid for a grader that is not root", ex_grade.grade, lambda: ex_grade.grade(notebook_file(), uid="me"),
+        ValueError, r"uid must be 'auto', None or a positive uid, got 'me'"),
     Bad("a missing reference", ex_grade.grade, lambda: ex_grade.grade(notebook_file(), reference=tmp() / "ref.ipynb"),
         FileNotFoundError, r"no such reference notebook: .*ref.ipynb"),
     Bad("a damaged reference", ex_grade.grade,
@@ -120,8 +148,74 @@ EXERCISES = [
         r"ref.ipynb is not a readable notebook"),
     Bad("a number for save_executed", ex_grade.grade, lambda: ex_grade.grade(notebook_file(), save_executed=5),
         TypeError, r"save_executed must be a notebook path \(str or Path\) or None, got int"),
-    Bad("a number for the log", ex_grade.grading_env, lambda: ex_grade.grading_env(5), TypeError,
-        r"log_path must be a file path \(str or Path\), got int"),
+    Bad("a number for the home", ex_grade.grading_env, lambda: ex_grade.grading_env(5), TypeError,
+        r"home must be a folder path \(str or Path\), got int"),
+    Bad("a path for the reference", ex_grade.grading_plan, lambda: ex_grade.grading_plan("ref.ipynb"), TypeError,
+        r"reference must be a notebook \(nbformat.NotebookNode\), got str"),
+    Bad("points for an exercise the reference lacks", ex_grade.grading_plan,
+        lambda: ex_grade.grading_plan(checked_notebook(), points={"7": 2}), ValueError,
+        r"points given for exercise\(s\) 7, which .* does not have"),
+    Bad("negative points", ex_grade.grading_plan, lambda: ex_grade.grading_plan(checked_notebook(), points={"1": -1}),
+        ValueError, r"points for exercise 1 must be a number >= 0, got -1"),
+    Bad("an exercise cell without a check", ex_grade.grading_plan, lambda: ex_grade.grading_plan(notebook(EXERCISE)),
+        ValueError, r"calls no check_\*\(function\)"),
+    Bad("a submission with no course exercise", ex_grade.course_reference,
+        lambda: ex_grade.course_reference(new_notebook(cells=[new_code_cell("x = 1")])), ValueError,
+        r"has none of the course notebooks' exercises; grade it with --reference"),
+    Bad("a number for the submission", ex_grade.read_submission, lambda: ex_grade.read_submission(3), TypeError,
+        r"path must be a notebook path \(str or Path\), got int"),
+    Bad("a missing class folder", ex_book.grade_class, lambda: ex_book.grade_class(tmp() / "nope", tmp() / "out"),
+        FileNotFoundError, r"no such folder or zip: .*nope"),
+    Bad("zero jobs", ex_book.grade_class, lambda: ex_book.grade_class(tmp(), tmp() / "out", jobs=0), ValueError,
+        r"jobs must be an int from 1 to 64, got 0"),
+    Bad("a missing reference for the class", ex_book.grade_class,
+        lambda: ex_book.grade_class(tmp(), tmp() / "out", reference=tmp() / "r.ipynb"), FileNotFoundError,
+        r"no such reference notebook: .*r.ipynb"),
+    Bad("a text file as the class", ex_book.collect, lambda: ex_book.collect(text_file("class.txt", "x"), tmp()),
+        ValueError, r"expected a folder of submissions, a .zip of them or one .ipynb, got class.txt"),
+    Bad("a pickle from the kernel", ex_wire.decode, lambda: ex_wire.decode({"pickle": "gASV"}), ex_wire.WireError,
+        r"unknown kind of value 'pickle'"),
+    Bad("tensor bytes that do not fit the shape", ex_wire.decode,
+        lambda: ex_wire.decode({"tensor": {"dtype": "float32", "shape": [2], "data": "AAAA"}}), ex_wire.WireError,
+        r"tensor data has 3 bytes; shape \(2,\) of float32 needs 8"),
+    Bad("an unknown dtype", ex_wire.decode,
+        lambda: ex_wire.decode({"tensor": {"dtype": "object", "shape": [], "data": ""}}), ex_wire.WireError,
+        r"unknown tensor dtype 'object'"),
+    Bad("a special float that is not one", ex_wire.decode, lambda: ex_wire.decode({"float": "1e999"}),
+        ex_wire.WireError, r"a special float must be 'nan', 'inf' or '-inf', got '1e999'"),
+    Bad("a huge tensor", ex_wire.decode,
+        lambda: ex_wire.decode({"tensor": {"dtype": "float64", "shape": [2**40], "data": ""}}), ex_wire.WireError,
+        r"larger than the grader accepts"),
+    Bad("a function name that is code", ex_remote.RemoteFunction,
+        lambda: ex_remote.RemoteFunction(object(), "f(); import os"), ValueError,
+        r"name must be a Python identifier \(the student's function\), got 'f\(\); import os'"),
+    Bad("no session", ex_remote.RemoteFunction, lambda: ex_remote.RemoteFunction(None, "f"), TypeError,
+        r"session must have a run\(code, timeout\) method, got NoneType"),
+    Bad("a plain function for a check", ex_remote.grade_check, lambda: ex_remote.grade_check(print, print), TypeError,
+        r"check must be an exercise check \(a check_\* function\), got builtin_function_or_method"),
+    Bad("a number for a failure", ex_remote.hidden_message, lambda: ex_remote.hidden_message(3), TypeError,
+        r"result must be a CheckResult, got int"),
+    Bad("a tiny memory limit", ex_sandbox.sandbox_command, lambda: ex_sandbox.sandbox_command(["python"], memory_mb=1),
+        ValueError, r"memory_mb must be an int >= 256 \(megabytes\), got 1"),
+    Bad("root as the sandbox user", ex_sandbox.sandbox_command,
+        lambda: ex_sandbox.sandbox_command(["python"], memory_mb=512, uid=0), ValueError,
+        r"uid must be a positive int \(not root\), got 0"),
+    Bad("the grader's own user to kill", ex_sandbox.kill_user, lambda: ex_sandbox.kill_user(0), ValueError,
+        r"uid must be a sandbox user's id"),
+    Bad("a slot out of range", ex_sandbox.sandbox_uid, lambda: ex_sandbox.sandbox_uid(64), ValueError,
+        r"slot must be an int in \[0, 64\), got 64"),
+    Bad("a variant below 0", ex_core.case_variant, lambda: ex_core.case_variant(-1).__enter__(), ValueError,
+        r"variant must be an int >= 0, got -1"),
+    Bad("a float seed", ex_core.case_seed, lambda: ex_core.case_seed(1.5), TypeError,
+        r"seed must be an int, got float"),
+    Bad("a float seed for the generator", ex_core.case_generator, lambda: ex_core.case_generator(1.5), TypeError,
+        r"seed must be an int, got float"),
+    Bad("a float seed for the sizes", ex_core.hidden_sizes, lambda: ex_core.hidden_sizes((2,), 1, 3, seed=0.5),
+        TypeError, r"seed must be an int, got float"),
+    Bad("a float seed for the ids", ex_core.hidden_ids,
+        lambda: ex_core.hidden_ids([1], set(), seed=0.5), TypeError, r"seed must be an int, got float"),
+    Bad("a ValueError for a stub", ex_core.stub_message, lambda: ex_core.stub_message(ValueError("x"), "f"),
+        TypeError, r"exc must be a NotImplementedError, got ValueError"),
     Bad("a path instead of a notebook", ex_written.written_exercises,
         lambda: ex_written.written_exercises(str(notebook_file())), TypeError,
         r"nb must be a notebook \(nbformat.NotebookNode, e.g. from nbformat.read\), got str"),

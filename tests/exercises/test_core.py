@@ -4,7 +4,6 @@ mistakes fail with the hint written for them."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -18,7 +17,6 @@ from coursekit import exercises, metrics
 from coursekit.exercises.checks import basics
 from coursekit.exercises.core import (
     FAILED,
-    GRADING_LOG_ENV,
     NOT_ATTEMPTED,
     PASSED,
     CheckFailed,
@@ -73,22 +71,40 @@ def test_printing_and_metadata(capsys):
     assert str(CheckResult("c", FAILED, "why")) == "❌ c: why"
 
 
-def test_grading_log_gets_one_json_line_per_check(tmp_path, monkeypatch):
-    log = tmp_path / "log.jsonl"
-    monkeypatch.setenv(GRADING_LOG_ENV, str(log))
-    check_toy(lambda x: 2 * x, verbose=False)
-    check_toy(stub, verbose=False)
-    check_toy(lambda x: 5, verbose=False)
-    rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    assert [(r["check"], r["status"]) for r in rows] == [("toy", PASSED), ("toy", NOT_ATTEMPTED), ("toy", FAILED)]
-    assert CheckResult(**rows[2]) == check_toy(lambda x: 5, verbose=False)
-
-
-def test_no_grading_log_without_the_variable(tmp_path, monkeypatch):
-    monkeypatch.delenv(GRADING_LOG_ENV, raising=False)
+def test_no_check_writes_a_file(tmp_path, monkeypatch):
+    """Nothing a check does in a notebook is read by the grader: it writes no log, whatever the environment says."""
+    monkeypatch.setenv("COURSEKIT_GRADING_LOG", str(tmp_path / "log.jsonl"))
     monkeypatch.chdir(tmp_path)
     check_toy(lambda x: 2 * x, verbose=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_case_variants_change_the_inputs_not_the_visible_ones():
+    from coursekit.exercises.core import active_variant, case_generator, case_seed, case_variant, hidden_ids
+
+    visible = torch.randn(3, generator=case_generator(4))
+    assert torch.equal(visible, torch.randn(3, generator=case_generator(4))) and active_variant() == 0
+    with case_variant(2):
+        assert active_variant() == 2 and case_seed(4) != 4
+        assert not torch.equal(visible, torch.randn(3, generator=case_generator(4)))
+        assert hidden_ids([0, 5, 2], keep={0, 2}) != [0, 5, 2] and hidden_ids([0, 5, 2], keep={0, 2})[::2] == [0, 2]
+    assert active_variant() == 0 and hidden_ids([0, 5], keep=set()) == [0, 5]
+    with pytest.raises(ValueError, match="variant must be an int >= 0"):
+        with case_variant(-1):
+            pass
+
+
+def test_a_stub_of_an_earlier_exercise_is_named():
+    def rope(x):
+        raise NotImplementedError("Exercise 1: RoPE")
+
+    def rope_attention(x):
+        return rope(x)
+
+    result = check_toy(rope_attention, verbose=False)
+    assert result.status == NOT_ATTEMPTED
+    assert "calls `rope`, which is still the stub of Exercise 1 (RoPE): do that exercise first" in result.message
+    assert "replace the `raise NotImplementedError`" in check_toy(rope, verbose=False).message
 
 
 # ----------------------------------------------------------------------------- core: expect_close

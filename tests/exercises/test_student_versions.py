@@ -295,7 +295,9 @@ def test_grader_reports_crashed_lesson_cells(tmp_path):
                    new_code_cell("open('/no/such/model.safetensors')"),
                    new_code_cell('# EXERCISE 1: softmax\ndef my_softmax(x):\n'
                                  '    raise NotImplementedError("Exercise 1: softmax")\n\nmy_softmax(1)'))
-    report = grade(_write(nb, tmp_path / "crash.ipynb"), timeout=60)
+    written = _write(nb, tmp_path / "crash.ipynb")
+    nb.cells[3].source += "\ncheck_softmax(my_softmax)"           # the trusted reference says what grades it
+    report = grade(written, timeout=60, reference=_write(nb, tmp_path / "reference.ipynb"))
     assert report.lesson_errors == [{"cell": 3, "error": "FileNotFoundError",
                                      "message": "[Errno 2] No such file or directory: '/no/such/model.safetensors'"}]
     assert "1 lesson cell(s) crashed" in report.table() and "cell 3: FileNotFoundError" in report.table()
@@ -326,7 +328,7 @@ def graded(tmp_path_factory):
     from coursekit.exercises.grade import grade
 
     path = _write(_submission(), tmp_path_factory.mktemp("grade") / "submission.ipynb")
-    return grade(path, timeout=120)
+    return grade(path, timeout=120, reference=path)   # the submission's own check calls, trusted in this test
 
 
 def test_grade_table_passed_failed_not_attempted(graded):
@@ -344,86 +346,21 @@ def test_grade_table_passed_failed_not_attempted(graded):
     assert data["exercises"][0]["checks"][0]["check"] == "softmax"
 
 
-# What a check does (see coursekit.exercises.core), without importing torch: these tests use a short
-# per-cell timeout, and importing torch on a loaded machine could exceed it.
-FAKE_CHECK = """import json, os
-
-def check_fake(name, status='passed', message='fine'):
-    with open(os.environ['COURSEKIT_GRADING_LOG'], 'a') as log:
-        log.write(json.dumps(dict(check=name, status=status, message=message)) + '\\n')"""
-
-
-def test_grade_errors_timeouts_and_missing_checks(tmp_path, capsys):
-    nb = _notebook(
-        new_code_cell(FAKE_CHECK),
-        new_code_cell("# EXERCISE 1: raises\nraise ValueError('shapes do not match')"),
-        new_code_cell("# EXERCISE 2: loops\nimport time\nwhile True:\n    time.sleep(0.1)"),
-        new_code_cell("# EXERCISE 3: never checked\nx = 1"),
-        new_code_cell("# EXERCISE 4: checked in the next cell\ny = 2"),
-        new_code_cell("check_fake('four')"),
-        new_code_cell("# EXERCISE 5: stub at top level\nraise NotImplementedError('Exercise 5: stub')"),
-    )
-    path = _write(nb, tmp_path / "sub.ipynb")
-    executed = tmp_path / "executed.ipynb"
-    assert main(["grade", str(path), "--timeout", "5", "--json", "--save-executed", str(executed)]) == 0
-    report = json.loads(capsys.readouterr().out)
-    outputs = nbformat.read(executed, as_version=4).cells[1].outputs
-    assert [(o.output_type, o.ename) for o in outputs] == [("error", "ValueError")]
-    rows = {e["number"]: (e["status"], e["message"]) for e in report["exercises"]}
-    assert rows["1"] == ("failed", "your cell raised ValueError: shapes do not match")
-    assert rows["2"][0] == "failed" and "did not finish within 5 s" in rows["2"][1]
-    assert rows["3"][0] == "not attempted" and "no check reported" in rows["3"][1]
-    assert rows["4"] == ("passed", "fine")
-    assert rows["5"][0] == "not attempted"
-    assert (report["passed"], report["total"]) == (1, 5)
-
-
-def test_grade_rejects_bad_arguments(tmp_path, capsys):
-    assert main(["grade", str(tmp_path / "missing.ipynb")]) == 2
-    assert "no such notebook" in capsys.readouterr().err
-    path = _write(_notebook(new_code_cell("x = 1")), tmp_path / "sub.ipynb")
-    assert main(["grade", str(path), "--kernel", "no-such-kernel"]) == 2
-    assert "no Jupyter kernel named 'no-such-kernel'" in capsys.readouterr().err
-    assert main(["grade", str(path), "--timeout", "0"]) == 2
-    assert "timeout must be a positive" in capsys.readouterr().err
-
-
-def test_grade_against_the_reference_exercise_list(tmp_path):
-    from coursekit.exercises.grade import grade
-
-    reference = _write(_notebook(*[new_code_cell(f"# EXERCISE {n}: {t}\n### BEGIN SOLUTION\npass\n### END SOLUTION")
-                                   for n, t in [(1, "a"), (2, "b"), (3, "c")]]), tmp_path / "ref.ipynb")
-    submission = _write(_notebook(
-        new_code_cell(FAKE_CHECK),
-        new_code_cell("# EXERCISE 1: a\nraise NotImplementedError('Exercise 1: a')"),
-        new_code_cell("# EXERCISE 1: a (my second try)\ncheck_fake('a')"),
-        new_code_cell("# EXERCISE three: renamed by the student\ncheck_fake('c')"),
-        new_code_cell("# EXERCISE 9: not in the reference\ncheck_fake('z')"),
-    ), tmp_path / "sub.ipynb")
-    report = grade(submission, timeout=20, reference=reference)
-    assert [(e.number, e.status) for e in report.exercises] == [
-        ("1", "passed"), ("2", "not attempted"), ("3", "not attempted")]
-    assert "the exercise cell is missing" in report.exercises[1].message
-    notes = " | ".join(report.notes)
-    assert "exercise 1 appears 2 times" in notes and "malformed exercise header" in notes
-    assert "exercise 9 is not in the reference" in notes
-    assert (report.passed, report.total) == (1, 3)
-    unreferenced = grade(submission, timeout=20)  # without a reference: what the notebook has
-    assert [(e.number, e.status) for e in unreferenced.exercises] == [
-        ("1", "not attempted"), ("1", "passed"), ("9", "passed")]
-
-
 # ----------------------------------------------------------------------------- (c) written exercises, odd checks
 
 WRITTEN_QUESTION = "**Exercise 2 (written).** Why does caching not help training? Explain."
 
 
+ONE = ("# EXERCISE 1: one\ndef one(x):\n{begin}    e = (x - x.amax(-1, keepdim=True)).exp()\n"
+       "    return e / e.sum(-1, keepdim=True){end}\n\ncheck_softmax(one)")
+
+
 def _instructor() -> nbformat.NotebookNode:
     """A code exercise (introduced by a markdown cell) and two written ones, with their mark schemes."""
     return _notebook(
-        new_code_cell(FAKE_CHECK),
+        new_code_cell("from coursekit.exercises import check_softmax"),
         new_markdown_cell("**Exercise 1 (code).** Write `one` and check it."),      # introduces exercise 1
-        new_code_cell("# EXERCISE 1: one\n### BEGIN SOLUTION\ncheck_fake('one')\n### END SOLUTION"),
+        new_code_cell(ONE.format(begin="    ### BEGIN SOLUTION\n", end="\n    ### END SOLUTION")),
         new_markdown_cell(f"{WRITTEN_QUESTION}\n\n=== BEGIN MARK SCHEME ===\nEvery key is computed once."
                           "\n=== END MARK SCHEME ==="),
         new_markdown_cell("**Exercise 3 (experiment).** Re-run with pre-LN.\n\n=== BEGIN MARK SCHEME ===\n"
@@ -437,7 +374,7 @@ def _answered_submission(tmp_path: Path) -> tuple[Path, Path, Path]:
     student, _ = student_notebook(_instructor(), "hw.ipynb")
     handed_out = _write(student, tmp_path / "student" / "hw.ipynb")
     submission = copy.deepcopy(student)
-    submission.cells[2].source = "# EXERCISE 1: one\ncheck_fake('one')"
+    submission.cells[2].source = ONE.format(begin="", end="")
     submission.cells[3].source = f"{WRITTEN_QUESTION}\n\nThe whole window is processed in one pass."
     return instructor, handed_out, _write(submission, tmp_path / "sub.ipynb")
 
@@ -462,7 +399,8 @@ def test_grade_lists_written_exercises_to_be_marked_by_hand(tmp_path, capsys):
     table = report.table()
     assert "(profile quick, 1 exercises + 2 written," in table
     assert "2. written: Why does caching not help training?  to be marked by hand" in table
-    assert table.endswith("Total: 1 / 1 passed (0 failed, 0 not attempted); 2 written exercise(s) to be marked by hand")
+    assert table.endswith("Total: 1 / 1 passed (0 failed, 0 not attempted), 1 / 1 points; "
+                          "2 written exercise(s) to be marked by hand")
 
     assert main(["grade", str(submission), "--timeout", "30", "--json", "--reference", str(instructor)]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -475,14 +413,9 @@ def test_grade_lists_written_exercises_to_be_marked_by_hand(tmp_path, capsys):
 
 
 def test_grade_without_the_instructors_notebook_says_where_the_mark_scheme_is(tmp_path):
-    from coursekit.exercises.grade import MARK_BY_HAND, grade
+    from coursekit.exercises.grade import grade
 
     _, handed_out, submission = _answered_submission(tmp_path)
-    alone = grade(submission, timeout=30)
-    assert [(e.number, e.status) for e in alone.exercises] == [("1", "passed")]
-    assert [(e.number, e.status, e.mark_scheme) for e in alone.written] == [
-        ("2", MARK_BY_HAND, None), ("3", MARK_BY_HAND, None)]
-    assert all("the mark scheme is in the instructor's notebook" in e.message for e in alone.written)
     against_student_version = grade(submission, timeout=30, reference=handed_out)
     assert [e.number for e in against_student_version.rows()] == ["1", "2", "3"]
     assert "the reference notebook has no mark scheme for it" in against_student_version.written[0].message
@@ -515,40 +448,3 @@ def test_written_exercises_are_found_in_every_version():
     broken = _notebook(new_markdown_cell("**Exercise 7 (open).** Why?\n=== BEGIN MARK SCHEME ===\nno end"))
     assert [(w.number, w.mark_scheme) for w in written_exercises(broken, notes=notes)] == [("7", None)]
     assert "never closed" in notes[0]
-
-
-@pytest.mark.parametrize("line, status, words", [
-    ('{"check": "c", "status": "passed", "message": "fine"}', "passed", "fine"),
-    ('{"check": "c", "status": "passed", "message": null}', "passed", ""),
-    ('{"check": "c", "status": "great", "message": "hm"}', "failed", "unknown status 'great': hm"),
-    ('{"status": "failed"}', "failed", ""),
-    ('not json at all', "failed", "not a result"),
-    ('[1, 2]', "failed", "list instead of a result"),
-])
-def test_any_logged_check_result_becomes_a_row(line, status, words):
-    from coursekit.exercises.grade import _parse_result
-
-    result = _parse_result(line)
-    assert result.status == status and words in result.message and isinstance(result.check, str)
-
-
-def test_grade_survives_checks_that_crash_or_report_nonsense(tmp_path):
-    from coursekit.exercises.grade import grade
-
-    log = "open(os.environ['COURSEKIT_GRADING_LOG'], 'a').write"
-    nb = _notebook(
-        new_code_cell(FAKE_CHECK + "\n\ndef check_crashes(fn):\n    raise RuntimeError('bug in the check')"),
-        new_code_cell("# EXERCISE 1: odd status\ncheck_fake('one', status='maybe', message=None)"),
-        new_code_cell(f"# EXERCISE 2: garbage in the log\n{log}('{{oops\\n')"),
-        new_code_cell("# EXERCISE 3: the check crashes\ncheck_crashes(print)"),
-        new_code_cell(f"# EXERCISE 4: a list in the log\n{log}('[1]\\n')\ncheck_fake('four')"),
-    )
-    report = grade(_write(nb, tmp_path / "odd.ipynb"), timeout=30)
-    rows = [(e.number, e.status, e.message) for e in report.exercises]
-    assert rows[0] == ("1", "failed", "the check reported the unknown status 'maybe'")
-    assert rows[1][:2] == ("2", "failed") and "not a result" in rows[1][2]
-    assert rows[2] == ("3", "failed", "your cell raised RuntimeError: bug in the check")
-    assert rows[3][:2] == ("4", "failed") and "list instead of a result" in rows[3][2]
-    assert (report.passed, report.total) == (0, 4)
-    report.table()
-    json.dumps(report.to_dict())

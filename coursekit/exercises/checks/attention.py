@@ -30,9 +30,11 @@ import torch
 from coursekit.attention import causal_mask, scaled_dot_product_attention
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
+    hidden_sizes,
     mistake_value,
     require_function,
     run_student,
@@ -47,7 +49,7 @@ NEG_INF = float("-inf")
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return case_generator(seed)
 
 
 def _float_tensor(got: Any, shape: tuple, case: str, what: str) -> torch.Tensor:
@@ -243,7 +245,7 @@ def check_scaled_dot_product_attention(attention: Callable) -> None:
 def check_causal_mask(make_mask: Callable[[int], torch.Tensor]) -> None:
     """``make_mask(T) -> (T, T)`` bool, True where query ``i`` may attend to key ``j`` (``j <= i``)."""
     require_function(make_mask, "causal mask")
-    for T in (4, 7, 1, 12):
+    for T in hidden_sizes((4, 7, 1, 12), 2, 40):
         case = f"T={T}"
         want = causal_mask(T)
         got = run_student(make_mask, case, T)

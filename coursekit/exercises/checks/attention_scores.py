@@ -29,6 +29,7 @@ import torch
 from coursekit.attention import AdditiveScore, GeneralScore, masked_softmax
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
@@ -43,7 +44,7 @@ NEG_INF = float("-inf")
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return case_generator(seed)
 
 
 def _scores_tensor(got: Any, shape: tuple, case: str, what: str = "the scores") -> torch.Tensor:

@@ -20,9 +20,12 @@ from coursekit.bart.batches import shift_tokens_right
 from coursekit.bart.noising import split_sentences
 from coursekit.exercises.core import (
     CheckFailed,
+    active_variant,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
+    hidden_ids,
     mistake_value,
     require_function,
     run_student,
@@ -155,7 +158,8 @@ def check_text_infilling(infill_fn) -> None:
     masked); the span goes on after them with a new mask.
     """
     require_function(infill_fn, "text_infilling")
-    for ids, spans, mask_id, specials, what in _INFILL_CASES:
+    for n, (ids, spans, mask_id, specials, what) in enumerate(_INFILL_CASES):
+        ids = hidden_ids(ids, set(specials) | {mask_id}, seed=n)     # the grader's hidden cases: other word ids
         case = f"ids={ids} with spans={spans} ({what}), mask_id={mask_id}, special_ids={sorted(specials)}"
         want = _infill(list(ids), list(spans), mask_id, specials)
         mistakes = _infill_mistakes(list(ids), list(spans), mask_id, specials)
@@ -257,7 +261,10 @@ def check_sentence_permutation(permute_fn) -> None:
     ``order[1]``, … Special tokens keep their positions.
     """
     require_function(permute_fn, "sentence_permutation")
-    for ids, order, end_id, specials, what in _PERMUTE_CASES:
+    for n, (ids, order, end_id, specials, what) in enumerate(_PERMUTE_CASES):
+        ids = hidden_ids(ids, set(specials) | {end_id}, seed=n)       # the grader's hidden cases: other word ids
+        if active_variant():                                          # … and another order of the sentences
+            order = [order[i] for i in torch.randperm(len(order), generator=case_generator(n))]
         case = f"ids={ids}, order={order} ({what}), end_id={end_id}, special_ids={sorted(specials)}"
         want = _permute(list(ids), list(order), end_id, specials)
         mistakes = _permute_mistakes(list(ids), list(order), end_id, specials)
@@ -342,7 +349,8 @@ _SHIFT_CASES = [
 def check_shift_tokens_right(shift_fn) -> None:
     """``shift_fn(labels (B, T) long, pad_id, decoder_start_id) -> (B, T) long``."""
     require_function(shift_fn, "shift_tokens_right")
-    for rows, pad, start, what in _SHIFT_CASES:
+    for n, (rows, pad, start, what) in enumerate(_SHIFT_CASES):
+        rows = [hidden_ids(row, {-100, pad, start}, seed=n) for row in rows]   # hidden cases: other label ids
         labels = torch.tensor(rows)
         B, T = labels.shape
         case = f"labels={rows} ({what}), pad_id={pad}, decoder_start_id={start}"

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
@@ -40,7 +41,7 @@ __all__ = ["check_softmax", "check_cross_entropy", "check_accuracy"]
 
 
 def _generator(seed: int = 0) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return case_generator(seed)
 
 
 def _expect_float_tensor(got: Any, shape: tuple[int, ...], *, case: str, what: str, hint: str = "") -> None:

@@ -28,6 +28,8 @@ from coursekit.bert.model import BertConfig, BertEmbeddings
 from coursekit.bert.objectives import IGNORE_INDEX
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
+    case_seed,
     describe,
     exercise_check,
     expect_close,
@@ -39,7 +41,7 @@ __all__ = ["check_cls_head", "check_mask_tokens", "check_segment_embeddings"]
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return case_generator(seed)
 
 
 def _tensor_of(got: Any, shape: tuple[int, ...], dtype: torch.dtype | None, case: str, what: str) -> None:
@@ -220,7 +222,7 @@ def check_mask_tokens(mask_tokens_fn: Callable) -> None:
     ~40,000 maskable tokens of the 20 calls.
     """
     require_function(mask_tokens_fn, "mask_tokens")
-    torch.manual_seed(0)
+    torch.manual_seed(case_seed(0))
     sel = maskable = mask_n = same = rand = 0
     for what, ids, kw, calls in _mlm_cases():
         protected = torch.zeros_like(ids, dtype=torch.bool)
@@ -272,7 +274,7 @@ _EMB_CASES = (
 
 
 def _embedding_module(seed: int, vocab: int, d: int, max_len: int, pad: int) -> BertEmbeddings:
-    torch.manual_seed(seed)
+    torch.manual_seed(case_seed(seed))
     emb = BertEmbeddings(BertConfig(vocab_size=vocab, d_model=d, n_layers=1, n_heads=1, d_ff=2 * d,
                                     max_len=max_len, pad_id=pad))
     with torch.no_grad():  # non-trivial LayerNorm parameters and a NON-zero padding row, so that mistakes show
@@ -373,7 +375,7 @@ def check_cls_head(head_fn: Callable) -> None:
     """``head_fn(hidden (B, T, C), pooler: nn.Linear, classifier: nn.Linear) -> logits (B, n_classes)``."""
     require_function(head_fn, "cls_head")
     for seed, (B, T, C, K, scale) in enumerate(_HEAD_SIZES):
-        torch.manual_seed(seed)
+        torch.manual_seed(case_seed(seed))
         h = scale * torch.randn(B, T, C)
         pooler, classifier = nn.Linear(C, C), nn.Linear(C, K)
         case = f"hidden states of shape {(B, T, C)} and {K} classes" + (

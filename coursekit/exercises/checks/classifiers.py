@@ -28,6 +28,7 @@ import torch
 from coursekit.embeddings.classifiers import masked_max, masked_mean
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
@@ -81,7 +82,7 @@ def _bow_case(g: torch.Generator, name: str, lengths: list[int], T: int, V: int,
 
 
 def _bow_cases():
-    g = torch.Generator().manual_seed(0)
+    g = case_generator(0)
     return [
         _bow_case(g, "a batch of 1, ids (1, 4) with length 2, V=8, C=4 (T = C), pad id 5", [2], 4, 8, 4, 5),
         _bow_case(g, "ids (3, 5) with lengths [4, 2, 1], V=12, C=3, pad id 0", [4, 2, 1], 5, 12, 3, 0),
@@ -138,7 +139,7 @@ def _dan_case(g: torch.Generator, name: str, lengths: list[int], T: int, d: int,
 
 
 def _dan_cases():
-    g = torch.Generator().manual_seed(1)
+    g = case_generator(1)
     return [
         _dan_case(g, "B = T = d = hidden = classes = 3: emb (3, 3, 3) with lengths [2, 3, 1], non-zero padding "
                   "vectors", [2, 3, 1], 3, 3, 3, 3),
@@ -209,7 +210,7 @@ def check_dan_forward(dan_forward: Callable[..., torch.Tensor]) -> None:
 
 
 def _pool_cases():
-    g = torch.Generator().manual_seed(2)
+    g = case_generator(2)
     x = torch.randn(3, 5, 4, generator=g)
     mask = _mask([5, 2, 3], 5)
     x_pad_big = x.masked_fill(~mask.unsqueeze(-1), 10.0)                       # padding would win if unmasked

@@ -35,6 +35,7 @@ from coursekit.embeddings import counts as E
 from coursekit.embeddings import sgns as SG
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
@@ -56,7 +57,7 @@ def _expect_float(got: Any, shape: tuple[int, ...], *, case: str, what: str) -> 
 
 
 def _ppmi_cases() -> list[tuple[str, torch.Tensor]]:
-    g = torch.Generator().manual_seed(0)
+    g = case_generator(0)
     sents = [torch.randint(0, 6, (10,), generator=g).tolist() for _ in range(4)]
     counts = torch.from_numpy(E.cooccurrence_matrix(sents, 6, window=2).toarray())
     rect = torch.randint(0, 5, (3, 4), generator=g).double()
@@ -137,7 +138,7 @@ def check_ppmi(ppmi: Callable[[torch.Tensor], torch.Tensor]) -> None:
 
 
 def _sgns_cases() -> list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor]]:
-    g = torch.Generator().manual_seed(1)
+    g = case_generator(1)
 
     def rand(*shape):
         return torch.randn(*shape, generator=g)
@@ -220,9 +221,9 @@ def _analogy_cases() -> list[tuple[str, torch.Tensor, tuple[int, int, int]]]:
         [6.0, 2.0, 0.0],     # 4 long: wins by raw dot product, loses by cosine
         [1.0, -1.0, 1.0],    # 5 wins when the offset has the wrong sign (man − woman + king)
     ])
-    g = torch.Generator().manual_seed(2)
+    g = case_generator(2)
     R = torch.randn(40, 8, generator=g)
-    g = torch.Generator().manual_seed(8)
+    g = case_generator(8)
     L = torch.randn(25, 5, generator=g) * torch.exp(1.2 * torch.randn(25, 1, generator=g))  # lengths 0.14 … 25
     N = torch.tensor([        # the target Û[1] − Û[3] + Û[5] ∝ [1, 1, 0]: every other word has a negative cosine
         [-1.0, 0.5, 1.0],

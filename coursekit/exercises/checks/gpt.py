@@ -30,6 +30,7 @@ from coursekit.attention import scaled_dot_product_attention
 from coursekit.decoding.sampling import top_p_filter
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
@@ -42,7 +43,7 @@ __all__ = ["check_kv_cache_step", "check_temperature", "check_top_p_filter"]
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return case_generator(seed)
 
 
 def _float_tensor(got: Any, shape: tuple[int, ...], case: str, what: str) -> None:

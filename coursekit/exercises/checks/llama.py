@@ -34,6 +34,7 @@ import torch.nn.functional as F
 
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
@@ -51,7 +52,7 @@ BASE = 10000.0
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return case_generator(seed)
 
 
 def _float_tensor(got: Any, shape: tuple[int, ...], case: str, what: str) -> torch.Tensor:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from coursekit.exercises.checks.rnn import _clones, _expect_tensor, _gen
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import CheckFailed, case_seed, describe, exercise_check, expect_close, run_student
 from coursekit.rnn import elmo
 
 __all__ = [
@@ -119,7 +119,7 @@ def _forget_cases():
     # (input size, H, layers, bidirectional, value): H other than 4, 3 layers, a negative value, value 0
     specs = [(3, 4, 1, False, 1.0), (5, 3, 2, True, 2.0), (2, 5, 3, False, -0.5), (4, 2, 1, True, 0.0)]
     for seed, (I, H, layers, bidir, value) in enumerate(specs):  # noqa: E741 - I: the input size
-        torch.manual_seed(50 + seed)
+        torch.manual_seed(case_seed(50 + seed))
         lstm = nn.LSTM(I, H, num_layers=layers, bidirectional=bidir)
         yield f"nn.LSTM({I}, {H}, num_layers={layers}, bidirectional={bidir}), value={value}", lstm, H, value
 

@@ -30,6 +30,9 @@ import torch.nn.functional as F
 
 from coursekit.exercises.core import (
     CheckFailed,
+    active_variant,
+    case_generator,
+    case_seed,
     describe,
     exercise_check,
     expect_close,
@@ -88,10 +91,27 @@ def _prompt_mistakes(demos, x, y, description) -> dict[str, str]:
     }
 
 
+_EXTRA_WORDS = ["river", "lamp", "quiet", "seven", "orange", "bridge", "winter", "paper", "salt", "cloud"]
+
+
+def _hidden_words(demos, x, y, seed: int):
+    """The case as shown (variant 0), or under the grader's hidden variants the same prompt with a random word
+    added to every input and label, so that the strings differ from the visible ones."""
+    if not active_variant():
+        return demos, x, y
+    g = case_generator(seed)
+
+    def more(text: str) -> str:
+        return f"{text} {_EXTRA_WORDS[int(torch.randint(len(_EXTRA_WORDS), (1,), generator=g))]}"
+
+    return [(more(a), more(b)) for a, b in demos], more(x), more(y)
+
+
 @exercise_check("build a k-shot prompt", reimplements=("coursekit.gpt.prompting.build_prompt",))
 def check_build_prompt(student_fn: Callable) -> None:
     require_function(student_fn, "build_prompt")
-    for case, demos, (x, y), description in _PROMPT_CASES:
+    for n, (case, demos, (x, y), description) in enumerate(_PROMPT_CASES):
+        demos, x, y = _hidden_words(demos, x, y, seed=n)
         want = build_prompt(demos, x, task_description=description)
         mistakes = _prompt_mistakes(demos, x, y, description)
         got = run_student(student_fn, case, [tuple(d) for d in demos], (x, y), description)
@@ -108,7 +128,7 @@ def check_build_prompt(student_fn: Callable) -> None:
 
 def _tiny_model(seed: int = 0, vocab_size: int = 12, max_len: int = 16, n_heads: int = 2,
                 d_model: int = 16) -> GPT:
-    torch.manual_seed(seed)
+    torch.manual_seed(case_seed(seed))
     return GPT(GPTConfig(vocab_size=vocab_size, max_len=max_len, n_layers=1, n_heads=n_heads,
                          d_model=d_model)).eval()
 
@@ -216,7 +236,7 @@ def check_label_likelihood(student_fn: Callable) -> None:
 # ------------------------------------------------------------------ induction score
 
 def _attention(H: int, period: int, seed: int, induction_head: int | None = None) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
+    g = case_generator(seed)
     T = 2 * period
     scores = torch.randn(H, T, T, generator=g, dtype=torch.float64)
     if induction_head is not None:                                           # make one head an induction head

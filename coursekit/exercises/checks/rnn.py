@@ -17,7 +17,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    case_generator,
+    case_seed,
+    describe,
+    exercise_check,
+    expect_close,
+    run_student,
+)
 from coursekit.rnn import bptt
 
 __all__ = [
@@ -28,7 +36,7 @@ __all__ = [
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return case_generator(seed)
 
 
 def _clones(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -261,7 +269,7 @@ def _bptt_cases():
     specs = [(2, 12, 4, 3, 5, 2, ""), (3, 10, 3, 2, 4, 3, "T not a multiple of k"), (1, 7, 1, 4, 3, 1, "k=1"),
              (2, 5, 8, 3, 6, 2, "k > T: a single chunk")]
     for seed, (B, T, k, I, H, O, what) in enumerate(specs):  # noqa: E741 - I: the input size
-        torch.manual_seed(20 + seed)
+        torch.manual_seed(case_seed(20 + seed))
         model = bptt.ElmanNetwork(I, H, O)
         g = _gen(30 + seed)
         x, targets = torch.randn(B, T, I, generator=g), torch.randn(B, T, O, generator=g)

@@ -33,7 +33,16 @@ import torch
 import torch.nn.functional as F
 
 from coursekit.decoding import beam_search_step, greedy_search
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, require_function, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    case_generator,
+    case_seed,
+    describe,
+    exercise_check,
+    expect_close,
+    require_function,
+    run_student,
+)
 
 __all__ = ["check_beam_search_step", "check_greedy_decode", "check_masked_nll"]
 
@@ -43,7 +52,7 @@ __all__ = ["check_beam_search_step", "check_greedy_decode", "check_masked_nll"]
 # ----------------------------------------------------------------------------------------------
 
 def _beam_cases():
-    g = torch.Generator().manual_seed(0)
+    g = case_generator(0)
     # hand-made: the best extension comes from the *second* beam, whose own score is lower
     scores = torch.tensor([-0.5, -1.0])
     log_probs = torch.log(torch.tensor([[0.4, 0.3, 0.3], [0.05, 0.9, 0.05]]))
@@ -184,7 +193,7 @@ def _chain(V: int, path: list[int], *, positional: bool = True, seed: int = 0) -
     ``positional``: one table per step (P = len(path) - 1), so the same token may be followed by different ones
     at different steps; otherwise one table for every step (P = 1). Everything else is low, distinct noise (no
     ties, so the arg-max is unambiguous whatever a wrong decoder feeds)."""
-    g = torch.Generator().manual_seed(seed)
+    g = case_generator(seed)
     P = len(path) - 1 if positional else 1
     tables = -5.0 + 0.5 * torch.rand(P, V, V, generator=g)
     for p, (a, b) in enumerate(zip(path, path[1:])):
@@ -195,7 +204,7 @@ def _chain(V: int, path: list[int], *, positional: bool = True, seed: int = 0) -
 def _stateful_random(V: int, bos: int, eos: int, length: int, seed: int) -> torch.Tensor:
     """(length + 1, V, V): flat-ish random rows (the arg-max has about a third of the mass, so a sampler
     strays), <eos> unlikely before step ``length`` and almost sure at it; margins ≥ 0.2 so the arg-max is clear."""
-    g = torch.Generator().manual_seed(seed)
+    g = case_generator(seed)
     tables = []
     for pos in range(length + 1):
         while True:
@@ -229,7 +238,7 @@ def _seeded(seed: int):
     draws every time the check runs), and give the notebook its own generator states back afterwards."""
     py_state, np_state = random.getstate(), np.random.get_state()
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.manual_seed(case_seed(seed))
         random.seed(seed)
         np.random.seed(seed)
         try:
@@ -342,7 +351,7 @@ def check_greedy_decode(greedy_decode: Callable) -> None:
 # ----------------------------------------------------------------------------------------------
 
 def _loss_cases():
-    g = torch.Generator().manual_seed(2)
+    g = case_generator(2)
     # (B, T, V, lengths, pad_id, logit scale): pad 0, 3, 2, V-1, 1; no padding at all; a fully padded row;
     # logits so large that log(softmax(…)) underflows
     specs = [(2, 4, 5, [4, 2], 0, 1.0, ""), (3, 5, 7, [5, 1, 3], 3, 1.0, ""),

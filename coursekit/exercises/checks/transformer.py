@@ -25,7 +25,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coursekit.exercises.core import CheckFailed, describe, exercise_check, expect_close, require_function, run_student
+from coursekit.exercises.core import (
+    CheckFailed,
+    active_variant,
+    case_generator,
+    describe,
+    exercise_check,
+    expect_close,
+    require_function,
+    run_student,
+)
 from coursekit.transformer.layers import sinusoidal_positions
 
 __all__ = ["check_noam_schedule", "check_positional_encoding", "check_residual_sublayer"]
@@ -65,12 +74,21 @@ def _pe_variant(T: int, d: int, *, exponent: str = "2i", swap: bool = False, hal
 PE_SIZES = [(6, 4), (20, 16), (50, 64), (1, 10), (9, 6), (3, 2)]
 
 
+def _hidden_pe_sizes() -> list[tuple[int, int]]:
+    """Two more (T, d), d even, under the grader's hidden variants (none for the visible cases)."""
+    if not active_variant():
+        return []
+    g = case_generator(7)
+    return [(int(torch.randint(2, 80, (1,), generator=g)), 2 * int(torch.randint(1, 48, (1,), generator=g)))
+            for _ in range(2)]
+
+
 @exercise_check("sinusoidal positional encoding", reimplements=(
     "coursekit.transformer.layers.sinusoidal_positions", "coursekit.transformer.layers.SinusoidalPositions"))
 def check_positional_encoding(positional_encoding: Callable[[int, int], torch.Tensor]) -> None:
     """``positional_encoding(T, d) -> (T, d)`` against :func:`coursekit.transformer.layers.sinusoidal_positions`."""
     require_function(positional_encoding, "positional_encoding")
-    for T, d in PE_SIZES:
+    for T, d in PE_SIZES + _hidden_pe_sizes():
         case = f"T={T}, d={d}"
         want = sinusoidal_positions(T, d).float()
         got = run_student(positional_encoding, case, T, d)
@@ -105,7 +123,7 @@ def check_positional_encoding(positional_encoding: Callable[[int, int], torch.Te
 # ----------------------------------------------------------------------------------------------
 
 def _sublayer_cases():
-    g = torch.Generator().manual_seed(0)
+    g = case_generator(0)
     for shape, scales in [((2, 5, 8), None), ((1, 1, 6), None), ((3, 4, 12), (0.01, 1.0, 100.0))]:
         d = shape[-1]
         x = torch.randn(*shape, generator=g)
@@ -218,6 +236,15 @@ def _noam_mistakes(step: int, d: int, warmup: int) -> dict[str, float | None]:
     }
 
 
+def _hidden_noam_cases() -> list:
+    """One more (d_model, warmup, steps) under the grader's hidden variants: steps around its own warm-up."""
+    if not active_variant():
+        return []
+    g = case_generator(11)
+    d, warmup = 8 * int(torch.randint(4, 128, (1,), generator=g)), int(torch.randint(5, 3000, (1,), generator=g))
+    return [(d, warmup, (1, warmup // 2 + 1, warmup - 1, warmup, warmup + 1, 3 * warmup))]
+
+
 def _matches(got: list[float], wrong: list[float | None]) -> bool:
     """A mistake's schedule equals the student's at every step where the mistake has a value."""
     pairs = [(g, w) for g, w in zip(got, wrong) if w is not None]
@@ -228,7 +255,7 @@ def _matches(got: list[float], wrong: list[float | None]) -> bool:
 def check_noam_schedule(noam_lr: Callable[[int, int, int], float]) -> None:
     """``noam_lr(step, d_model, warmup)`` = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)."""
     require_function(noam_lr, "noam_lr")
-    for d, warmup, steps in NOAM_CASES:
+    for d, warmup, steps in NOAM_CASES + _hidden_noam_cases():
         cases = [f"step={step}, d_model={d}, warmup={warmup}" for step in steps]
         got = [_as_number(run_student(noam_lr, case, step, d, warmup), case) for step, case in zip(steps, cases)]
         # a mistake is named only if it explains the whole schedule (several coincide at a single step)

@@ -58,10 +58,10 @@ def test_a_hidden_variant_shows_the_function_inputs_the_notebook_never_showed(no
 
 
 def test_a_function_special_cased_to_the_visible_cases_fails_without_showing_them():
-    table = []
+    table, keep = [], [torch.softmax]     # a reference the check's refusal does not replace
 
     def spy(x):
-        table.append((x.clone(), torch.softmax(x, -1)))
+        table.append((x.clone(), keep[0](x, -1)))
         return table[-1][1]
 
     with case_variant(0):

@@ -48,9 +48,6 @@ __all__ = [
 NEG_INF = float("-inf")
 
 
-def _gen(seed: int) -> torch.Generator:
-    return case_generator(seed)
-
 
 def _float_tensor(got: Any, shape: tuple, case: str, what: str) -> torch.Tensor:
     """``got`` must be a floating-point tensor of ``shape``; else a message naming the case."""
@@ -124,7 +121,7 @@ def _random_mask(g: torch.Generator, *shape: int) -> torch.Tensor:
 
 
 def _sdpa_cases():
-    g = _gen(0)
+    g = case_generator(0)
     q, k, v = (torch.randn(2, 4, 8, generator=g) for _ in range(3))
     yield "q, k, v of shape (2, 4, 8) (square, no mask)", [q, k, v], None, 1e-5
     q, k, v = torch.randn(2, 3, 6, generator=g), torch.randn(2, 5, 6, generator=g), torch.randn(2, 5, 4, generator=g)

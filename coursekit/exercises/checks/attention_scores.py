@@ -43,9 +43,6 @@ __all__ = ["check_additive_score", "check_general_score", "check_attention_conte
 NEG_INF = float("-inf")
 
 
-def _gen(seed: int) -> torch.Generator:
-    return case_generator(seed)
-
 
 def _scores_tensor(got: Any, shape: tuple, case: str, what: str = "the scores") -> torch.Tensor:
     """``got`` must be a float tensor of ``shape``; else a message naming the case."""
@@ -74,7 +71,7 @@ ADDITIVE_CASES = [((3, 3, 4, 4, 4), None), ((2, 4, 3, 3, 5), None), ((3, 6, 4, 2
 
 def _additive_cases():
     for seed, ((B, S, d_h, d_s, A), scales) in enumerate(ADDITIVE_CASES):
-        g = _gen(seed)
+        g = case_generator(seed)
         h = torch.randn(B, d_h, generator=g)
         case = f"h {(B, d_h)}, s {(B, S, d_s)}, attention width A={A}"
         if scales is not None:   # decoder states on very different scales: tanh saturates for the large one
@@ -166,7 +163,7 @@ def check_general_score(general_score: Callable) -> None:
     """``general_score(h (B, d_h), s (B, S, d_s), W (d_h, d_s)) -> (B, S)`` with scores hᵀ W s_k."""
     require_function(general_score, "general_score")
     for seed, (B, S, d_h, d_s) in enumerate(GENERAL_SIZES):
-        g = _gen(10 + seed)
+        g = case_generator(10 + seed)
         h, s = torch.randn(B, d_h, generator=g), torch.randn(B, S, d_s, generator=g)
         W = torch.randn(d_h, d_s, generator=g)
         case = f"h {(B, d_h)}, s {(B, S, d_s)}, W {(d_h, d_s)}"
@@ -184,7 +181,7 @@ def check_general_score(general_score: Callable) -> None:
 # ----------------------------------------------------------------------------------------------
 
 def _context_cases():
-    g = _gen(20)
+    g = case_generator(20)
     mask = torch.tensor([[0, 1, 1, 1, 1], [1, 0, 1, 0, 1], [0, 0, 0, 1, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]],
                         dtype=torch.bool)
     scale = torch.tensor([300.0, 1.0, 0.001, 50.0, 2.0])[:, None]

@@ -40,9 +40,6 @@ from coursekit.exercises.core import (
 __all__ = ["check_softmax", "check_cross_entropy", "check_accuracy"]
 
 
-def _generator(seed: int = 0) -> torch.Generator:
-    return case_generator(seed)
-
 
 def _expect_float_tensor(got: Any, shape: tuple[int, ...], *, case: str, what: str, hint: str = "") -> None:
     """A float tensor of ``shape``, or a message naming the case and what was returned instead."""
@@ -58,7 +55,7 @@ def _expect_float_tensor(got: Any, shape: tuple[int, ...], *, case: str, what: s
 
 
 def _softmax_cases() -> list[tuple[str, torch.Tensor]]:
-    g = _generator()
+    g = case_generator(0)
     scales = torch.tensor([[1000.0], [-1000.0]])
     masked = torch.randn(3, 4, generator=g)
     masked[0, 1] = masked[1, 0] = masked[1, 3] = masked[2, 2] = float("-inf")
@@ -127,9 +124,9 @@ def check_softmax(softmax: Callable[[torch.Tensor], torch.Tensor]) -> None:
 
 
 def _cross_entropy_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
-    g = _generator()
+    g = case_generator(0)
     big = torch.tensor([[0.0, 200.0, -100.0], [150.0, -150.0, 0.0]])
-    scales = torch.tensor([[1000.0], [-1000.0], [0.0]]) + 3.0 * torch.randn(3, 4, generator=_generator(3))
+    scales = torch.tensor([[1000.0], [-1000.0], [0.0]]) + 3.0 * torch.randn(3, 4, generator=case_generator(3))
     return [
         ("logits (4, 5) with targets [0, 3, 1, 2]", torch.randn(4, 5, generator=g), torch.tensor([0, 3, 1, 2])),
         ("a batch of size 1 (1, 3), target [1]", torch.randn(1, 3, generator=g), torch.tensor([1])),
@@ -232,7 +229,7 @@ def _accuracy_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
     square = torch.tensor([[3.0, 0.0, 0.0, 0.0], [2.0, 1.0, 0.0, 0.0],
                            [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 2.0, 0.5]])
     cases = [("square logits (4, 4) with 1 of 4 right", square, torch.tensor([0, 1, 1, 1]))]
-    g = _generator()
+    g = case_generator(0)
     for shape, n_right in [((8, 3), 5), ((1, 5), 1), ((5, 6), 0), ((6, 4), 6), ((1, 3), 0), ((10, 2), 7)]:
         B, C = shape
         logits = torch.randn(B, C, generator=g)

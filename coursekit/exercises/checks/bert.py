@@ -40,9 +40,6 @@ from coursekit.exercises.core import (
 __all__ = ["check_cls_head", "check_mask_tokens", "check_segment_embeddings"]
 
 
-def _gen(seed: int) -> torch.Generator:
-    return case_generator(seed)
-
 
 def _tensor_of(got: Any, shape: tuple[int, ...], dtype: torch.dtype | None, case: str, what: str) -> None:
     """``got`` must be a tensor of ``shape`` (and ``dtype``; a floating dtype when None)."""
@@ -85,7 +82,7 @@ _N_CALLS = sum(c[-1] for c in _MLM_CONFIGS)
 
 def _mlm_batch(seed: int, shape, pad, cls, sep, words) -> torch.Tensor:
     """[CLS] words [SEP] words [SEP] [PAD]… rows (an all-padding row and a [CLS] [SEP] row when B > 2)."""
-    g = _gen(seed)
+    g = case_generator(seed)
     B, T = shape
     ids = torch.randint(*words, (B, T), generator=g)
     if words[0] == 0:     # make bert-base's special ids frequent ordinary words

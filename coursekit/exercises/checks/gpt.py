@@ -42,9 +42,6 @@ from coursekit.exercises.core import (
 __all__ = ["check_kv_cache_step", "check_temperature", "check_top_p_filter"]
 
 
-def _gen(seed: int) -> torch.Generator:
-    return case_generator(seed)
-
 
 def _float_tensor(got: Any, shape: tuple[int, ...], case: str, what: str) -> None:
     """``got`` must be a floating tensor of ``shape`` (a specific message otherwise)."""
@@ -58,7 +55,7 @@ def _float_tensor(got: Any, shape: tuple[int, ...], case: str, what: str) -> Non
 # ----------------------------------------------------------------------------------------------
 
 def _temperature_cases():
-    g = _gen(0)
+    g = case_generator(0)
     yield "logits [[2, 1, 0]] at T = 0.5", torch.tensor([[2.0, 1.0, 0.0]]), 0.5
     wide, vector = torch.randn(4, 10, generator=g), 3 * torch.randn(7, generator=g)
     square = torch.randn(4, 4, generator=g)
@@ -181,7 +178,7 @@ def _top_p_mistakes(z: torch.Tensor, p: float) -> dict[str, Any]:
 
 
 def _top_p_cases():
-    g = _gen(1)
+    g = case_generator(1)
     yield "logits (3, 12) with p = 0.9", 2 * torch.randn(3, 12, generator=g), 0.9
     yield "probabilities [0.5, 0.3, 0.15, 0.05] with p = 0.6", torch.tensor([[0.5, 0.3, 0.15, 0.05]]).log(), 0.6
     yield "probabilities [0.05, 0.3, 0.15, 0.5] (unsorted) with p = 0.7", \
@@ -219,7 +216,7 @@ _KV_SIZES = (  # (B, H, t, D, scale of q): t + 1 never equals D, so √(t+1) and
 
 
 def _kv_cases():
-    g = _gen(2)
+    g = case_generator(2)
     for B, H, t, D, scale in _KV_SIZES:
         q = scale * torch.randn(B, H, 1, D, generator=g)
         k_new, v_new = torch.randn(B, H, 1, D, generator=g), torch.randn(B, H, 1, D, generator=g)

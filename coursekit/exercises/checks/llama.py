@@ -51,9 +51,6 @@ __all__ = ["check_online_softmax_step", "check_repeat_kv", "check_rms_norm", "ch
 BASE = 10000.0
 
 
-def _gen(seed: int) -> torch.Generator:
-    return case_generator(seed)
-
 
 def _float_tensor(got: Any, shape: tuple[int, ...], case: str, what: str) -> torch.Tensor:
     """``got`` must be a floating tensor of ``shape`` (a specific message otherwise)."""
@@ -136,7 +133,7 @@ def _rope_mistakes(x: torch.Tensor, positions: torch.Tensor) -> dict[str, Any]:
 
 
 def _rope_cases():
-    g = _gen(0)
+    g = case_generator(0)
     yield ("x (1, 1, 3, 4) at positions [0, 1, 2]", torch.randn(1, 1, 3, 4, generator=g), torch.arange(3))
     yield ("x (2, 3, 5, 8) at positions [7 … 11] (after 7 cached tokens)",
            torch.randn(2, 3, 5, 8, generator=g), torch.arange(7, 12))
@@ -209,7 +206,7 @@ def _rope_attention_mistakes(q, k, v) -> dict[str, Any]:
 
 
 def _rope_attention_cases():
-    g = _gen(1)
+    g = case_generator(1)
     for B, H, T, d, scale in ((1, 1, 4, 8, 1.0), (2, 3, 6, 16, 1.0), (2, 2, 5, 4, 2.0), (1, 4, 7, 32, 1.0)):
         q, k, v = (scale * torch.randn(B, H, T, d, generator=g) for _ in range(3))
         yield f"q, k, v of shape {(B, H, T, d)}", q, k, v
@@ -268,7 +265,7 @@ def _rms_mistakes(x: torch.Tensor, weight: torch.Tensor, eps: float) -> dict[str
 
 
 def _rms_cases():
-    g = _gen(2)
+    g = case_generator(2)
     yield "x (2, 3, 8), gains near 1, eps = 1e-6", torch.randn(2, 3, 8, generator=g), \
         1 + 0.3 * torch.randn(8, generator=g), 1e-6
     yield "x (4, 4) (rows = features), eps = 1e-5", torch.randn(4, 4, generator=g), \
@@ -327,7 +324,7 @@ def _online_mistakes(m, l, acc, S, v) -> dict[str, Any]:  # noqa: E741 - l: the 
 
 
 def _online_cases():
-    g = _gen(3)
+    g = case_generator(3)
     # the start: m = −∞, l = 0, acc = 0
     S = torch.randn(2, 3, 4, generator=g)
     v = torch.randn(2, 4, 5, generator=g)
@@ -405,7 +402,7 @@ def _repeat_mistakes(x: torch.Tensor, n_rep: int) -> dict[str, Any]:
 
 
 def _repeat_cases():
-    g = _gen(4)
+    g = case_generator(4)
     yield "x (1, 2, 3, 4) with n_rep = 2 (4 query heads)", torch.randn(1, 2, 3, 4, generator=g), 2
     yield "x (2, 3, 5, 8) with n_rep = 4", torch.randn(2, 3, 5, 8, generator=g), 4
     yield "x (1, 2, 2, 2) (H_kv = T = d) with n_rep = 2", torch.randn(1, 2, 2, 2, generator=g), 2

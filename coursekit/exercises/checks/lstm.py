@@ -15,8 +15,16 @@ import itertools
 import torch
 from torch import nn
 
-from coursekit.exercises.checks.rnn import _clones, _expect_tensor, _gen
-from coursekit.exercises.core import CheckFailed, case_seed, describe, exercise_check, expect_close, run_student
+from coursekit.exercises.checks.rnn import _clones, _expect_tensor
+from coursekit.exercises.core import (
+    CheckFailed,
+    case_generator,
+    case_seed,
+    describe,
+    exercise_check,
+    expect_close,
+    run_student,
+)
 from coursekit.rnn import elmo
 
 __all__ = [
@@ -76,7 +84,7 @@ def _lstm_cases():
     specs = [(2, 3, 4, ""), (1, 4, 2, "batch size 1, h and c all zeros (the first step)"), (3, 5, 5, ""),
              (2, 8, 2, "I = 4H"), (4, 3, 1, "H=1, cell values on a large scale (×5)")]
     for seed, (B, I, H, what) in enumerate(specs):  # noqa: E741 - I: the input size, as in the equations
-        g = _gen(40 + seed)
+        g = case_generator(40 + seed)
         x, h, c = torch.randn(B, I, generator=g), torch.randn(B, H, generator=g), torch.randn(B, H, generator=g)
         W_ih, W_hh, b = (torch.randn(4 * H, I, generator=g), torch.randn(4 * H, H, generator=g),
                          torch.randn(4 * H, generator=g))
@@ -209,7 +217,7 @@ def _mix_cases():
     specs = [(3, 2, 4, 5, 1.5, ""), (2, 1, 3, 4, 2.5, "batch size 1"), (1, 2, 3, 2, 0.5, "a single layer"),
              (4, 4, 2, 3, 0.8, "layers on very different scales (×0.01 … ×100), large layer weights w")]
     for seed, (L, B, T, D, gamma, what) in enumerate(specs):
-        g = _gen(60 + seed)
+        g = case_generator(60 + seed)
         layers = torch.randn(L, B, T, D, generator=g)
         w = torch.randn(L, generator=g)
         if "scales" in what:

@@ -23,9 +23,10 @@ from typing import Any
 import torch
 
 from coursekit.attention import causal_mask, merge_heads, split_heads
-from coursekit.exercises.checks.attention import NEG_INF, _float_tensor, _gen, _softmax, _softmax_mistakes
+from coursekit.exercises.checks.attention import NEG_INF, _float_tensor, _softmax, _softmax_mistakes
 from coursekit.exercises.core import (
     CheckFailed,
+    case_generator,
     describe,
     exercise_check,
     expect_close,
@@ -50,7 +51,7 @@ HEAD_SIZES = [(2, 3, 9, 3), (2, 3, 8, 4), (1, 5, 6, 2), (3, 4, 12, 3), (2, 1, 6,
 
 def _head_cases():
     for seed, (B, T, C, H) in enumerate(HEAD_SIZES):
-        yield f"x of shape {(B, T, C)} with n_heads={H}", torch.randn(B, T, C, generator=_gen(seed)), H
+        yield f"x of shape {(B, T, C)} with n_heads={H}", torch.randn(B, T, C, generator=case_generator(seed)), H
 
 
 def _split_mistakes(x: torch.Tensor, H: int) -> dict[str, Any]:
@@ -152,11 +153,11 @@ def _mha_variant(x, W_q, W_k, W_v, W_o, H, *, scale_by=None, no_out=False, one_h
 
 def _mha_cases():
     for seed, (B, T, C, H) in enumerate([(2, 4, 8, 2), (1, 5, 12, 3), (3, 6, 10, 5), (2, 1, 6, 3)]):
-        g = _gen(10 + seed)
+        g = case_generator(10 + seed)
         x = torch.randn(B, T, C, generator=g)
         Ws = [torch.randn(C, C, generator=g) / math.sqrt(C) for _ in range(4)]
         yield f"x of shape {(B, T, C)} with n_heads={H}", x, Ws, H, 1e-5
-    g = _gen(20)
+    g = case_generator(20)
     x = torch.randn(3, 5, 8, generator=g) * torch.tensor([1.0, 12.0, 0.05])[:, None, None]
     Ws = [torch.randn(8, 8, generator=g) / math.sqrt(8) for _ in range(4)]
     yield ("x of shape (3, 5, 8) with n_heads=4, its batch rows on very different scales (x1, x12, x0.05)",

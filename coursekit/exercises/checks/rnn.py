@@ -5,7 +5,7 @@ size 1, a first step with zero state, all-zero rows, saturated states, rows on v
 the type, dtype and shape of what comes back, compares it with a reference computed on the check's own copy
 of the inputs (:mod:`coursekit.rnn.layers`, :mod:`coursekit.rnn.bptt` or a few lines of PyTorch) and, on a mismatch,
 names the typical mistake the wrong value matches (a missing tanh, an untransposed Jacobian, a missing
-detach …). The helpers ``_gen``, ``_clones`` and ``_expect_tensor`` are shared with the notebook-04 checks
+detach …). The helpers ``_clones`` and ``_expect_tensor`` are shared with the notebook-04 checks
 in :mod:`coursekit.exercises.checks.lstm`.
 """
 
@@ -34,9 +34,6 @@ __all__ = [
     "check_truncated_bptt",
 ]
 
-
-def _gen(seed: int) -> torch.Generator:
-    return case_generator(seed)
 
 
 def _clones(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -82,7 +79,7 @@ def _elman_cases():
              (3, 2, 6, "first", "h all zeros (the first step), the second input row all zeros"),
              (4, 7, 3, "scales", "input rows on very different scales (×0.01 … ×10)")]
     for seed, (B, I, H, tweak, what) in enumerate(specs):  # noqa: E741 - I: the input size, as in the equations
-        g = _gen(seed)
+        g = case_generator(seed)
         x, h = torch.randn(B, I, generator=g), torch.randn(B, H, generator=g)
         W, V, b = torch.randn(H, I, generator=g), torch.randn(H, H, generator=g) * 0.5, torch.randn(H, generator=g)
         if tweak == "first":
@@ -165,7 +162,7 @@ def _state_gradient_cases():
     specs = [(5, 3, ""), (8, 4, ""), (2, 6, ""), (1, 5, "T=1: the only state is the last one"),
              (6, 7, "saturated states (|h_t| close to 1) and a large V")]
     for seed, (T, H, what) in enumerate(specs):
-        g = _gen(10 + seed)
+        g = case_generator(10 + seed)
         scale = 3.0 if "saturated" in what else 1.0
         h = torch.tanh(scale * torch.randn(T, H, generator=g, dtype=torch.float64))
         V = scale * torch.randn(H, H, generator=g, dtype=torch.float64)
@@ -271,7 +268,7 @@ def _bptt_cases():
     for seed, (B, T, k, I, H, O, what) in enumerate(specs):  # noqa: E741 - I: the input size
         torch.manual_seed(case_seed(20 + seed))
         model = bptt.ElmanNetwork(I, H, O)
-        g = _gen(30 + seed)
+        g = case_generator(30 + seed)
         x, targets = torch.randn(B, T, I, generator=g), torch.randn(B, T, O, generator=g)
         case = f"B={B}, T={T}, k={k}, an ElmanNetwork({I}, {H}, {O})" + (f" ({what})" if what else "")
         yield case, model, x, targets, k

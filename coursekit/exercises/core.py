@@ -224,6 +224,21 @@ def _same(before: torch.Tensor, after: torch.Tensor) -> bool:
     return torch.equal(before, after)
 
 
+def _input_snapshots(args: tuple, kwargs: dict) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """``(label, tensor, copy)`` for every plain tensor among a call's arguments (see :func:`_tensors_in`), taken
+    before the student's function runs so that :func:`_changed_input` can tell one it changed in place."""
+    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", a) for k, a in kwargs.items()]
+    return [(label, t, t.detach().clone()) for name, a in named for label, t in _tensors_in(a, name)]
+
+
+def _changed_input(snapshots: list[tuple[str, torch.Tensor, torch.Tensor]]) -> InputChanged | None:
+    """The first argument of :func:`_input_snapshots` whose tensor no longer equals its copy, or ``None``."""
+    for label, tensor, before in snapshots:
+        if not _same(before, tensor.detach()):
+            return InputChanged(label, describe(before))
+    return None
+
+
 _last_return: dict[str, Any] = {}   # the case and value of the student's latest return, for crash reports
 
 
@@ -236,8 +251,7 @@ def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
     """
     if not callable(fn):
         raise CheckFailed(f"on {case}, expected your function itself, got {describe(fn)}")
-    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", a) for k, a in kwargs.items()]
-    snapshots = [(label, t, t.detach().clone()) for name, a in named for label, t in _tensors_in(a, name)]
+    snapshots = _input_snapshots(args, kwargs)
     _last_return.clear()
     try:
         result = fn(*args, **kwargs)
@@ -252,9 +266,9 @@ def run_student(fn: Callable, case: str, *args, **kwargs) -> Any:
     except Exception as exc:  # noqa: BLE001 - any error in student code becomes feedback
         name = exc.type_name if isinstance(exc, StudentRaised) else type(exc).__name__
         raise CheckFailed(f"on {case}, your function raised {name}: {exc}", case=case) from exc
-    for label, tensor, before in snapshots:
-        if not _same(before, tensor.detach()):
-            raise CheckFailed(_changed_message(case, InputChanged(label, describe(before))), case=case)
+    changed = _changed_input(snapshots)
+    if changed is not None:
+        raise CheckFailed(_changed_message(case, changed), case=case)
     _last_return.update(case=case, value=result)
     return result
 

@@ -24,7 +24,7 @@ from typing import Any
 import cloudpickle
 import torch
 
-from coursekit.exercises.core import Delegated, _same, _tensors_in, forbid_references
+from coursekit.exercises.core import Delegated, _changed_input, _input_snapshots, forbid_references
 from coursekit.exercises.wire import encode
 
 __all__ = ["REPLY_MIME", "serve", "state_of"]
@@ -70,8 +70,7 @@ def _call(namespace: dict, request: dict) -> dict:
         return {"status": "missing"}
     if not callable(fn):
         return {"status": "not callable", "message": f"{type(fn).__name__}"}
-    named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", a) for k, a in kwargs.items()]
-    snapshots = [(label, t, t.detach().clone()) for n, a in named for label, t in _tensors_in(a, n)]
+    snapshots = _input_snapshots(args, kwargs)
     try:
         with forbid_references(fn, tuple(request["references"]), request["exercise"]):
             result = fn(*args, **kwargs)
@@ -81,8 +80,8 @@ def _call(namespace: dict, request: dict) -> dict:
         return {"status": "delegated", "message": str(exc)[:1000]}
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - any error of the student's code is a reply
         return {"status": "raised", "type": type(exc).__name__[:100], "message": str(exc)[:1000]}
-    changed = [label for label, t, before in snapshots if not _same(before, t.detach())]
-    return {"status": "ok", "value": encode(result), "changed": changed,
+    changed = _changed_input(snapshots)
+    return {"status": "ok", "value": encode(result), "changed": [changed.label] if changed else [],
             "state": [state_of(a) for a in args], "kwstate": {k: state_of(v) for k, v in kwargs.items()}}
 
 

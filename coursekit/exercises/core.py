@@ -435,13 +435,12 @@ def exercise_check(title: str, *, success: str = "all cases match the reference.
     def decorate(check_fn: Callable[..., None]) -> Callable[..., CheckResult]:
         @functools.wraps(check_fn)
         def wrapper(*args, verbose: bool = True, **kwargs) -> CheckResult:
+            student = args[0] if args and callable(args[0]) else None
             try:
-                student = args[0] if args and callable(args[0]) else None
                 with forbid_references(student, reimplements, f"This exercise ({title})"):
                     check_fn(*args, **kwargs)
                 result = CheckResult(title, PASSED, success)
             except NotImplementedError as exc:
-                student = args[0] if args else None
                 result = CheckResult(title, NOT_ATTEMPTED, stub_message(exc, getattr(student, "__name__", None)))
             except (CheckFailed, Delegated) as failure:
                 result = CheckResult(title, FAILED, str(failure), hint=getattr(failure, "hint", None))

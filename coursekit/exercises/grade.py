@@ -62,7 +62,7 @@ from coursekit.exercises import all_checks
 from coursekit.exercises.core import FAILED, NOT_ATTEMPTED, PASSED, CheckResult
 from coursekit.exercises.remote import CallTimeout, KernelGone, RemoteFunction, grade_check
 from coursekit.exercises.sandbox import kill_user, sandbox_command, sandbox_uid
-from coursekit.exercises.student import ANSWER_STUB, Exercise, exercises_of
+from coursekit.exercises.student import _EXERCISE_RE, ANSWER_STUB, Exercise, exercises_of
 from coursekit.exercises.written import WrittenExercise, written_exercises
 
 __all__ = ["DEFAULT_TIMEOUT", "MARK_BY_HAND", "ExerciseGrade", "GradeReport", "GradingPlan", "PlannedExercise",
@@ -81,7 +81,8 @@ ROOT = Path(__file__).resolve().parents[2]   # the course's repository (its note
 # code that reaches into the grader's machinery: a submission that names it has its verdicts voided and flagged
 _TAMPERING = re.compile(r"coursekit\.exercises\.(core|harness|remote|wire|grade|gradebook|sandbox)\b"
                         r"|exercises\.harness|vnd\.coursekit|REPLY_MIME|display_pub|\bserve\s*=|_last_return")
-_HEADER_LINE = re.compile(r"^# EXERCISE (?P<number>\d+[a-z]?): (?P<title>\S.*?)\s*$", re.M)
+_HEADER_LINE = re.compile(_EXERCISE_RE.pattern, re.M)   # the student versions' header, on any line of a cell
+_OUT_OF_TIME = "not graded: the submission ran out of its time limit before this exercise"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -450,9 +451,9 @@ class _KernelSession:
         start = time.monotonic()
         try:
             cell = self.client.execute_cell(cell, len(self.nb.cells) - 1, store_history=False)
-        except DeadKernelError as exc:
+        except DeadKernelError:
             self.alive = False
-            raise KernelGone(_kernel_death(exc)) from None
+            raise KernelGone(KERNEL_DIED) from None
         except CellTimeoutError:
             self.alive = False
             raise CallTimeout() from None
@@ -464,8 +465,7 @@ class _KernelSession:
         return list(cell.outputs)
 
 
-def _kernel_death(exc: Exception) -> str:
-    return "the kernel died: out of memory, os._exit, a crash in native code, or a signal"
+KERNEL_DIED = "the kernel died: out of memory, os._exit, a crash in native code, or a signal"
 
 
 def _cell_error(cell, seconds: float, timeout: float) -> tuple[str, str] | None:
@@ -542,14 +542,12 @@ def _not_graded(exercise: PlannedExercise, why: str) -> ExerciseGrade:
     return ExerciseGrade(exercise.number, exercise.title, FAILED, why, max_points=exercise.points)
 
 
-def _library_flags(nb, plan: GradingPlan, headers: list[Exercise]) -> list[str]:
+def _library_flags(nb, plan: GradingPlan, spans: dict[str, list[int]]) -> list[str]:
     """Exercises whose cells name the library function they re-create (for the instructor to look at)."""
     checks, flags = all_checks(), []
-    spans = _spans(headers, len(nb.cells))
     for planned in plan.exercises:
-        where = next((span for h, span in zip(headers, spans) if h.number == planned.number), [])
         names = set()
-        for i in where:
+        for i in spans.get(planned.number, []):
             if nb.cells[i].cell_type != "code":
                 continue
             try:
@@ -570,10 +568,10 @@ def _library_flags(nb, plan: GradingPlan, headers: list[Exercise]) -> list[str]:
     return list(dict.fromkeys(flags))
 
 
-def _spans(headers: list[Exercise], n_cells: int) -> list[list[int]]:
-    """The cell indices each exercise owns: from its cell up to the next exercise cell."""
+def _spans(headers: list[Exercise], n_cells: int) -> dict[str, list[int]]:
+    """The cell indices each exercise owns, by number: from its cell up to the next exercise cell."""
     starts = [e.cell_index for e in headers] + [n_cells]
-    return [list(range(a, b)) for a, b in zip(starts, starts[1:])]
+    return {e.number: list(range(a, b)) for e, a, b in zip(headers, starts, starts[1:])}
 
 
 def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, reference: str | Path | None = None,
@@ -609,6 +607,7 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, reference: str | 
 
     notes: list[str] = [] if reference_given else [f"graded against the course's {ref_path.name}"]
     headers = _headers(nb)
+    spans = _spans(headers, len(nb.cells))
     planned_numbers = {e.number for e in plan.exercises}
     notes += [f"exercise {h.number} is not in the reference notebook; not counted"
               for h in headers if h.number not in planned_numbers]
@@ -625,7 +624,7 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, reference: str | 
         box.mkdir(mode=0o700)
         shutil.copyfile(path, box / "submission.ipynb")
         try:
-            _run(_clean(nb), box, plan, headers, rows, lesson_errors, notes, timings, timeout=timeout,
+            _run(_clean(nb), box, plan, spans, rows, lesson_errors, notes, timings, timeout=timeout,
                  deadline=start + submission_timeout, memory_mb=memory_mb, uid=uid, kernel_argv=kernel_argv)
         finally:
             if uid is not None:
@@ -635,7 +634,7 @@ def grade(path: str | Path, *, timeout: int = DEFAULT_TIMEOUT, reference: str | 
         nbformat.write(nb, save_executed)
     graded = [rows.get(e.number) or _not_graded(e, "not graded: the notebook stopped before it")
               for e in plan.exercises]
-    flags = _library_flags(nb, plan, headers)
+    flags = _library_flags(nb, plan, spans)
     tampering = sorted({m[0] for cell in nb.cells if cell.cell_type == "code"
                         for m in _TAMPERING.finditer(cell.source)})
     if tampering:
@@ -655,7 +654,7 @@ def _profile() -> str:
     return os.environ.get("COURSEKIT_PROFILE", "quick")
 
 
-def _run(nb, box: Path, plan: GradingPlan, headers: list[Exercise], rows: dict, lesson_errors: list, notes: list,
+def _run(nb, box: Path, plan: GradingPlan, spans: dict[str, list[int]], rows: dict, lesson_errors: list, notes: list,
          timings: dict, *, timeout: int, deadline: float, memory_mb: int, uid: int | None, kernel_argv) -> None:
     """Execute the cells, grading each exercise right after its last cell (its rows land in ``rows``)."""
     km = _kernel_manager(box, memory_mb, uid, kernel_argv)
@@ -663,10 +662,8 @@ def _run(nb, box: Path, plan: GradingPlan, headers: list[Exercise], rows: dict, 
                      resources={"metadata": {"path": str(box)}}, shutdown_kernel="immediate",
                      extra_arguments=["--IPKernelApp.log_level=ERROR"])
     session = _KernelSession(client, nb, deadline)
-    owner = {}                                   # cell index → the exercise number whose span holds it
-    for h, span in zip(headers, _spans(headers, len(nb.cells))):
-        owner.update({i: h.number for i in span})
-    last_cell = {h.number: span[-1] for h, span in zip(headers, _spans(headers, len(nb.cells)))}
+    owner = {i: number for number, span in spans.items() for i in span}   # cell index → its exercise
+    last_cell = {number: span[-1] for number, span in spans.items()}
     due = {}                                     # cell index → the planned exercises graded after it
     for e in plan.exercises:
         due.setdefault(last_cell.get(e.number, len(nb.cells) - 1), []).append(e)
@@ -682,7 +679,7 @@ def _run(nb, box: Path, plan: GradingPlan, headers: list[Exercise], rows: dict, 
                 count += 1
                 left = deadline - time.monotonic()
                 if left <= 1:
-                    stopped = "not graded: the submission ran out of its time limit before this exercise"
+                    stopped = _OUT_OF_TIME
                 else:
                     client.timeout = max(1, int(min(timeout, left)))
                     clock = time.monotonic()
@@ -706,7 +703,7 @@ def _run(nb, box: Path, plan: GradingPlan, headers: list[Exercise], rows: dict, 
                 rows[e.number] = _grade_exercise(e, session, e.number in present)
                 timings["grading"] += time.monotonic() - clock
                 if time.monotonic() > deadline:
-                    stopped = "not graded: the submission ran out of its time limit before this exercise"
+                    stopped = _OUT_OF_TIME
     for number, texts in errors.items():
         if number in rows:
             rows[number].cell_errors = texts
@@ -716,9 +713,9 @@ def _execute_cell(client: _Client, cell, index: int, count: int, session: _Kerne
     start = time.monotonic()
     try:
         client.execute_cell(cell, index, execution_count=count)
-    except DeadKernelError as exc:
+    except DeadKernelError:
         session.alive = False
-        return ("KernelDied", _kernel_death(exc))
+        return ("KernelDied", KERNEL_DIED)
     except CellTimeoutError:
         session.alive = False
         return ("Timeout", f"the cell did not finish within {client.timeout} s and could not be interrupted")

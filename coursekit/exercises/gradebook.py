@@ -136,22 +136,20 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def _run_worker(pool: ProcessPoolExecutor, submission: Submission, settings: dict, slot: int) -> dict:
-    """Grade one submission in a worker process; whatever happens to it, return a result."""
-    with tempfile.TemporaryDirectory(prefix="coursekit-sub-") as tmp:
-        private = Path(tmp) / f"{submission.name}{submission.path.suffix[:10] or '.bin'}"
-        private.write_bytes(submission.path.read_bytes())
-        mine = dict(settings, path=str(private))
-        if settings["uid"] == "slots":
-            mine["uid"] = sandbox_uid(slot)
-        start = time.monotonic()
-        limit = settings["submission_timeout"] + 120
-        try:
-            return pool.submit(_grade_one, mine).result(timeout=limit)
-        except FuturesTimeout:
-            return {"error": f"the grader gave up on it after {limit} s", "seconds": time.monotonic() - start}
-        except Exception as exc:  # noqa: BLE001 - a worker that died is this submission's row, not the batch's end
-            return {"error": f"the grader's worker failed ({type(exc).__name__}: {str(exc)[:200]})",
-                    "seconds": time.monotonic() - start}
+    """Grade one submission in a worker process; whatever happens to it, return a result. (The worker's grade()
+    copies the file into a box of its own; nothing else of the class is handed to it.)"""
+    mine = dict(settings, path=str(submission.path))
+    if settings["uid"] == "slots":
+        mine["uid"] = sandbox_uid(slot)
+    start = time.monotonic()
+    limit = settings["submission_timeout"] + 120
+    try:
+        return pool.submit(_grade_one, mine).result(timeout=limit)
+    except FuturesTimeout:
+        return {"error": f"the grader gave up on it after {limit} s", "seconds": time.monotonic() - start}
+    except Exception as exc:  # noqa: BLE001 - a worker that died is this submission's row, not the batch's end
+        return {"error": f"the grader's worker failed ({type(exc).__name__}: {str(exc)[:200]})",
+                "seconds": time.monotonic() - start}
 
 
 # ----------------------------------------------------------------------------------------------

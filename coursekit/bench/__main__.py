@@ -19,6 +19,7 @@ import torch
 
 from coursekit.bench import cost, speed
 from coursekit.bench.cost import BATCHES, LENGTHS, attention_cost, plot_cost, quadratic_onset, transformer_cost
+from coursekit.bench.grading import grading_bench
 from coursekit.bench.speed import FULL, QUICK, run
 from coursekit.validation import check_positive_int
 
@@ -82,8 +83,6 @@ def cost_main(argv: list[str] | None = None) -> int:
 
 
 def grading_main(argv: list[str] | None = None) -> int:
-    from coursekit.bench.grading import grading_bench
-
     parser = argparse.ArgumentParser(prog="python -m coursekit.bench grading",
                                      description="How fast a class of notebooks is graded, with 1 and N jobs.")
     parser.add_argument("--n", type=int, default=30, help="submissions in the class (default 30)")

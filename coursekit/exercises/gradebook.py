@@ -44,6 +44,7 @@ from coursekit.exercises.grade import (
     DEFAULT_SUBMISSION_TIMEOUT,
     DEFAULT_TIMEOUT,
     MARK_BY_HAND,
+    grade,
 )
 from coursekit.exercises.sandbox import MAX_SLOTS, sandbox_uid
 
@@ -113,8 +114,6 @@ def _sha256(path: Path) -> str:
 
 def _grade_one(settings: dict) -> dict:
     """Grade one submission (in a worker process): its report as plain data, or why it could not be graded."""
-    from coursekit.exercises.grade import grade
-
     start = time.monotonic()
     try:
         report = grade(settings["path"], timeout=settings["timeout"], reference=settings["reference"],

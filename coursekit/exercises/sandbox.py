@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+import coursekit
+
 __all__ = ["SANDBOX_UID_BASE", "kill_user", "main", "sandbox_command", "sandbox_uid"]
 
 SANDBOX_UID_BASE = 100000  # the sandbox users' ids start here (no passwd entry is needed)
@@ -71,8 +73,6 @@ def sandbox_command(kernel_argv: list[str], *, memory_mb: int, uid: int | None =
 
 def needed_paths() -> list[str]:
     """What a kernel must be able to read: the interpreter, the environment, the course and its data mirror."""
-    import coursekit
-
     paths = [sys.base_prefix, sys.prefix, str(Path(coursekit.__file__).resolve().parents[1])]
     paths += [p for p in sys.path if p and Path(p).is_dir()]
     if os.environ.get("COURSEKIT_DATA_MIRROR"):

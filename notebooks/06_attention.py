@@ -144,7 +144,9 @@ plt.show()
 # $a^{(t)}$, and the **context vector** is $c_t = \sum_k a_k^{(t)} s_k$. Luong's decoder then predicts
 # from both: $\tilde h_t = \tanh(W_c[c_t; h_t])$, $p(y_t) = \mathrm{softmax}(W_s \tilde h_t)$.
 # Padding positions are masked: their score becomes −∞, their weight 0. A small example with
-# integer vectors, by hand and with `coursekit.attention.RecurrentAttention`:
+# integer vectors: the dot scores by hand, the weights and the context from
+# `coursekit.attention.RecurrentAttention` (Exercise 3 asks you to compute those two yourself), and a check
+# that they are what the formulas say:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -152,10 +154,9 @@ s = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [5.0, 5.0]]])   # (B=1, S
 keep = torch.tensor([[True, True, True, False]])
 h = torch.tensor([[2.0, 1.0]])                                          # (B, d) decoder state
 scores = (s @ h[:, :, None])[..., 0]                                    # dot scores (B, S)
-a = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
-c = (a[:, :, None] * s).sum(1)                                          # Σ_k a_k s_k
-context, weights = RecurrentAttention(DotScore())(h, s, mask=keep)
-assert torch.allclose(context, c) and torch.allclose(weights, a)
+c, a = RecurrentAttention(DotScore())(h, s, mask=keep)                  # context (B, d), weights (B, S)
+assert a[0, 3] == 0 and torch.allclose(a[0, :3], torch.softmax(scores[0, :3], dim=-1))   # padding: weight 0
+assert torch.allclose(c[0], sum(a[0, k] * s[0, k] for k in range(4)))   # c = Σ_k a_k s_k
 print("scores ", scores[0].tolist())
 print("weights", [round(v, 3) for v in a[0].tolist()], "sum =", round(a.sum().item(), 6))
 print("context", [round(v, 3) for v in c[0].tolist()])

@@ -106,27 +106,28 @@ print(S, "| device:", device, "| torch threads:", torch.get_num_threads())
 # own frequency $\theta_i = 10000^{-2i/d}$: fast pairs resolve neighbours, slow ones long distances (the
 # same frequencies as the sinusoidal positions of notebook 08). No parameter is learned.
 #
-# We rotate by hand — half-split pairs, pair $i$ = dims $(i, i + d/2)$, as Hugging Face's Llama does — and
-# compare with `coursekit.llama.rope.apply_rope`.
+# We rotate by hand the paper's pairs — interleaved, pair $i$ = dims $(2i, 2i + 1)$ — and compare with
+# `coursekit.llama.rope.rope_interleaved`. (Hugging Face's Llama pairs the dimensions another way, as we
+# see below; Exercise 1 asks you for that layout.)
 
 # %%
-def my_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """Rotate x (B, H, T, d) to `positions` (T,): pair i = dims (i, i + d/2), angle positions·θ_i."""
+def my_rope_interleaved(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """Rotate x (B, H, T, d) to `positions` (T,): pair i = dims (2i, 2i + 1), angle positions·θ_i."""
     d = x.shape[-1]
     theta = base ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)          # (d/2,) θ_i
     angles = positions.float()[:, None] * theta[None, :]                        # (T, d/2) m·θ_i
     cos, sin = angles.cos(), angles.sin()
-    x1, x2 = x[..., : d // 2], x[..., d // 2:]                                  # the two coordinates of each pair
-    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)        # (B, H, T, d)
+    first, second = x[..., 0::2], x[..., 1::2]                                  # the two coordinates of each pair
+    rotated = torch.stack([first * cos - second * sin, first * sin + second * cos], dim=-1)   # (B, H, T, d/2, 2)
+    return rotated.flatten(-2)                                                  # each pair back in place: (B, H, T, d)
 
 
 torch.manual_seed(0)
 d_head, T = 16, 12
 x = torch.randn(2, 3, T, d_head)
 positions = torch.arange(5, 5 + T)                                              # rows at positions 5 … 16
-cos, sin = rope_angles(d_head, max_len=64)                                      # (64, d) tables
-ours, library = my_rope(x, positions), apply_rope(x, cos, sin, positions)
-print("largest difference to coursekit's apply_rope:", f"{(ours - library).abs().max().item():.1e}")
+ours, library = my_rope_interleaved(x, positions), rope_interleaved(x, positions)
+print("largest difference to coursekit's rope_interleaved:", f"{(ours - library).abs().max().item():.1e}")
 assert torch.allclose(ours, library, atol=1e-6)
 assert torch.allclose(ours.norm(dim=-1), x.norm(dim=-1), atol=1e-5)           # a rotation keeps lengths
 
@@ -333,25 +334,23 @@ assert beyond["128–255"] > 0                                                  
 #   \mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\tfrac{1}{C}\sum_j x_j^2 + \epsilon}} \odot g.$$
 #
 # Re-scaling, not re-centring, is what stabilises training, the paper argues; one statistic instead of
-# two, and half the parameters. When the mean of $x$ is 0 the two coincide.
+# two, and half the parameters. When the mean of $x$ is 0 the two coincide. We check both statements on
+# `coursekit.llama.layers.RMSNorm` (Exercise 3 asks you to write it): divided by its gain, every output row
+# has a root mean square of 1; on centred rows it equals LayerNorm, on raw ones it does not.
 
 # %%
-def my_rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    return x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * weight  # ε inside the square root
-
-
 torch.manual_seed(2)
 norm = RMSNorm(16, eps=1e-6)
 with torch.no_grad():
     norm.weight.uniform_(0.5, 1.5)
 x = 3 + 2 * torch.randn(4, 16)                                                 # rows with means far from 0
 with torch.no_grad():
-    assert torch.allclose(my_rms_norm(x, norm.weight), norm(x), atol=1e-6)
+    assert torch.allclose((norm(x) / norm.weight).pow(2).mean(-1), torch.ones(4), atol=1e-4)
     centred = x - x.mean(-1, keepdim=True)
     layer_norm = F.layer_norm(centred, (16,), weight=norm.weight, eps=1e-6)
     assert torch.allclose(norm(centred), layer_norm, atol=1e-5)                 # mean 0: RMSNorm = LayerNorm
     assert not torch.allclose(norm(x), F.layer_norm(x, (16,), weight=norm.weight, eps=1e-6), atol=1e-2)
-print("RMSNorm = coursekit's RMSNorm; on centred inputs it equals LayerNorm, on the raw ones it does not")
+print("RMSNorm: output / gain has RMS 1; on centred inputs it equals LayerNorm, on the raw ones it does not")
 
 # %% [markdown]
 # **SwiGLU** (Shazeer 2020, Eq. 6) replaces the feed-forward block $\mathrm{GELU}(xW_1)W_2$ with a *gated*
@@ -418,18 +417,15 @@ assert llama_d_ff == 11008
 # a long context, more memory than the weights. **Multi-query attention** (Shazeer 2019) keeps *one*
 # key/value head shared by all query heads; **grouped-query attention** (Ainslie et al. 2023) keeps
 # $H_{kv}$ of them, each shared by a group of $H / H_{kv}$ neighbouring query heads. At attention time the
-# $H_{kv}$ heads are repeated for their groups:
+# $H_{kv}$ heads are repeated for their groups (`coursekit.llama.layers.repeat_kv`; Exercise 5 asks you to
+# write it). Key/value head $g$ serves the $H / H_{kv}$ neighbouring query heads $g \cdot H/H_{kv}, \dots$:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-def my_repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
-    return x.repeat_interleave(n_rep, dim=1)                 # (B, H_kv, T, d) → (B, H_kv·n_rep, T, d)
-
-
 kv = torch.arange(2).float().view(1, 2, 1, 1).expand(1, 2, 3, 4)                # key/value heads 0 and 1
-print("query heads 0 … 7 read key/value head", my_repeat_kv(kv, 4)[0, :, 0, 0].long().tolist())
-x = torch.randn(2, 3, 5, 8)
-assert torch.equal(my_repeat_kv(x, 4), llama_layers.repeat_kv(x, 4))
+served = llama_layers.repeat_kv(kv, 4)[0, :, 0, 0].long()                       # (B, H_kv, T, d) → (B, 8, T, d)
+print("query heads 0 … 7 read key/value head", served.tolist())
+assert served.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
 
 # %% [markdown]
 # The cache holds only the $H_{kv}$ heads, so its memory per token is

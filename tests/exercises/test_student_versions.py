@@ -346,6 +346,22 @@ def test_grade_table_passed_failed_not_attempted(graded):
     assert data["exercises"][0]["checks"][0]["check"] == "softmax"
 
 
+def test_a_crash_above_an_exercise_header_is_charged_to_that_exercise(tmp_path):
+    """A line placed above ``# EXERCISE 2`` in Exercise 2's cell crashes: Exercise 2 fails naming the error,
+    Exercise 1 keeps its pass, Exercise 3 is still graded, and no lesson cell is blamed."""
+    from coursekit.exercises.grade import grade
+
+    nb = _submission()
+    nb.cells[3].source = "undefined_helper()\n" + nb.cells[3].source
+    path = _write(nb, tmp_path / "crash_above.ipynb")
+    report = grade(path, timeout=120, reference=_write(_submission(), tmp_path / "reference.ipynb"))
+    assert [(e.number, e.status) for e in report.exercises] == [
+        ("1", "passed"), ("2", "failed"), ("3", "not attempted")]
+    one, two, _ = report.exercises
+    assert two.cell_errors == ["cell 4 raised NameError: name 'undefined_helper' is not defined"]
+    assert "crash before the def?" in two.message and one.cell_errors == [] and report.lesson_errors == []
+
+
 # ----------------------------------------------------------------------------- (c) written exercises, odd checks
 
 WRITTEN_QUESTION = "**Exercise 2 (written).** Why does caching not help training? Explain."

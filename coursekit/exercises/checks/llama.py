@@ -171,7 +171,8 @@ def check_rope(student_fn: Callable) -> None:
 # attention with RoPE
 # ----------------------------------------------------------------------------------------------
 
-def _rope_attention_variant(q, k, v, *, rotate=("q", "k"), causal=True, interleaved=False, scale=True):
+def _rope_attention_variant(q, k, v, *, rotate=("q", "k"), causal=True, interleaved=False, scale=True,
+                            softmax_dim=-1):
     T = q.shape[-2]
     positions = torch.arange(T)
     if interleaved:
@@ -185,6 +186,11 @@ def _rope_attention_variant(q, k, v, *, rotate=("q", "k"), causal=True, interlea
     q = rot(q) if "q" in rotate else q
     k = rot(k) if "k" in rotate else k
     v = rot(v) if "v" in rotate else v
+    if softmax_dim != -1:                                    # a mistake: written out, normalised over other axis
+        scores = (q @ k.transpose(-2, -1)) / (q.shape[-1] ** 0.5 if scale else 1.0)        # (B, H, T, T)
+        if causal:
+            scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        return torch.softmax(scores, dim=softmax_dim) @ v
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=None if scale else 1.0)
 
 
@@ -202,6 +208,8 @@ def _rope_attention_mistakes(q, k, v) -> dict[str, Any]:
         "the scores are not divided by √d": m(scale=False),
         "you rotated the interleaved pairs (x_2i, x_2i+1); pair dim i with dim i + d/2 (the two halves)":
             m(interleaved=True),
+        "the softmax is taken over the wrong axis (over the queries, dim=-2): each query's weights over the keys "
+        "must sum to 1, so normalise over the last axis (dim=-1)": m(softmax_dim=-2),
     }
 
 

@@ -105,7 +105,7 @@ def test_rope_messages_name_the_case():
 
 # ---------------------------------------------------------------- attention with RoPE
 
-def _rope_attention(q, k, v, *, rotate="qk", causal=True, scale=True, interleaved=False):
+def _rope_attention(q, k, v, *, rotate="qk", causal=True, scale=True, interleaved=False, softmax_dim=-1):
     positions = torch.arange(q.shape[-2])
 
     def rot(t):
@@ -118,7 +118,7 @@ def _rope_attention(q, k, v, *, rotate="qk", causal=True, scale=True, interleave
     if causal:
         T = q.shape[-2]
         s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
-    return torch.softmax(s, dim=-1) @ v
+    return torch.softmax(s, dim=softmax_dim) @ v
 
 
 ROPE_ATTENTION_WRONG = {
@@ -129,6 +129,7 @@ ROPE_ATTENTION_WRONG = {
     "no causal mask": (lambda q, k, v: _rope_attention(q, k, v, causal=False), "causal mask"),
     "no 1/√d": (lambda q, k, v: _rope_attention(q, k, v, scale=False), "√d"),
     "interleaved pairs": (lambda q, k, v: _rope_attention(q, k, v, interleaved=True), "interleaved"),
+    "softmax over the queries": (lambda q, k, v: _rope_attention(q, k, v, softmax_dim=-2), "wrong axis"),
     "returns the weights": (lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1), -1), "shape"),
 }
 

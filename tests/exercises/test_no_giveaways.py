@@ -94,17 +94,14 @@ def _cells(path: Path):
 
 def solutions(path: Path) -> list[tuple[str, list[ast.stmt]]]:
     """``(exercise header, its solution's simple statements)``: the statements between the solution markers."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    begins = [n for n, line in enumerate(lines, start=1) if line == SOLUTION_BEGIN]
+    ends = [n for n, line in enumerate(lines, start=1) if line == SOLUTION_END]
+    regions = list(zip(begins, ends))
     found = []
     for is_exercise, first_line, _, tree in _cells(path):
         if not is_exercise:
             continue
-        regions = []
-        for number, line in enumerate(lines, start=1):
-            if line.strip() == SOLUTION_BEGIN:
-                begin = number
-            elif line.strip() == SOLUTION_END and tree.body and tree.body[0].lineno <= number <= tree.body[-1].end_lineno:
-                regions.append((begin, number))
         inside = [s for s in simple_statements(tree.body) if any(a < s.lineno < b for a, b in regions)]
         if inside:
             found.append((first_line[2:], inside))

@@ -8,13 +8,16 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 from helpers import ROOT
+from helpers.exercises import _unbound_globals
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from coursekit.exercises.__main__ import main
@@ -266,15 +269,68 @@ def test_student_version_of_every_notebook(source, tmp_path):
             assert cell.outputs == [] and cell.execution_count is None
             assert "raise NotImplementedError" in cell.source or "BEGIN SOLUTION" not in cell.source
 
-    # Run the whole student version under the grader, from a folder outside the repository (as a student
-    # who copied the handed-out notebook elsewhere would): no lesson cell may crash, and every exercise
-    # must come out "not attempted" (its stub raises NotImplementedError), none failed.
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_lesson_cell_reads_what_only_an_exercise_defines(source):
+    """The static half of "the student version runs": a stub leaves its exercise's names unbound (or raising), so
+    no lesson cell may read a name that only exercise cells bind."""
+    assert _lesson_reads_of_exercise_names(nbformat.read(source, as_version=4)) == [], source.name
+
+
+def test_the_exercise_dependency_scan_sees_a_lesson_cell_using_an_exercise():
+    nb = _notebook(new_code_cell("import torch"),
+                   new_code_cell('# EXERCISE 1: softmax\ndef my_softmax(x):\n    raise NotImplementedError("x")'),
+                   new_code_cell("probs = [my_softmax(torch.ones(3)) for _ in range(2)]"),
+                   new_code_cell("def uses_its_own(my_softmax):\n    return my_softmax"))
+    assert _lesson_reads_of_exercise_names(nb) == ["cell 2 reads ['my_softmax']"]
+
+
+def _lesson_reads_of_exercise_names(nb) -> list[str]:
+    code = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    exercise = [(i, src) for i, src in code if src.startswith("# EXERCISE")]
+    lesson = [(i, src) for i, src in code if not src.startswith("# EXERCISE")]
+    only_exercises = set().union(set(), *(_bound_names(src) for _, src in exercise)) - set().union(
+        set(), *(_bound_names(src) for _, src in lesson))
+    return [f"cell {index} reads {sorted(read)}" for index, src in lesson
+            if (read := _read_names(src) & only_exercises)]
+
+
+def _bound_names(source: str) -> set[str]:
+    tree = ast.parse(_strip_magics(source))
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))} | {
+        t.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        for t in ast.walk(target) if isinstance(t, ast.Name)}
+
+
+def _read_names(source: str) -> set[str]:
+    """The global names the cell reads without binding them itself (comprehension and function locals are not)."""
+    return _unbound_globals(ast.parse(_strip_magics(source)))
+
+
+def _strip_magics(source: str) -> str:
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+# Running a student version under the grader costs as much as its notebook (13 minutes of CI for all 14); CI
+# runs three (the setup notebook, the shortest lesson and the one with the most exercises) and
+# COURSEKIT_STUDENT_RUNS=all runs every one (before a release, after changing a notebook's lesson cells).
+STUDENT_RUNS = ("00_setup", "07_self_attention", "13_modern_decoders")
+RUN = [p for p in NOTEBOOKS if os.environ.get("COURSEKIT_STUDENT_RUNS") == "all" or p.stem in STUDENT_RUNS]
+
+
+@pytest.mark.parametrize("source", RUN, ids=[p.stem for p in RUN])
+def test_student_version_runs_under_the_grader(source, tmp_path):
+    """Run the whole student version under the grader, from a folder outside the repository (as a student who
+    copied the handed-out notebook elsewhere would): no lesson cell may crash, and every exercise must come out
+    "not attempted" (its stub raises NotImplementedError), none failed."""
     from coursekit.exercises.grade import grade
 
+    (written, _), = write_student_versions(source, tmp_path)
     assert not written.resolve().is_relative_to(ROOT)
     report = grade(written, timeout=300)
     assert report.lesson_errors == [], f"{source.name}: lesson cells crashed: {report.lesson_errors}"
-    assert report.total == len(exercises_of(original)) > 0
+    assert report.total == len(exercises_of(nbformat.read(source, as_version=4))) > 0
     statuses = {e.number: (e.status, e.message) for e in report.exercises}
     assert all(st == "not attempted" for st, _ in statuses.values()), f"{source.name}: {statuses}"
 

@@ -35,6 +35,8 @@ def accuracy(pred: torch.Tensor | Sequence[int], target: torch.Tensor | Sequence
     error, not compared with the ids; NaN logits are an error, not an arg-max.
     """
     pred_t, target_t = torch.as_tensor(pred), torch.as_tensor(target)
+    if target_t.numel() == 0 and pred_t.numel() == 0:
+        raise ValueError("accuracy of an empty set is undefined: pred and target hold no entries")
     if target_t.is_floating_point() or target_t.is_complex() or target_t.dtype == torch.bool:
         raise TypeError(f"target must hold integer class ids, got {target_t.dtype}")
     if pred_t.dim() == target_t.dim() + 1:

@@ -55,9 +55,15 @@ def check_token_ids(ids: torch.Tensor, name: str, vocab_size: int) -> torch.Tens
     return ids
 
 
+def received(value) -> str:
+    """What arrived, for an error message: its type and a short repr (``float 2.5``, ``str '[MASK]'``)."""
+    shown = repr(value)
+    return f"{type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}"
+
+
 def check_positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise TypeError(f"{name} must be an int, got {received(value)}")
     if value <= 0:
         raise ValueError(f"{name} must be positive, got {value}")
     return value
@@ -67,7 +73,7 @@ def check_count(value, name: str) -> int:
     """An int ≥ 0 (a number of steps, of new tokens, a seed offset); floats and bools are refused
     (:func:`check_positive_int` also refuses 0)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise TypeError(f"{name} must be an int, got {received(value)}")
     if value < 0:
         raise ValueError(f"{name} must be an int ≥ 0, got {value}")
     return value
@@ -76,7 +82,7 @@ def check_count(value, name: str) -> int:
 def check_int(value, name: str) -> int:
     """Any int (a seed, an id); floats and bools are refused."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise TypeError(f"{name} must be an int, got {received(value)}")
     return value
 
 

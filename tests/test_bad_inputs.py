@@ -291,6 +291,8 @@ METRICS = [
     Bad("a loss beyond exp's float range (a convention: inf, as torch.exp gives)", metrics.perplexity,
         lambda: metrics.perplexity(1000.0), returns=lambda value: value == float("inf")),
 
+    Bad("nothing to score", metrics.accuracy, lambda: metrics.accuracy([], []), ValueError,
+        r"accuracy of an empty set is undefined: pred and target hold no entries"),
     Bad("probabilities instead of class ids", metrics.accuracy,
         lambda: metrics.accuracy(torch.tensor([0.9, 0.2]), torch.tensor([1, 0])), TypeError,
         r"pred must hold class ids \(integers\) or logits with one more dim than target, got torch.float32 "

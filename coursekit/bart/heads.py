@@ -38,7 +38,7 @@ class BartForSequenceClassification(nn.Module):
             raise TypeError(f"bart must be a coursekit.bart.model.Bart, got {type(bart).__name__}")
         check_positive_int(n_classes, "n_classes")
         if dropout is not None:
-            check_probability(dropout, "dropout")
+            check_probability(dropout, "dropout", inclusive_high=False)
         self.bart = bart
         d = bart.config.d_model
         self.dense = nn.Linear(d, d)

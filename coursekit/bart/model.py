@@ -97,7 +97,7 @@ class BartConfig:
             if self.d_model % heads:
                 raise ValueError(f"BartConfig: d_model={self.d_model} must be divisible by the heads ({heads})")
         for name in ("dropout", "attention_dropout", "activation_dropout", "classifier_dropout"):
-            check_probability(getattr(self, name), f"BartConfig.{name}")
+            check_probability(getattr(self, name), f"BartConfig.{name}", inclusive_high=False)
         check_positive_float(self.init_std, "BartConfig.init_std")
         if not isinstance(self.scale_embedding, bool):
             raise TypeError(f"BartConfig.scale_embedding must be a bool, got {type(self.scale_embedding).__name__}")

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 import torch
 
 from coursekit.validation import check_generator as _check_generator
-from coursekit.validation import check_int_sequence, check_positive_float, check_probability
+from coursekit.validation import check_int_sequence, check_positive_float, check_probability, received
 
 __all__ = [
     "NoiseFn",
@@ -101,7 +101,7 @@ def _content_mask(ids: torch.Tensor, special_ids: frozenset[int]) -> torch.Tenso
 
 def _check_mask_id(mask_id) -> int:
     if isinstance(mask_id, bool) or not isinstance(mask_id, int):
-        raise TypeError(f"mask_id must be an int token id, got {type(mask_id).__name__}")
+        raise TypeError(f"mask_id must be an int token id, got {received(mask_id)}")
     if mask_id < 0:
         raise ValueError(f"mask_id must be a token id ≥ 0, got {mask_id}")
     return mask_id

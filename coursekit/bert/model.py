@@ -112,8 +112,8 @@ class BertConfig:
             check_positive_int(getattr(self, name), f"BertConfig.{name}")
         if self.d_model % self.n_heads:
             raise ValueError(f"BertConfig: d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
-        check_probability(self.dropout, "BertConfig.dropout")
-        check_probability(self.attention_dropout, "BertConfig.attention_dropout")
+        check_probability(self.dropout, "BertConfig.dropout", inclusive_high=False)
+        check_probability(self.attention_dropout, "BertConfig.attention_dropout", inclusive_high=False)
         check_positive_float(self.layer_norm_eps, "BertConfig.layer_norm_eps")
         _check_id(self.pad_id, "BertConfig.pad_id", self.vocab_size)
 

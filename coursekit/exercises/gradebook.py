@@ -115,6 +115,8 @@ def _sha256(path: Path) -> str:
 def _grade_one(settings: dict) -> dict:
     """Grade one submission (in a worker process): its report as plain data, or why it could not be graded."""
     start = time.monotonic()
+    if settings.get("kernel_threads"):        # the kernels of the jobs running side by side share the cores
+        os.environ["OMP_NUM_THREADS"] = str(settings["kernel_threads"])
     try:
         report = grade(settings["path"], timeout=settings["timeout"], reference=settings["reference"],
                        points=settings["points"], submission_timeout=settings["submission_timeout"],
@@ -162,7 +164,7 @@ def _settings(reference, points, timeout, submission_timeout, memory_mb, uid) ->
 
 
 def _settings_hash(settings: dict, reference) -> str:
-    key = {k: v for k, v in settings.items() if k != "uid"}
+    key = {k: v for k, v in settings.items() if k not in ("uid", "kernel_threads")}
     key["reference_sha256"] = _sha256(Path(reference)) if reference else None
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
@@ -184,6 +186,8 @@ def grade_class(source, out, *, jobs: int = 1, reference=None, points: dict | No
         (out / sub).mkdir(parents=True, exist_ok=True)
     uid = "slots" if os.geteuid() == 0 else None
     settings = _settings(reference, points, timeout, submission_timeout, memory_mb, uid)
+    if "OMP_NUM_THREADS" not in os.environ:   # torch in each kernel: the cores divided among the jobs
+        settings["kernel_threads"] = max(1, (os.cpu_count() or 1) // jobs)
     settings_hash = _settings_hash(settings, reference)
     with tempfile.TemporaryDirectory(prefix="coursekit-class-") as unpacked:
         submissions = collect(Path(source), Path(unpacked))

@@ -84,6 +84,10 @@ def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, tor
     if len(text) < 2:
         raise ValueError(f"text must be long enough to split 90/10 into non-empty train and validation parts, "
                          f"got {len(text)} character(s)")
+    if len(text) < 100 and not any(c.isspace() for c in text):
+        raise ValueError(f"text must be the corpus itself, got {text!r} ({len(text)} characters, no whitespace), "
+                         "which looks like a name: call char_data() for Tiny Shakespeare, or pass "
+                         "coursekit.data.read_text(name) for another corpus")
     tok = CharTokenizer.from_text(text)
     data = torch.tensor(tok.encode(text), dtype=torch.long)
     n = int(0.9 * len(data))
@@ -161,6 +165,10 @@ def load_char_gpt(directory: str | Path = CHECKPOINT_DIR) -> tuple[GPT, CharToke
         if "chars" not in extra:
             raise ValueError(f"{directory} holds no character-level GPT (its metadata has no 'chars'); "
                              f"make one with `{reproduce}`")
+        unknown = sorted(set(config) - {f.name for f in dataclasses.fields(GPTConfig)})
+        if unknown:
+            raise ValueError(f"{directory}: the model's config has fields GPTConfig does not know: {unknown} "
+                             f"(written by another version of the course?); make it again with `{reproduce}`")
         return GPT(GPTConfig(**config))
 
     model, extra = load_model_directory(directory, build, reproduce=reproduce)

@@ -28,7 +28,8 @@ def read_checkpoint(source) -> tuple[dict, dict[str, torch.Tensor]]:
         raise TypeError(f"source must be a transformers model or a checkpoint directory, got {type(source).__name__}")
     folder = Path(source)
     if not folder.is_dir():
-        raise FileNotFoundError(f"no checkpoint directory at {folder}")
+        raise FileNotFoundError(f"no checkpoint directory at {folder}: expected a folder holding config.json and the "
+                                f"weights (model.safetensors or pytorch_model.bin)")
     if not (folder / "config.json").is_file():
         raise ValueError(f"{folder} is not a Hugging Face checkpoint directory: no config.json there")
     config = _read_config(folder / "config.json")

@@ -10,6 +10,7 @@ are written in a temporary folder, never in ``data/``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -110,11 +111,12 @@ def hf_state(**changes) -> dict:
     return tiny_hf().state_dict() | changes
 
 
-def char_gpt_dir(extra=None, report=True) -> Path:
-    """A directory like data/gpt: model.safetensors (+ the character table) and report.json."""
+def char_gpt_dir(extra=None, report=True, config=None) -> Path:
+    """A directory like data/gpt: model.safetensors (+ the character table) and report.json; ``config`` (a dict)
+    replaces the model's own in the metadata."""
     folder = tmp()
     model = gpt.GPT(gpt_config())
-    save_checkpoint(folder / "model.safetensors", model, model.config, extra=extra)
+    save_checkpoint(folder / "model.safetensors", model, model.config if config is None else config, extra=extra)
     if report:
         (folder / "report.json").write_text("{}")
     return folder
@@ -311,6 +313,9 @@ GPT = [
         r"text must be a str, got int"),
     Bad("one character", char_gpt.char_data, lambda: char_gpt.char_data("a"), ValueError,
         r"text must be long enough to split 90/10 into non-empty train and validation parts, got 1 character"),
+    Bad("a corpus name for the text", char_gpt.char_data, lambda: char_gpt.char_data("tinyshakespear"), ValueError,
+        r"text must be the corpus itself, got 'tinyshakespear' \(14 characters, no whitespace\), which looks like a "
+        r"name: call char_data\(\) for Tiny Shakespeare"),
 
     Bad("float data", char_gpt.get_batch, lambda: char_gpt.get_batch(STREAM.float(), 2, 4), TypeError,
         r"data must be an integer \(int64 or int32\) tensor of token ids, got torch.float32"),
@@ -359,6 +364,11 @@ GPT = [
     Bad("a checkpoint without a character table", char_gpt.load_char_gpt,
         lambda: char_gpt.load_char_gpt(char_gpt_dir()),
         ValueError, r"holds no character-level GPT \(its metadata has no 'chars'\)"),
+    Bad("a config field this GPTConfig does not know", char_gpt.load_char_gpt,
+        lambda: char_gpt.load_char_gpt(char_gpt_dir({"chars": "abcdefghijk"}, config=dict(
+            dataclasses.asdict(gpt_config()), rotary=True))),
+        ValueError,
+        r"the model's config has fields GPTConfig does not know: \['rotary'\].*python -m coursekit.gpt train"),
 
     Bad("a dict for the config", char_gpt.model_flops_per_token, lambda: char_gpt.model_flops_per_token({}, 100),
         TypeError, r"config must be a GPTConfig, got dict"),

@@ -477,7 +477,7 @@ HF = [
     Bad("an int", hf.from_hf, lambda: hf.from_hf(42), TypeError,
         r"source must be a transformers model or a checkpoint directory, got int"),
     Bad("a missing folder", hf.from_hf, lambda: hf.from_hf(tmp() / "gone"), FileNotFoundError,
-        r"no checkpoint directory at .*gone"),
+        r"no checkpoint directory at .*gone: expected a folder holding config.json"),
     Bad("an integer dtype", hf.from_hf, lambda: hf.from_hf(hf_llama(), dtype=torch.long), TypeError,
         r"dtype must be a floating-point torch.dtype \(e.g. torch.float64\), got torch.int64"),
     Bad("a GPT-2 model", hf.from_hf, lambda: hf.from_hf(hf_gpt2()), ValueError,

@@ -177,7 +177,8 @@ def check_text_infilling(infill_fn) -> None:
 # Sentence permutation with a given order
 # ---------------------------------------------------------------------------------------------
 
-def _permute(ids, order, end_id, special_ids, *, split_before=False, drop_unfinished=False, inverse=False):
+def _permute(ids, order, end_id, special_ids, *, split_before=False, drop_unfinished=False, inverse=False,
+             write_back=False):
     """Reference (defaults) and typical mistakes (flags) of sentence permutation with a given order."""
     content_pos = [i for i, t in enumerate(ids) if t not in special_ids]
     content = [ids[i] for i in content_pos]
@@ -203,7 +204,7 @@ def _permute(ids, order, end_id, special_ids, *, split_before=False, drop_unfini
     else:
         placed = [sentences[o] for o in order if o < len(sentences)]
     new = [t for s in placed for t in s]
-    if len(new) < len(content):   # a sentence went missing: the specials around the content stay
+    if len(new) < len(content) and not write_back:   # a sentence went missing: the specials around it stay
         return ids[:content_pos[0]] + new + ids[content_pos[-1] + 1:]
     out = list(ids)
     for i, t in zip(content_pos, new):
@@ -223,6 +224,9 @@ def _permute_mistakes(ids, order, end_id, specials) -> dict[str, Any]:
             _permute(ids, order, end_id, specials, split_before=True),
         "the last sentence, which has no full stop, was lost; keep it as a sentence":
             _permute(ids, order, end_id, specials, drop_unfinished=True),
+        "the last sentence, which has no full stop, was left out of the permutation (its tokens stayed at the end, "
+        "where they were); it is a sentence too, and moves with the order":
+            _permute(ids, order, end_id, specials, drop_unfinished=True, write_back=True),
         "sentence i was put at position order[i]; the output's i-th sentence is sentence order[i]":
             _permute(ids, order, end_id, specials, inverse=True),
         "the special tokens moved with the sentences; they keep their positions (only the non-special tokens "

@@ -111,7 +111,16 @@ def test_sentence_permutation_typical_mistakes():
 
     fails_with(check_sentence_permutation, inverse, "position order[i]")
     fails_with(check_sentence_permutation, split_before, "BEFORE each full stop")
+    def drop_last_written_back(ids, order, end_id, special_ids):     # the unfinished sentence stays where it was
+        pos = [i for i, t in enumerate(ids) if t not in special_ids]
+        sents = [s for s in split_after([ids[i] for i in pos], end_id) if s[-1] == end_id]
+        out = list(ids)
+        for i, t in zip(pos, [t for o in order if o < len(sents) for t in sents[o]]):
+            out[i] = t
+        return out
+
     fails_with(check_sentence_permutation, drop_last, "was lost")
+    fails_with(check_sentence_permutation, drop_last_written_back, "was left out of the permutation")
 
 
 # ------------------------------------------------------------------ shift_tokens_right

@@ -276,7 +276,8 @@ def train_bpe(texts: Iterable[str], vocab_size: int = 1000, *, min_frequency: in
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                   special_tokens=list(special_tokens),
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)   # its bars end in bare newlines on the process's stdout
     tok.train_from_iterator(texts, trainer=trainer)
     return tok
 

@@ -65,7 +65,8 @@ def execute(nb: nbformat.NotebookNode, *, profile: str, cwd: Path, timeout: int 
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
+                                coalesce_streams=True)   # one stdout output per cell, not fragments
         start = time.perf_counter()
         client.execute()
         return time.perf_counter() - start

@@ -246,7 +246,8 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int = 8000, *, min_frequen
     tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=specials)
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=specials,
+                                        show_progress=False)   # its bars end in bare newlines on stdout
     tok.train_from_iterator(texts, trainer=trainer)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(

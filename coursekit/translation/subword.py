@@ -71,7 +71,8 @@ class SubwordVocab:
         tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
         tok.decoder = decoders.BPEDecoder(suffix=END_OF_WORD)
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                      special_tokens=list(SPECIALS), end_of_word_suffix=END_OF_WORD)
+                                      special_tokens=list(SPECIALS), end_of_word_suffix=END_OF_WORD,
+                                      show_progress=False)   # its bars end in bare newlines on stdout
         tok.train_from_iterator(sentences, trainer=trainer)
         return cls(tok)
 

@@ -15,6 +15,14 @@ changes, the outputs are re-executed and the prose is not — that is how a cour
   (``# ## 6. Which noise?``): the ``.py`` twin lacks its ``# %% [markdown]`` marker, so the heading and its
   introduction are shown to readers as code comments.
 * **empty markdown cells**.
+* **literal verdicts** — a ``print`` whose string itself says ``: True`` or ``= False`` ("reloaded model gives
+  identical outputs: True"): the output then shows a sentence, not a result; print the computed value.
+* **blank outputs** — a code cell whose printed text starts with an empty line or is only whitespace (a stray
+  ``print()``, a library's progress bar ending in bare newlines).
+* **universal words without an assert** — a sentence saying "always", "never", "beats" or "every … than" (a
+  comparison over all cases) in a markdown cell whose section (heading to heading) and neighbouring code cells
+  hold no ``assert``: such a sentence says more than one output shows unless the code checks it. A summary
+  sentence names where its claim is checked ("asserted in §5"); the learning goals (cell 0) are not claims.
 
 Not claims, so not checked: bounds and targets (a number right after ``≤ ≥ < >``, "at most", "at least",
 "under", "within": a budget such as "quick ≤ 45 s" is a promise the tests time, not a measurement); numbers
@@ -29,6 +37,7 @@ from a paper). Each problem names the cell, the number and its context, so a sta
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -56,6 +65,9 @@ _CITES = re.compile(r"et al\.|\b(?:19|20)\d\d\b|\bpaper'?s?\b|\bpublished\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(*_\"'])|\n\s*\n|\n(?=\s*[-*|#]|\s*\d+\.)")
 _PRINTED = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?")
 _HIDDEN_HEADING = re.compile(r"^#[ \t]*#{1,4}[ \t]+\S", re.MULTILINE)
+_LITERAL_VERDICT = re.compile(r"[:=]\s*(?:True|False)\b")
+_UNIVERSAL = re.compile(r"\b(?:always|never|beats?|every\b[^.;]*\bthan)\b", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"`[^`]*`|\$[^$]*\$")
 _MARK_SCHEME = re.compile(r"=== BEGIN MARK SCHEME.*?(?:=== END MARK SCHEME ===|\Z)", re.DOTALL)
 
 
@@ -184,6 +196,47 @@ def _exercise_cells(nb) -> set[int]:
     return cells
 
 
+def _literal_verdicts(source: str) -> list[str]:
+    """The string pieces of ``print(...)`` calls that spell a verdict themselves (``"…: True"``)."""
+    try:
+        tree = ast.parse("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                    for line in source.splitlines()))
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            for arg in node.args:
+                pieces = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
+                found += [p.value for p in pieces if isinstance(p, ast.Constant) and isinstance(p.value, str)
+                          and _LITERAL_VERDICT.search(p.value)]
+    return found
+
+
+def _stream_text(cell) -> str:
+    return "".join(out.get("text", "") for out in cell.get("outputs", []) if out.get("output_type") == "stream")
+
+
+def _universal_sentences(markdown: str) -> list[str]:
+    text = _CODE_SPAN.sub("", _MARK_SCHEME.sub("", markdown))
+    return [s.strip() for s in _SENTENCE_END.split(text)
+            if _UNIVERSAL.search(s) and not _CITES.search(s) and not re.search(r"\b(?:asserted|checked)\b", s)]
+
+
+def _asserts_around(nb, index: int) -> bool:
+    """Whether a code cell of markdown cell ``index``'s section (from the heading above it to the next one), or
+    the code cell just before or after it, holds an ``assert``."""
+    def heading(i: int) -> bool:
+        return nb.cells[i].cell_type == "markdown" and bool(re.match(r"\s*#{1,6}\s", nb.cells[i].source))
+
+    start = next((i for i in range(index, -1, -1) if heading(i)), 0)
+    end = next((i for i in range(index + 1, len(nb.cells)) if heading(i)), len(nb.cells))
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    near = {i for i in code if start <= i < end} | set([i for i in code if i < index][-1:]) | set(
+        [i for i in code if i > index][:1])
+    return any(re.search(r"^\s*assert\b", nb.cells[i].source, re.MULTILINE) for i in near)
+
+
 def claim_problems(notebook: str | Path | nbformat.NotebookNode, *, data_dir: str | Path | None = None) -> list[str]:
     """Every unbacked number, hidden heading and empty markdown cell of an executed notebook (empty = clean).
 
@@ -218,6 +271,12 @@ def claim_problems(notebook: str | Path | nbformat.NotebookNode, *, data_dir: st
             for m in _HIDDEN_HEADING.finditer(cell.source):
                 line = cell.source[m.start():].split("\n", 1)[0]
                 problems.append(f"cell {i}: a heading hidden in a code cell: {line!r} (make it a markdown cell)")
+            for text in _literal_verdicts(cell.source):
+                problems.append(f"cell {i}: prints a verdict written into its string, {text!r}: print the computed "
+                                "value instead")
+            printed = _stream_text(cell)
+            if printed and (not printed.strip() or printed.startswith("\n")):
+                problems.append(f"cell {i}: its printed output starts with an empty line or is only whitespace")
             continue
         if cell.cell_type != "markdown":
             continue
@@ -226,6 +285,10 @@ def claim_problems(notebook: str | Path | nbformat.NotebookNode, *, data_dir: st
             continue
         if i in exercises or CITED_MARK in cell.source or cell.source.lstrip().startswith("**Exercise"):
             continue
+        if i > 0 and not _asserts_around(nb, i):      # cell 0: the title and learning goals
+            for sentence in _universal_sentences(cell.source):
+                problems.append(f"cell {i}: a universal claim with no assert in the code cells around it: "
+                                f"{sentence[:160]!r}")
         for claim in prose_numbers(cell.source, i):
             if not any(_same(x, claim) for x in shown):
                 problems.append(f"cell {i}: {claim.text!r} is in no output, code or report of this notebook: "

@@ -68,6 +68,34 @@ def test_hidden_headings_and_empty_cells_are_caught():
     assert claim_problems(nb) == ["cell 3: an empty markdown cell"]
 
 
+def test_a_verdict_written_into_a_printed_string_is_caught():
+    problems = claim_problems(_nb("Fine.", code='print("reloaded model gives identical outputs: True")'))
+    assert len(problems) == 1 and "verdict written into its string" in problems[0] and "cell 1" in problems[0]
+    for fine in ('print("identical outputs:", same)', 'print(f"identical outputs: {same}")',
+                 'print("True positives are counted")'):
+        assert claim_problems(_nb("Fine.", code=fine)) == [], fine
+
+
+def test_blank_printed_output_is_caught():
+    for blank in ("\n\n\nvocabulary 512", "  \n"):
+        problems = claim_problems(_nb("Fine.", printed=blank))
+        assert problems == ["cell 1: its printed output starts with an empty line or is only whitespace"], blank
+    assert claim_problems(_nb("Fine.", printed="vocabulary 512\n\nper token 2.57\n")) == []
+
+
+def test_universal_words_need_an_assert_in_their_section():
+    for claim in ("The model always attends most to itself.", "Attention never hurts.",
+                  "The Llama block beats the GPT-2 block.", "It is better on every seed than the baseline."):
+        problems = claim_problems(_nb(claim))
+        assert len(problems) == 1 and "universal claim with no assert" in problems[0], claim
+        assert claim_problems(_nb(claim, code="assert wins > 0")) == [], claim
+    assert claim_problems(_nb("Attention never hurts (asserted in §3).")) == []
+    assert claim_problems(_nb("Vaswani et al. (2017) say it always helps.")) == []
+    nb = _nb("Fine.")
+    nb.cells[0].source = "# 99 — T\n\n**Learning goals**: always report the coverage."   # goals are not claims
+    assert claim_problems(nb) == []
+
+
 def test_reports_the_code_reads_back_the_prose(tmp_path):
     (tmp_path / "bert").mkdir()
     (tmp_path / "bert" / "report.json").write_text(json.dumps({"mlm": [6.94, 6.3]}))

@@ -28,6 +28,8 @@ EXEMPT = {
 # ==============================================================================================
 
 CHECKS = [
+    Bad("a long value is cut, not pasted whole into the message", checks.received, lambda: checks.received("x" * 500),
+        returns=lambda shown: shown.startswith("str 'xxx") and shown.endswith("...") and len(shown) < 70),
     Bad("float64 input for float32 weights", checks.check_same_dtype,
         lambda: checks.check_same_dtype(torch.zeros(2, dtype=torch.float64), "query", torch.zeros(2)), TypeError,
         r"query has dtype torch.float64 but the layer's weights are torch.float32; convert one of them"),

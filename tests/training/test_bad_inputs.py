@@ -19,7 +19,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from coursekit.gpt.char import TrainConfig
-from coursekit.training import compact, resumable
+from coursekit.training import compact, lora, resumable
 from coursekit.training import loop as train
 
 EXEMPT = {
@@ -495,6 +495,79 @@ COMPACT = [
 ]
 
 
-ROWS = TRAIN + RESUMABLE + COMPACT
+# ==============================================================================================
+# coursekit.training.lora
+# ==============================================================================================
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q_proj, self.v_proj, self.ff = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 4)
+
+
+def adapted_block():
+    block = Block()
+    lora.add_lora(block, ["q_proj"], r=2, alpha=4)
+    return block
+
+
+LORA = [
+    Bad("a conv layer", lora.LoRALinear, lambda: lora.LoRALinear(nn.Conv1d(4, 4, 1), 2, 4), TypeError,
+        r"base must be an nn.Linear, got Conv1d"),
+    Bad("rank 0", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 0, 4), ValueError,
+        r"r must be positive, got 0"),
+    Bad("a float rank", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 2.0, 4), TypeError,
+        r"r must be an int, got float 2.0"),
+    Bad("a rank above the matrix's", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 4), 5, 4), ValueError,
+        r"r=5 is above the rank of a 4 × 8 matrix: a low-rank update needs r ≤ 4"),
+    Bad("alpha 0", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 2, 0), ValueError,
+        r"alpha must be a positive finite number, got int 0"),
+    Bad("alpha NaN", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 2, NAN), ValueError,
+        r"alpha must be a positive finite number, got float nan"),
+    Bad("dropout 1", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 2, 4, dropout=1.0), ValueError,
+        r"dropout must lie in \[0, 1\), got 1.0"),
+
+    Bad("a dict for the model", lora.add_lora, lambda: lora.add_lora({}, ["q_proj"], r=2, alpha=4), TypeError,
+        r"model must be an nn.Module, got dict"),
+    Bad("one name instead of a list", lora.add_lora, lambda: lora.add_lora(Block(), "q_proj", r=2, alpha=4),
+        TypeError, r"targets must be a non-empty list of module-name suffixes, got str 'q_proj'"),
+    Bad("no targets", lora.add_lora, lambda: lora.add_lora(Block(), [], r=2, alpha=4), TypeError,
+        r"targets must be a non-empty list of module-name suffixes, got list \[\]"),
+    Bad("a target that is no linear layer of the model", lora.add_lora,
+        lambda: lora.add_lora(Block(), ["q_proj", "query"], r=2, alpha=4), ValueError,
+        r"no nn.Linear of the model is named like \['query'\]; its linear layers are e.g. "
+        r"\['q_proj', 'v_proj', 'ff'\]"),
+    Bad("adapters added twice", lora.add_lora, lambda: lora.add_lora(adapted_block(), ["v_proj"], r=2, alpha=4),
+        ValueError, r"model already holds LoRA adapters: merge_lora\(model\) first"),
+
+    Bad("a dict for the model", lora.merge_lora, lambda: lora.merge_lora({}), TypeError,
+        r"model must be an nn.Module, got dict"),
+    Bad("a model without adapters merges nothing", lora.merge_lora, lambda: lora.merge_lora(Block()),
+        returns=lambda n: n == 0),
+
+    Bad("a model without adapters", lora.lora_state_dict, lambda: lora.lora_state_dict(Block()), ValueError,
+        r"model holds no LoRA adapters \(add_lora adds them\)"),
+    Bad("a dict for the model", lora.lora_state_dict, lambda: lora.lora_state_dict({}), TypeError,
+        r"model must be an nn.Module, got dict"),
+
+    Bad("a list for the state", lora.load_lora_state_dict, lambda: lora.load_lora_state_dict(adapted_block(), []),
+        TypeError, r"state must be a dict of name → tensor, got list"),
+    Bad("a model without adapters", lora.load_lora_state_dict,
+        lambda: lora.load_lora_state_dict(Block(), lora.lora_state_dict(adapted_block())), ValueError,
+        r"model holds no LoRA adapters: call add_lora with the same targets, r and alpha first"),
+    Bad("adapters of other layers", lora.load_lora_state_dict,
+        lambda: lora.load_lora_state_dict(adapted_block(), {"v_proj.lora_A": torch.zeros(2, 8)}), ValueError,
+        r"the adapters do not match the model: missing \['q_proj.lora_A', 'q_proj.lora_B'\], "
+        r"unexpected \['v_proj.lora_A'\]"),
+    Bad("adapters of another rank", lora.load_lora_state_dict,
+        lambda: lora.load_lora_state_dict(adapted_block(), {"q_proj.lora_A": torch.zeros(3, 8),
+                                                              "q_proj.lora_B": torch.zeros(8, 3)}), ValueError,
+        r"q_proj.lora_A: expected a tensor of shape \(2, 8\), got \(3, 8\)"),
+
+    Bad("a dict for the model", lora.trainable_parameters, lambda: lora.trainable_parameters({}), TypeError,
+        r"model must be an nn.Module, got dict"),
+]
+
+ROWS = TRAIN + RESUMABLE + COMPACT + LORA
 
 test_bad_call = bad_call_test(ROWS)

@@ -19,10 +19,11 @@ from safetensors.torch import save_file
 from torch import nn
 
 from coursekit.gpt.char import TrainConfig
-from coursekit.training import compact, lora, resumable
+from coursekit.training import compact, lora, preference, resumable
 from coursekit.training import loop as train
 
 EXEMPT = {
+    "coursekit.training.preference.DPOResult": "a record dpo_loss fills from checked tensors; no input of its own",
     "coursekit.training.resumable.hardware": "takes no arguments: it describes the machine",
 }
 
@@ -568,6 +569,46 @@ LORA = [
         r"model must be an nn.Module, got dict"),
 ]
 
-ROWS = TRAIN + RESUMABLE + COMPACT + LORA
+# ==============================================================================================
+# coursekit.training.preference
+# ==============================================================================================
+
+LOGITS, IDS, ANSWER = randn(2, 3, 5), torch.tensor([[1, 2, 3], [0, 4, 4]]), torch.tensor([[0, 1, 1], [0, 1, 0]])
+SCORES = randn(4)
+
+PREFERENCE = [
+    Bad("logits without a batch", preference.sequence_logprob,
+        lambda: preference.sequence_logprob(randn(3, 5), IDS, ANSWER), ValueError,
+        r"logits must have 3 dimensions, got shape \(3, 5\)"),
+    Bad("targets of another length", preference.sequence_logprob,
+        lambda: preference.sequence_logprob(LOGITS, IDS[:, :2], ANSWER[:, :2]), ValueError,
+        r"logits \(B, T, V\), targets \(B, T\) and mask \(B, T\) must agree, got \(2, 3, 5\), \(2, 2\)"),
+    Bad("float targets", preference.sequence_logprob,
+        lambda: preference.sequence_logprob(LOGITS, IDS.float(), ANSWER), TypeError,
+        r"targets must hold token ids \(integers\), got torch.float32"),
+    Bad("a row with no answer token", preference.sequence_logprob,
+        lambda: preference.sequence_logprob(LOGITS, IDS, torch.tensor([[0, 1, 1], [0, 0, 0]])), ValueError,
+        r"every row needs at least one answer token in mask"),
+
+    Bad("rewards of different sizes", preference.bradley_terry_loss,
+        lambda: preference.bradley_terry_loss(SCORES, randn(3)), ValueError,
+        r"reward_chosen, reward_rejected must be \(B,\) tensors of one size, got \[\(4,\), \(3,\)\]"),
+    Bad("integer rewards", preference.bradley_terry_loss,
+        lambda: preference.bradley_terry_loss(torch.ones(4, dtype=i64), SCORES), TypeError,
+        r"reward_chosen must be a floating-point tensor"),
+
+    Bad("beta 0", preference.dpo_loss, lambda: preference.dpo_loss(SCORES, SCORES, SCORES, SCORES, beta=0),
+        ValueError, r"beta must be a positive finite number, got int 0"),
+    Bad("beta as a string", preference.dpo_loss, lambda: preference.dpo_loss(SCORES, SCORES, SCORES, SCORES, "0.1"),
+        ValueError, r"beta must be a positive finite number, got str '0.1'"),
+    Bad("per-token log-probabilities instead of per-sequence ones", preference.dpo_loss,
+        lambda: preference.dpo_loss(randn(4, 3), randn(4, 3), randn(4, 3), randn(4, 3), beta=0.1), ValueError,
+        r"policy_chosen must have 1 dimensions, got shape \(4, 3\)"),
+    Bad("a reference of another batch", preference.dpo_loss,
+        lambda: preference.dpo_loss(SCORES, SCORES, randn(3), randn(3), beta=0.1), ValueError,
+        r"must be \(B,\) tensors of one size"),
+]
+
+ROWS = TRAIN + RESUMABLE + COMPACT + LORA + PREFERENCE
 
 test_bad_call = bad_call_test(ROWS)

@@ -7,6 +7,7 @@
   showcase sentences) that every translation model is measured on;
 * :mod:`~coursekit.translation.recipes` — the recipes of the three committed models (GRU encoder–decoder,
   GRU with Bahdanau attention, Transformer): training with checkpoints and ``--resume``, evaluation;
+* :mod:`~coursekit.translation.register` — formal or informal "you": which register a French sentence chose;
 * ``python -m coursekit.translation`` — ``train`` / ``evaluate`` / ``translate`` from the command line.
 """
 

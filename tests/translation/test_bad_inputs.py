@@ -18,12 +18,13 @@ from torch import nn
 from coursekit import text
 from coursekit.text import Vocab
 from coursekit.transformer.model import Transformer, TransformerConfig
-from coursekit.translation import benchmark, recipes, subword, throughput
+from coursekit.translation import benchmark, recipes, register, subword, throughput
 from coursekit.translation import core as tr
 from coursekit.translation import explore as tr_inspect
 from coursekit.translation import scoring as tr_scoring
 
 EXEMPT = {
+    "coursekit.translation.register.RegisterCount": "four counts filled by vous_rate; no input of its own",
     "coursekit.translation.core.TranslationBatch": "a plain container of tensors built by TranslationData.make_batch; "
                                                    "the models check what they read from it",
     "coursekit.translation.explore.Attended": "a plain result container filled by translate_with_attention",
@@ -569,6 +570,15 @@ TRANSLATION = [
 ]
 
 
-ROWS = TRANSLATION
+REGISTER = [
+    Bad("a list for one sentence", register.register_of, lambda: register.register_of(["Tu es là."]), TypeError,
+        r"french must be a str \(one sentence\), got list"),
+    Bad("one sentence for the list", register.vous_rate, lambda: register.vous_rate("Vous êtes là."), TypeError,
+        r"translations must be a list of French sentences, got str"),
+    Bad("no sentences: a rate of nothing is NaN, and the counts say so", register.vous_rate,
+        lambda: register.vous_rate([]), returns=lambda c: c.vous == c.tu == 0 and c.rate != c.rate),
+]
+
+ROWS = TRANSLATION + REGISTER
 
 test_bad_call = bad_call_test(ROWS)

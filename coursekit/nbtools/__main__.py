@@ -4,6 +4,7 @@
     python -m coursekit.nbtools run notebooks/07_self_attention.py --profile quick --no-save
     python -m coursekit.nbtools table          # rewrite the runtime table in README.md
     python -m coursekit.nbtools sync-check     # every .py and .ipynb pair has the same cells
+    python -m coursekit.nbtools prose notebooks/07_self_attention.py   # prose-only edits: markdown into the .ipynb
     python -m coursekit.nbtools claims [NB.ipynb ...]   # every number of the prose shown by the notebook
 """
 
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from coursekit.nbtools.claims import claim_problems
-from coursekit.nbtools.execution import NOTEBOOKS, run, runtime_table, sync_problems, write_table
+from coursekit.nbtools.execution import NOTEBOOKS, run, runtime_table, sync_problems, sync_prose, write_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--timeout", type=int, default=900, help="per-cell timeout in seconds")
     sub.add_parser("table", help="rewrite the runtime table in README.md")
     sub.add_parser("sync-check", help="check that every .py/.ipynb pair has the same cells")
+    p_prose = sub.add_parser("prose", help="copy edited markdown cells into the executed .ipynb (code unchanged)")
+    p_prose.add_argument("paths", nargs="+", type=Path)
     p_claims = sub.add_parser("claims", help="check that every number of the prose is shown by its notebook")
     p_claims.add_argument("paths", nargs="*", type=Path, help="executed notebooks (default: all of notebooks/)")
     args = parser.parse_args(argv)
@@ -34,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         for p in args.paths:
             meta = run(p, args.profile, save=not args.no_save, timeout=args.timeout)
             print(f"{p.stem}: {meta['profile']} profile, {meta['wall_time_s']:.1f} s on {meta['device']}")
+        return 0
+    if args.command == "prose":
+        for p in args.paths:
+            print(f"{p.stem}: {sync_prose(p)} markdown cell(s) updated, outputs kept")
         return 0
     if args.command == "table":
         write_table()

@@ -133,6 +133,31 @@ def run(path: Path, profile: str, save: bool = True, timeout: int = 900) -> dict
     return meta
 
 
+def sync_prose(path: Path) -> int:
+    """Copy the markdown cells of ``path``'s ``.py`` twin into its executed ``.ipynb``, keeping every output; returns
+    how many cells changed. Only prose may differ: a changed, added or removed code cell (or a cell that changed
+    kind) is an error, since its stored outputs would no longer be what the code prints — re-execute with
+    :func:`run` instead."""
+    path = Path(path)
+    py, ipynb = path.with_suffix(".py"), path.with_suffix(".ipynb")
+    for twin in (py, ipynb):
+        if not twin.is_file():
+            raise FileNotFoundError(f"no {twin.name}: sync_prose needs both twins of a notebook")
+    source, executed = read_source(py), nbformat.read(str(ipynb), as_version=4)
+    kinds = [c.cell_type for c in source.cells], [c.cell_type for c in executed.cells]
+    code = [(c.source.strip() for c in nb.cells if c.cell_type == "code") for nb in (source, executed)]
+    if kinds[0] != kinds[1] or list(code[0]) != list(code[1]):
+        raise ValueError(f"{py.name} and {ipynb.name} differ in their code cells (or in the order of the cells): "
+                         f"the stored outputs would not match the code; run `python -m coursekit.nbtools run {py}`")
+    changed = 0
+    for new, old in zip(source.cells, executed.cells):
+        if new.cell_type == "markdown" and new.source.strip() != old.source.strip():
+            old.source, changed = new.source, changed + 1
+    if changed:
+        nbformat.write(executed, str(ipynb))
+    return changed
+
+
 def sync_problems(directory: Path = NOTEBOOKS) -> list[str]:
     """Pairs whose ``.py`` and ``.ipynb`` cells differ, or that lack their twin."""
     problems = []

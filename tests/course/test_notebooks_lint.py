@@ -106,3 +106,11 @@ def test_stored_outputs_are_for_readers(path):
                     if m := pattern.search(text):
                         found.append(f"cell {i}: {problem}: …{text[max(0, m.start() - 40):m.end() + 20]!r}…")
     assert not found, "\n".join(found)
+
+
+def test_every_notebook_reads_its_sizes_in_one_cell():
+    """00's promise: every notebook reads its sizes through one `S = runtime.sizes(...)` cell, so an instructor
+    changes the profile (an environment variable), never the code."""
+    for path in sorted(nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert len(re.findall(r"^S = runtime\.sizes\(", source, flags=re.M)) == 1, path.name

@@ -78,7 +78,7 @@ def cost_main(argv: list[str] | None = None) -> int:
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1)
     if args.plot:
-        plot_cost(rows, args.plot)
+        plot_cost(rows, args.plot, threads=torch.get_num_threads())
     return 0
 
 

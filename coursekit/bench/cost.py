@@ -181,9 +181,10 @@ def quadratic_onset(rows: list[dict], factor: float = 3.0) -> int | None:
     return None
 
 
-def plot_cost(rows: list[dict], path=None):
+def plot_cost(rows: list[dict], path=None, *, threads: int | None = None):
     """Time and peak memory against T (top) and, for rows measured at one T over several batch sizes,
-    against the batch (bottom); log-log, one line per model and implementation."""
+    against the batch (bottom); log-log, one line per model and implementation. ``threads``: the torch threads
+    of the run that measured ``rows`` (a stored run's ``torch_threads``); None: this process's, measured now."""
     import matplotlib.pyplot as plt
 
     if not isinstance(rows, list) or not rows:
@@ -202,7 +203,10 @@ def plot_cost(rows: list[dict], path=None):
             ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel)
             ax.grid(True, which="both", alpha=0.3)
         ax_m.legend(fontsize=8)
-    fig.suptitle(f"training cost of attention on this CPU ({torch.get_num_threads()} thread(s))")
+    if threads is not None:
+        check_positive_int(threads, "threads")
+    where = "this CPU" if threads is None else "the stored run's CPU"
+    fig.suptitle(f"training cost of attention on {where} ({threads or torch.get_num_threads()} thread(s))")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)

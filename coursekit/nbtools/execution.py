@@ -65,8 +65,9 @@ def execute(nb: nbformat.NotebookNode, *, profile: str, cwd: Path, timeout: int 
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
-                                coalesce_streams=True)   # one stdout output per cell, not fragments
+        # Not coalesce_streams: it merges a cell's printed text into one output placed before its tables and figures,
+        # so a table's title or a line printed after a plot would be read out of order.
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
         start = time.perf_counter()
         client.execute()
         return time.perf_counter() - start

@@ -26,9 +26,14 @@
 # - Compare fine-tuning, feature-based use of frozen layers, and no pre-training on SST-2; and pre-training
 #   on general (Wikipedia) against in-domain (movie review) text.
 # - Explain why BERT cannot generate text.
+#
+# The figures quoted in the text are those of the stored run in the `class` profile (figures read from the
+# committed models' reports and tables are the same in every profile); the `quick` profile, which CI runs,
+# trains and fine-tunes less and prints other numbers.
 
 # %%
 import copy
+import dataclasses
 import json
 import math
 import statistics
@@ -105,7 +110,9 @@ print("input representation (1, T, C):", tuple(x.shape))
 # WordPiece (Schuster & Nakajima 2012; Wu et al. 2016) starts from characters and greedily merges the
 # pair that most increases the likelihood of the training corpus; at tokenisation time a word is split
 # into the *longest* vocabulary pieces from the left, continuation pieces marked `##`. Frequent words
-# stay whole, rare words fall apart into meaningful pieces, and nothing is out of vocabulary.
+# stay whole and rarer ones fall apart into pieces, chosen for frequency rather than meaning: some are
+# morphemes, many are not (see *bidirectional* below). A word becomes `[UNK]` only when it holds a character
+# the vocabulary lacks, such as an emoji (checked below).
 #
 # We train one on the text our small BERT will be pre-trained on (section 5) — WikiText-2 (validation +
 # test: the splits we have offline) and the sentences of SST-2's training split — with Hugging Face
@@ -139,6 +146,10 @@ viz.show_table([{"word": w, "ours (WikiText-2 + SST-2, 8,000)": " ".join(pieces(
                title="WordPiece splits")
 assert pieces(minilm_tok, "embeddings") == ["em", "##bed", "##ding", "##s"]
 assert all(p.startswith("##") for w in probe_words for p in pieces(wp, w)[1:])  # continuation pieces marked
+assert minilm_tok.get_vocab_size() == 30522  # bert-base-uncased's vocabulary, as the header says
+odd = "lobster🦞"
+print(f"{odd!r}: ours {pieces(wp, odd)}, bert-base-uncased {pieces(minilm_tok, odd)}")
+assert pieces(minilm_tok, odd) == ["[UNK]"]  # one unknown character makes the whole word unknown
 
 # %% [markdown]
 # ## 3. Masked language modelling
@@ -171,8 +182,10 @@ for t_in, t_out, lab in zip(s_ids[0].tolist(), by_hand[0].tolist(), labels_by_ha
           + (minilm_tok.id_to_token(lab) if lab != IGNORE_INDEX else "-100"))
 
 # %% [markdown]
-# `coursekit.bert.objectives.mask_tokens` implements the same rule (random replacements are drawn from the
-# non-special vocabulary). Its statistics over many draws of a padded batch of real sentences:
+# `coursekit.bert.objectives.mask_tokens` implements the same rule, drawing its random replacements from the
+# vocabulary without the special ids (the cell above drew from ids 1,000 and up, which skips bert-base-uncased's
+# special and `[unused…]` ids; Exercise 1 keeps it simpler and allows the whole vocabulary). Its statistics over
+# many draws of a padded batch of real sentences:
 
 # %%
 stat_ids, _, _ = bert_heads.encode_batch(minilm_tok, sst["validation"]["sentence"][:256], max_len=64)
@@ -319,8 +332,12 @@ print("first single sentence, corrupted:", small_tok.decode(mine[0][3][mine[2][3
 # %%
 print(f"WikiText-2: {len(corpus.train_docs)} training articles, {len(corpus.held_docs)} held out; "
       f"SST-2 train sentences: {len(corpus.in_domain):,}")
+n_words = {"WikiText-2 validation + test": sum(len(line.split()) for line in wiki_lines),
+           "SST-2 training sentences": sum(len(s_.split()) for s_ in sst_train_sentences)}
+print("pre-training text, in words (split at whitespace):", {k: f"{v:,}" for k, v in n_words.items()})
 live, live_report = bert_pretraining.pretrain(PT, corpus, device=device, progress=False)
-print(f"small BERT: {live_report['n_params']:,} parameters, vocabulary {small_tok.get_vocab_size()}; "
+print(f"small BERT: {live.config.n_layers} layers of width {live.config.d_model}, {live_report['n_params']:,} "
+      f"parameters, vocabulary {small_tok.get_vocab_size()}; "
       f"{PT.steps} steps of {PT.batch_size} sequences in {live_report['wall_seconds']:.0f} s")
 unigram, uniform = live_report["unigram_mlm"], live_report["uniform_mlm"]
 viz.show_table([{"": "before", **live_report["before"]}, {"": f"after {PT.steps} steps", **live_report["final"]},
@@ -331,11 +348,12 @@ assert live_report["final"]["mlm"] < live_report["before"]["mlm"] - 0.5  # the M
 assert live_report["final"]["mlm"] < uniform - 0.5  # and is well below a uniform guess
 
 # %% [markdown]
-# The MLM loss drops quickly to about the **unigram entropy** — the loss of a model that ignores the
-# context and predicts every masked piece from the corpus frequencies — and NSP stays near ln 2. That
-# is a plateau, not the end: the same recipe, run for 10,000 steps (`python -m coursekit.bert pretrain
-# --out data/bert`, committed with its report), leaves it after a couple of thousand steps, when
-# attention starts to use the context. We load that run and use it from here on.
+# In the class run the held-out MLM loss drops quickly, to 7.145, about the **unigram entropy** (7.045) — the
+# loss of a model that ignores the context and predicts every masked piece from the corpus frequencies — and
+# NSP stays at ln 2 (0.693). That is a plateau, not the end: the same recipe with batches of 64 sequences,
+# run for 10,000 steps (`python -m coursekit.bert pretrain --out data/bert`, committed with its report),
+# leaves it slowly and ends 2.5 nats below it, which a model that ignored the context could not do. We load
+# that run and use it from here on.
 
 # %%
 small = small.to(device)
@@ -361,20 +379,24 @@ print(f"committed run: {c['steps']} steps of {c['batch_size']} sequences in {sma
       f"held-out MLM {small_report['before']['mlm']:.2f} → "
       f"{committed_held['mlm']:.2f} (unigram {unigram:.2f}), NSP {committed_held['nsp']:.3f}, "
       f"NSP accuracy {committed_held['nsp_acc']:.2f}")
+print("committed run, held-out MLM by step: " + ", ".join(
+    f"{step:,}: {e['mlm']:.2f}" for step, e in small_report["history"]["evals"] if step in (500, 1000, 2000, 5000)))
 assert committed_held["mlm"] < unigram - 1.0  # the committed model uses the context
 assert committed_held["nsp_acc"] > 0.6        # and tells next sentences from random ones better than chance
 
 # %% [markdown]
 # Two things to read in these curves. The MLM loss leaves the unigram line slowly — the committed run is
-# still at 6.94 after 500 steps and 6.30 after 2,000 — and then falls steadily. And NSP's *training*
-# loss falls far below its held-out loss: with 110 training articles the model can learn which sentences belong
-# to which article — a topic
-# cue, not coherence — and that does not transfer to unseen articles. (RoBERTa, Liu et al. 2019, found
-# that dropping NSP does not hurt downstream tasks.)
+# still at 6.94 after 500 steps and 6.30 after 2,000 (printed above) — and then falls steadily. And NSP's
+# *training* loss falls far below its held-out loss, though some of it carries over: on the unseen articles
+# NSP ends at 0.556 (accuracy 0.73). One likely reason for the gap is that with 110 training articles the model
+# can learn which sentences belong to which article. Whether the held-out part is coherence or only topic (a
+# NotNext sentence comes from another article; Lan et al. 2020, ALBERT, argue that NSP is largely topic
+# prediction) is not tested here. (RoBERTa, Liu et al. 2019, found that dropping NSP does not hurt downstream
+# tasks.)
 #
 # **Fill in the blank.** The MLM head scores every vocabulary piece for a `[MASK]` position; since it is
-# tied to the input embeddings, logits = LN(GELU(W h)) Eᵀ + b. Left: the live run, still on the plateau —
-# it predicts frequent pieces whatever the context; right: the committed run.
+# tied to the input embeddings, logits = LN(GELU(W h)) Eᵀ + b. Left: the live run, in the class run still on the
+# plateau — it predicts frequent pieces whatever the context; right: the committed run.
 
 # %%
 def fill_mask(model, tokenizer, sentence, k=5):
@@ -408,12 +430,14 @@ print(f"committed run: {sum(w in months for w in date_guess)} of its top 5 for '
 assert sum(w in months for w in date_guess) >= 4 and superlative == "best"  # the context is used, sensibly
 
 # %% [markdown]
-# Read the right-hand column. Where the pre-training text is rich in a pattern, the committed model uses
-# the context sensibly: a date slot gets months, "one of the [MASK] films of the year" gets *best* and
-# *worst*, a review slot gets review adjectives. Where it is not, it does not: the river flows into
-# "the way / the end / the movie" — 1.6M parameters and ~600k words of text hold little geography — and
-# "a funny and [MASK] movie" still gets function words. That is the scale of what it learned, and why
-# its benefit on SST-2 (section 8) is a few points, not MiniLM's tens.
+# Read the right-hand column. For some slots the committed model uses the context sensibly: a date slot gets
+# months, "one of the [MASK] films of the year" gets *best* and *worst*. Elsewhere it does so by halves or not
+# at all: review slots get review adjectives of the wrong polarity ("the acting is [MASK] and the story is
+# boring" → *funny*, *engaging*; "the film is a [MASK] mess" → *good* first), "born in [MASK]" gets years and
+# *death* rather than places, the river flows into "the way / the end / the movie", and "a funny and [MASK]
+# movie" gets function words first. One likely reason is scale: 1.6M parameters and the small text counted
+# above. Its benefit on SST-2 is small too (section 8: 1.9 points in the fair comparison, where MiniLM's
+# pre-training is worth 24 points, measured with its own recipe).
 
 # %% [markdown]
 # **Masking explorer.** Type a sentence, choose a position: the token there is replaced by `[MASK]` and
@@ -448,7 +472,8 @@ a_ids, a_seg, a_keep = bert_heads.encode_batch(minilm_tok, ["the bank raised its
 with torch.no_grad():
     h = minilm(a_ids, a_seg, a_keep).last_hidden_state  # (2, T, C)
 change_at_first_word = (h[0, 1] - h[1, 1]).norm().item()
-print(f"‖Δ h('bank')‖ when only the LAST word changes: {change_at_first_word:.3f}")
+first_word = minilm_tok.id_to_token(int(a_ids[0, 1]))  # position 0 is [CLS]
+print(f"‖Δ h({first_word!r})‖, the first word, when only the LAST word changes: {change_at_first_word:.3f}")
 assert change_at_first_word > 1e-2
 
 # %% [markdown]
@@ -511,6 +536,13 @@ base, large = bert.BertConfig(), bert.BertConfig(d_model=1024, n_layers=24, n_he
 print(f"all-MiniLM-L6-v2: L=6, H=384, A=12 -> {n_params(minilm.config):,} parameters")
 print(f"BERT-base:  L=12, H=768,  A=12 -> {n_params(base):,} parameters (paper: 110M)")
 print(f"BERT-large: L=24, H=1024, A=16 -> {n_params(large):,} parameters (paper: 340M)")
+
+# %%
+# the sizes written out above (and in section 9) are those of the configs the counts come from
+assert (minilm.config.n_layers, minilm.config.d_model, minilm.config.n_heads) == (6, 384, 12)
+assert (base.n_layers, base.d_model, base.n_heads, base.d_ff, base.max_len, base.vocab_size) == (
+    12, 768, 12, 3072, 512, 30522)
+assert (large.n_layers, large.d_model, large.n_heads, large.d_ff) == (24, 1024, 16, 4096)
 
 # %% [markdown]
 # ### Contextual vectors separate word senses
@@ -579,9 +611,9 @@ for word, (s_same, s_diff) in final.items():
 #   good as the NSP it learned.
 # - On a CPU, MiniLM's recipe freezes its embeddings and its lowest two layers (`bert_heads.freeze_bottom`;
 #   the `full` profile, meant for a GPU, trains every weight on all 67,349 sentences). Lower
-#   layers change least in fine-tuning; words missing from our training subset keep their pre-trained
-#   vectors; and backpropagation stops at layer 3. In the stored class run (8,000 sentences, the table
-#   below) this recipe fine-tunes MiniLM in 57 s to 0.853 dev accuracy.
+#   layers change least in fine-tuning (Merchant et al. 2020; not measured here); words missing from our
+#   training subset keep their pre-trained vectors; and backpropagation stops at layer 3. In the stored class
+#   run (8,000 sentences, the table below) this recipe fine-tunes MiniLM in 54 s to 0.853 dev accuracy.
 #   The no-pre-training row uses the same recipe, so its frozen part holds random numbers: the
 #   comparison isolates what the pre-trained *values* of the same weights are worth.
 # - Sentences are batched by length to avoid padding; SST-2 train is a random subset (CPU budget).
@@ -680,11 +712,19 @@ if S.profile != "quick":  # 256 sentences (quick) are too few for either to be m
     assert minilm_ft[0] > best_frozen  # with good pre-trained weights, fine-tuning beats frozen features
 
 # %% [markdown]
+# In the class run our small BERT's frozen features are weak whichever layer is taken: 0.628 to 0.654, and
+# the last layer (0.628) is no better than the input embeddings (0.634); fine-tuned, it reaches 0.741. MiniLM's
+# frozen layers give 0.782 to 0.815, and its fine-tuning 0.853.
+#
 # **What is pre-training worth as it goes on?** The committed run kept its weights every 500 steps. Each
-# snapshot was fine-tuned with this section's class recipe (3,000 sentences, 3 epochs, the same seed);
+# snapshot was fine-tuned with this section's class recipe (3,000 sentences, 3 epochs, lr 1e-3, seed 0);
 # step 0 is the random initialisation, i.e. the no-pre-training row. This was measured once, when the
 # checkpoint was made (`python -m coursekit.bert pretrain --sweep SNAPSHOTS --out data/bert`), and
-# stored in its report; the held-out MLM loss of the same run is on the right axis.
+# stored in its report; the held-out MLM loss of the same run is on the right axis. Its step 0 gives the
+# class run's no-pre-training 0.724, but its step 10,000 gives 0.747, not the class run's fine-tuned 0.741
+# (both printed below): the sweep fine-tuned the full-precision snapshot, this section the committed export
+# of it, stored in int8 — a slightly different start, and single fine-tuning runs of this recipe spread over
+# about two points (at lr 1e-3 the committed table below gives 0.741 to 0.760 over three seeds).
 
 # %%
 sweep = small_report["sst2_by_step"]
@@ -702,6 +742,8 @@ plt.show()
 best = max(sweep, key=lambda r: r["dev_acc"])
 print(f"no pre-training {sweep[0]['dev_acc']:.3f}; after {sweep[-1]['step']:,} steps {sweep[-1]['dev_acc']:.3f}; "
       f"best {best['dev_acc']:.3f} at step {best['step']:,}")
+print(f"this section's fine-tuning above (profile {S.profile}; committed weights, stored {small_report['storage']}): "
+      f"pre-trained {small_ft[0]:.3f}, no pre-training {small_scratch[0]:.3f}")
 assert sweep[-1]["dev_acc"] > sweep[0]["dev_acc"]  # the finished pre-training run beats the random start
 if S.profile != "quick":  # with 400 sentences and one epoch (quick) both stay near chance
     assert small_ft[0] > small_scratch[0], f"pre-trained {small_ft[0]:.3f} vs no pre-training {small_scratch[0]:.3f}"
@@ -759,21 +801,25 @@ assert best_dev["pretrained"] > best_dev["random"]  # and stays ahead even again
 # %% [markdown]
 # The effect is real but **modest**: every pre-trained seed beats every random one, by 1.9 points on
 # average — short of the three points we aimed for, and only 1.3 standard errors of an 872-sentence
-# dev set (printed above). Ten thousand CPU steps on ~600k words buy our BERT some knowledge of review
-# language (section 5's fill-in-the-blank) but little of what sentiment depends on; MiniLM, trained
-# on over a billion sentence pairs, is worth many times more on the same task (the line printed under the
-# first table). Pre-training pays in proportion to its scale.
+# dev set (printed above). Ten thousand CPU steps on this small text buy our BERT some knowledge of review
+# language (section 5's fill-in-the-blank) but little of what sentiment depends on. MiniLM — distilled from a
+# larger model, then trained on over a billion sentence pairs (its model card) — gains 24.2 points over its
+# random start in the class run (0.853 against 0.611, the line printed under the first table), but with its
+# own recipe (8,000 sentences, one epoch, the bottom frozen, so that its random start keeps random frozen
+# layers), so the two gains are not measured alike. Two models make no law; the next comparison shows that
+# *what* the text is matters too.
 
 # %% [markdown]
 # **Does in-domain text pay more?** Gururangan et al. (2020, "Don't Stop Pretraining") find that pre-training
 # on text of the task's own domain pays off most when labelled data is scarce — and 3,000 phrases are scarce.
-# WikiText-2 is Wikipedia; SST-2 is movie reviews. So a second model was pre-trained with the same recipe
-# (size, batch, objective) on movie reviews and committed (`data/bert_reviews/`): its documents are 75,000
-# IMDB reviews (Maas et al. 2011; the 50,000 unlabelled ones and the texts of the 25,000 training ones, their
-# labels never read; 17.4M words, 29 times the Wikipedia text), and a quarter of each batch is SST-2 training
+# WikiText-2 is Wikipedia; SST-2 is movie reviews. So a second model, of the same size, batch size and
+# objective (MLM + NSP), was pre-trained on movie reviews and committed (`data/bert_reviews/`), with a recipe
+# that differs in its text and its batches (the differing settings are printed below): its documents are IMDB
+# reviews (Maas et al. 2011; the unlabelled ones and the texts of the training ones, their labels never read;
+# 17.4M words by the count in `docs/PRETRAINING_TRIALS.md`), and a quarter of each batch is SST-2 training
 # sentences packed several to a row, without the 1,000 selection sentences. It ran for 30,000 steps, three
-# times the Wikipedia model's 10,000, because there is so much more text to learn from — in the background
-# over four sessions, resuming from its checkpoints. Each model has its own WordPiece vocabulary, so each is
+# times the Wikipedia model's 10,000, because there is so much more text to learn from — in the background,
+# resuming from its checkpoints. Each model has its own WordPiece vocabulary, so each is
 # compared with a random initialisation of its own, with the same protocol and seeds. The last column is the
 # gain when each start is given its best rate *on the dev set* — an oracle, shown for honesty.
 
@@ -787,7 +833,7 @@ def domain_row(directory, text_):
     rates = by_rate(table)
     best_rate = best_dev_rate(rates)
     return {"pre-training text": text_, "steps": report["config"]["steps"],
-            "minutes (2-core CPU)": report["wall_seconds"] / 60, "held-out MLM": report["final"]["mlm"],
+            "wall minutes": report["wall_seconds"] / 60, "held-out MLM": report["final"]["mlm"],
             "pre-trained": s["pretrained"]["mean"], "± sd": s["pretrained"]["sd"],
             "lr": f"{s['pretrained']['chosen_lr']:g}",
             "random init": s["random"]["mean"], "± sd ": s["random"]["sd"], "lr ": f"{s['random']['chosen_lr']:g}",
@@ -799,7 +845,9 @@ def domain_row(directory, text_):
                                      for r in rates if r["start"] == "random"}}
 
 
-general = domain_row(bert_checkpoint.CHECKPOINT_DIR, "Wikipedia: WikiText-2 valid + test (0.6M words) + SST-2")
+wiki_words = n_words["WikiText-2 validation + test"]  # counted in section 5
+general = domain_row(bert_checkpoint.CHECKPOINT_DIR,
+                     f"Wikipedia: WikiText-2 valid + test ({wiki_words / 1e6:.1f}M words) + SST-2")
 in_domain = domain_row(bert_checkpoint.REVIEWS_DIR, "movie reviews: IMDB (17.4M words) + SST-2")
 viz.show_table([{k: v for k, v in r.items() if k not in ("values", "sweep", "random start by rate")}
                 for r in (general, in_domain)],
@@ -807,6 +855,10 @@ viz.show_table([{k: v for k, v in r.items() if k not in ("values", "sweep", "ran
 for r in (general, in_domain):
     print(f"{r['pre-training text']}: pre-trained {' / '.join(f'{v:.3f}' for v in r['values'][0])}, "
           f"random init {' / '.join(f'{v:.3f}' for v in r['values'][1])}")
+recipe_then = {**dataclasses.asdict(bert_corpus.PretrainConfig()), **small_report["config"]}  # Wikipedia run
+reviews_recipe = json.loads((bert_checkpoint.REVIEWS_DIR / "report.json").read_text())["config"]
+print("pre-training settings that differ (Wikipedia run, reviews run):",
+      {k: (recipe_then.get(k), v) for k, v in reviews_recipe.items() if recipe_then.get(k) != v})
 reviews_bert, reviews_tok, _ = bert_checkpoint.load_small_bert(bert_checkpoint.REVIEWS_DIR)
 reviews_bert = reviews_bert.to(device)
 review_cloze = ["a complete [MASK] of time .", "i would [MASK] recommend this film to anyone .",
@@ -817,7 +869,7 @@ viz.show_table([{"sentence": s_, "Wikipedia model": top5(small, s_),
 waste = fill_mask(reviews_bert, reviews_tok, review_cloze[0])[0][0]
 print(f"top-1 for '{review_cloze[0]}': reviews model {waste!r}, Wikipedia model "
       f"{fill_mask(small, small_tok, review_cloze[0])[0][0]!r}")
-assert waste == "waste"  # the idiom of reviews, which Wikipedia does not teach
+assert waste == "waste"  # the idiom of reviews (the Wikipedia model's top-1 is printed beside it)
 se = math.sqrt(in_domain["random init"] * (1 - in_domain["random init"]) / downstream["n_test"])
 print(f"gains: Wikipedia {general['gain (points)']:+.1f}, reviews {in_domain['gain (points)']:+.1f} points; "
       f"the reviews' gain is {in_domain['gain (points)'] / (100 * se):.1f} standard errors of one dev accuracy")
@@ -867,14 +919,16 @@ assert abs(later - same_steps["movie reviews"]) < 0.01                # and at t
 # reviews model also ran three times as long. The sweeps, one seed each, separate text from steps: at the same
 # steps (6,000–10,000) the review snapshots fine-tune about two points better than the Wikipedia ones, and from
 # 11,000 steps on the reviews' curve is flat at lr 1e-3; the table's pre-trained start chose 3e-4 and reads 0.775.
-# (An earlier 9,000-step run of the same recipe gained 3.5 points; `docs/PRETRAINING_TRIALS.md` keeps it, and
-# the trials that gained less.)
+# (`docs/PRETRAINING_TRIALS.md` records two earlier 9,000-step runs of the reviews recipe, which gained 2.8 and
+# 3.5 points, and the other trials; none is re-measured here.)
 #
-# It has learned the idiom of reviews — "a complete *waste* of time", *highly* recommend, *best* or *worst*
-# films — which Wikipedia does not teach, but not yet what a review's verdict is: for "the acting is [MASK] and
-# the story is boring" it ranks *bad* and *good* alike. That is Gururangan et al.'s lesson in miniature, and
-# still modest in absolute terms: 0.77 on SST-2 after 2.7 CPU-hours, where MiniLM, pre-trained at scale,
-# fine-tunes to 0.85 (the first table).
+# It has learned the idiom of reviews far better than the Wikipedia model: "a complete *waste* of time" (1.00;
+# the Wikipedia model says *one*), *highly* recommend (0.44; Wikipedia: *not*), and *best* / *worst* films at
+# 0.57 / 0.35 where the Wikipedia model has them at 0.09 / 0.04. But not yet what a review's verdict is: for
+# "the acting is [MASK] and the story is boring" it ranks *bad* and *good* alike. That is Gururangan et al.'s
+# lesson in miniature, and still modest in absolute terms: 0.775 on SST-2 after 160 minutes of pre-training
+# (wall time, the table), where MiniLM, pre-trained at scale, fine-tunes to 0.853 in the class run (the first
+# table).
 
 # %% [markdown]
 # ## 9. Paper scale
@@ -931,8 +985,8 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 # ## Summary
 #
 # - BERT = the Transformer encoder, bidirectional; input = token + segment + position embeddings with
-#   `[CLS]` (sequence summary) and `[SEP]` (segment end); WordPiece keeps the vocabulary small and
-#   open.
+#   `[CLS]` (sequence summary) and `[SEP]` (segment end); WordPiece keeps the vocabulary small, and a word
+#   is `[UNK]` only if it holds a character the vocabulary lacks.
 # - Masked LM: 15% of the tokens are prediction targets; 80/10/10 `[MASK]`/random/unchanged; the loss
 #   ignores the other 85% (label −100). Dynamic masking shows the model many more targets per sentence.
 # - NSP: 50/50 pairs from a document-structured corpus, predicted from `[CLS]`.
@@ -940,13 +994,17 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 #   random start. Our small BERT shows the effect in miniature, and only once its MLM loss has left the
 #   unigram plateau: a few hundred steps (the live run) predict frequent pieces whatever the context;
 #   the committed 10,000 steps beat the random start on SST-2 with every seed, by about two points
-#   (section 8's fair comparison) — modest, as ~600k words of pre-training text are.
-# - The text matters: the same recipe on 17M words of movie reviews, run three times as long, gains 5.9 points
-#   on SST-2 (every seed ahead; 4.2 with each start at its best dev rate), fine-tunes better than the Wikipedia
-#   model at equal steps, and fills review blanks with review words — in-domain pre-training (Gururangan et al.
-#   2020), in miniature, and still short of what scale buys.
-# - With good pre-trained weights, fine-tuning beats frozen features, and which frozen layer you take
-#   matters; freezing the lowest layers while fine-tuning costs little accuracy and saves compute.
+#   (section 8's fair comparison) — modest, like its pre-training text (WikiText-2's two small splits and
+#   SST-2's sentences).
+# - The text matters: the same model size and objective on 17M words of movie reviews, run three times as long
+#   with its own batch mix, gains 5.9 points on SST-2 (every seed ahead; 4.2 with each start at its best dev
+#   rate), fine-tunes better than the Wikipedia model at equal steps (0.758 against 0.739, the mean of the
+#   snapshots of steps 6,000–10,000, one seed each), and fills review blanks with review idioms — in-domain
+#   pre-training (Gururangan et al. 2020), in miniature, and still short of what scale buys.
+# - With good pre-trained weights, fine-tuning beats frozen features (MiniLM in the class run: 0.853 against
+#   0.782–0.815 for the five frozen choices); our small BERT's frozen layers are all weak (0.628–0.654).
+#   MiniLM's CPU recipe freezes its embeddings and two lowest layers; what that costs and saves against
+#   training every weight is Exercise 5's question.
 # - The course's `Bert` loads a real checkpoint and matches `transformers` to float precision; its
 #   contextual vectors separate the senses of *bank* and *green* more and more with depth.
 # - BERT cannot generate: its representations look to the right, and it never learned p(next | left).
@@ -956,9 +1014,10 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 # %% [markdown]
 # **Exercise 1 — the masking rule.** Write `my_mask_tokens(input_ids, vocab_size, mask_id, special_ids,
 # pad_id)` returning `(corrupted_ids, labels)`: select 15% of the non-special, non-padding positions;
-# replace 80% of the selected ones by `mask_id`, 10% by a random id drawn uniformly from `[0, vocab_size)`,
-# keep 10%; labels are the original ids at the selected positions and −100 elsewhere (both int64 tensors
-# of the shape of `input_ids`). Use `torch.rand` (the check calls it 20 times).
+# replace 80% of the selected ones by `mask_id`, 10% by a random id drawn uniformly from `[0, vocab_size)`
+# (simpler than `mask_tokens`, which leaves the special ids out), keep 10%; labels are the original ids at the
+# selected positions and −100 elsewhere (both int64 tensors of the shape of `input_ids`). Use `torch.rand`
+# (the check calls it 20 times).
 
 # %%
 # EXERCISE 1: the masking rule
@@ -1016,11 +1075,14 @@ check_cls_head(my_cls_head)
 # with mean pooling prefer the mean?
 #
 # === BEGIN MARK SCHEME ===
-# all-MiniLM-L6-v2 was trained (contrastively) on mean-pooled outputs, so its pooler weights are left
-# over from the original MiniLM and its `[CLS]` vector is not a trained summary; with a few hundred steps
-# the mean-pooled head starts from a good sentence representation, the `[CLS]` head must first learn
-# one. Learning rate: too small (1e-5) barely moves in one short epoch; too large (1e-3) destroys the
-# pre-trained weights (catastrophic forgetting) — the paper's range is 2e-5 to 5e-5 for 2–4 epochs.
+# Not run in this notebook: mark a fair comparison (same sentences, seed and epochs) and the reasoning, not a
+# fixed outcome. What to expect: all-MiniLM-L6-v2 was trained (contrastively) on mean-pooled outputs (its
+# model card), so its `[CLS]` vector was never trained as a summary and its pooler is most likely left over
+# from the original MiniLM; with a few hundred steps the mean-pooled head starts from a good sentence
+# representation, the `[CLS]` head must first learn one. Learning rate: a rate ten times smaller (1.5e-5) is
+# likely to move too little in one short epoch; one ten times larger (1.5e-3) risks overwriting the pre-trained
+# weights (catastrophic forgetting) — the paper fine-tunes at 2e-5 to 5e-5 for 2–4 epochs (Devlin et al. 2019,
+# §A.3). Our small BERT chose 1e-3 (section 8), but it starts from far weaker weights.
 # === END MARK SCHEME ===
 
 # %% [markdown]
@@ -1029,12 +1091,15 @@ check_cls_head(my_cls_head)
 # seconds. Where is the best trade-off on a CPU, and why does freezing the lowest layers cost so little?
 #
 # === BEGIN MARK SCHEME ===
-# Measured on the course's 2-core CPU (8,000 sentences, batch 32, lr 1.5e-4; expect ±1 point between
-# runs; times vary with the machine — the stored class run of §8 gives 0.853 in 57 s for 2): None
-# 0.861 in 97 s, 0 0.861 in 87 s, 2 0.860 in 70 s, 4 0.822 in 54 s, 6 0.772 in 36 s. Time
+# One earlier measurement on the course's 2-core CPU (8,000 sentences, batch 32, lr 1.5e-4; recorded in
+# `docs/TEACHING.md`, not re-run by this notebook; expect ±1 point between runs, and times vary with the
+# machine and its load): None 0.861 in 97 s, 0 0.861 in 87 s, 2 0.860 in 70 s, 4 0.822 in 54 s, 6 0.772 in
+# 36 s. The stored class run of §8 gives 0.853 in 54 s for 2, about a point lower and faster. Time
 # falls steadily with each frozen layer (no backward pass below the cut; at 6 only the forward pass and
-# the head remain), while accuracy does not move until half the layers are frozen and then falls to
-# the feature-based result (6 frozen = the "last layer" feature-based row). The best trade-off is 2.
+# the head remain), while accuracy does not move until half the layers are frozen and then falls towards
+# the feature-based results: 6 frozen trains only a head on frozen last-layer features, like the "last"
+# feature-based row (0.798 in the class run), but with one epoch of AdamW on raw features rather than
+# L-BFGS on standardised ones, which is one likely reason it lands lower. The best trade-off is 2.
 # The lower layers of a pre-trained encoder hold general lexical and syntactic features that a
 # sentiment task does not need to change (Merchant et al. 2020 found that fine-tuning changes mostly
 # the top layers); freezing them also protects the vectors of words the small training subset never

@@ -276,10 +276,10 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# In the class run (300 training steps per model) the LSTM's advantage is clear but short-ranged. At
-# d = 5 all three models recall the symbol (1.00). At d = 10 the LSTM recalls the symbol with either
-# initialisation (1.00) and the RNN does not (0.53). At d = 20 only the LSTM with b_f = 1 is well above
-# chance (0.72; the RNN 0.23, the default LSTM 0.25), and at d = 40 all three are at chance (0.25): with
+# In the class run (300 training steps per model) the LSTM's advantage is clear up to d = 20 and gone at
+# d = 40. At d = 5 all three models recall the symbol (1.00). At d = 10 the LSTM recalls the symbol with
+# either initialisation (1.00) and the RNN does not (0.53). At d = 20 only the LSTM with b_f = 1 recalls it
+# (1.00; the RNN 0.23, the default LSTM 0.25), and at d = 40 all three are at chance (0.25): with
 # this budget no model bridges 40 distractors. One likely reason for the gain from b_f = 1 is the one
 # measured above on untrained cells (Jozefowicz et al. 2015): more of the gradient from the answer reaches
 # the first step early in training. This experiment does not measure it.
@@ -443,9 +443,9 @@ print("properties searched:", list(props))
 print("one value per character:", all(len(v) == len(probe) for v in props.values()))
 
 # %% [markdown]
-# In the class run only the line-position cell stands far above the baseline: r = 0.666 against a best
+# In the class run only the line-position cell stands far above the baseline: r = 0.779 against a best
 # |r| of 0.229 in the untrained LSTM. The other two are weaker evidence: for "speaker-name line" an
-# untrained cell already reaches 0.438 (trained 0.657), and for "position in word" 0.606 against 0.623 —
+# untrained cell already reaches 0.438 (trained 0.660), and for "position in word" 0.606 against 0.623 —
 # on that probe the trained model barely beats an untrained one.
 #
 # The best "line position" cell, coloured over held-out text (blue = its lowest, red = its highest
@@ -638,10 +638,10 @@ if S.profile == "class":                        # the class run's table, as the 
 # %% [markdown]
 # The biLM sees the right context: in the class run *is the next character a line break?* is nearly
 # solved from its layers (0.32% errors). The forward-only LM has to *predict* the line break; it does so
-# well (1.15% errors against 3.62% for the majority class) but makes several times as many errors as the
+# well (1.17% errors against 3.62% for the majority class) but makes several times as many errors as the
 # biLM (line breaks are rare, so compare errors, not accuracies near the majority class). The vowel probe
 # needs no context and both models get it (1.000). For *in the first word of its line?*, which needs only
-# the left context, the second direction adds nothing: 0.968 for the biLM against 0.969 for the
+# the left context, the second direction adds nothing: 0.969 for the biLM against 0.970 for the
 # forward-only LM (majority class 0.875). The learned weights differ by task (rows of the table): the two
 # context tasks put little weight on the embedding (s_0 = 0.105 and 0.063), and even the vowel probe
 # puts less than half there (0.452).
@@ -675,16 +675,16 @@ if S.profile == "class":                        # the class run's table, as the 
 #   ∂c_t/∂c_{t−1} = diag(f_t), no V and no tanh'. In a fresh cell, 40 steps back, the gradient is
 #   1.2e-08 with b_f = 0, 2.0e-03 with b_f = 1 and 4.1e+00 with b_f = 3 (Elman RNN: 2.0e-11).
 # * Recalling a symbol after d distractors (class run, 300 steps per model): the LSTM wins at d = 10
-#   (1.00 against the RNN's 0.53), only the LSTM with b_f = 1 gets past chance at d = 20 (0.72), and at
+#   (1.00 against the RNN's 0.53), only the LSTM with b_f = 1 recalls it at d = 20 (1.00), and at
 #   d = 40 every model is at chance (0.25).
 # * The character LSTM is trained with exactly the recipe and sizes of notebook 03's RNN and reaches a
 #   validation perplexity of 5.31 in the class run (notebook 03 prints the RNN's). One of its cells tracks
-#   the position in the line (r = 0.666 against 0.229 for an untrained LSTM) — found by correlation, not
+#   the position in the line (r = 0.779 against 0.229 for an untrained LSTM) — found by correlation, not
 #   by eye; the best position-in-word cell barely beats an untrained one (0.623 against 0.606).
 # * Bi-LSTMs concatenate two directions; stacked LSTMs feed layers upwards; ELMo's biLM is a forward and a
 #   backward stacked LSTM LM, and each task learns its own softmax-weighted, γ-scaled mix of the layers.
 #   On a right-context probe (next character a line break?) our character biLM makes 0.32% errors, a
-#   forward-only LM 1.15% and the majority class 3.62% (table in §7); on a left-context probe (first
+#   forward-only LM 1.17% and the majority class 3.62% (table in §7); on a left-context probe (first
 #   word of the line?) the second direction adds nothing.
 #
 # ## Exercises

@@ -55,7 +55,7 @@ print(S, "on", device)
 #
 # The Stanford Sentiment Treebank (Socher et al. 2013) in its binary GLUE form: the training set
 # has 67k phrases and sentences, the development set 872 full sentences. We train on a random
-# subset whose size depends on the profile and always evaluate on the full dev set.
+# subset whose size depends on the profile and evaluate on the full dev set whatever the profile.
 
 # %%
 sst = data.load_sst2()

@@ -337,8 +337,8 @@ assert live_test.bleu >= S.min_bleu
 # %% [markdown]
 # In the class run the live model reaches 11.71 test BLEU after 700 updates (280 s on this run's machine), yet
 # none of the four translations above is right: three begin like their reference ("il a …", "laissez-moi …",
-# "que …") and then go astray, and *I've got a plan* becomes "j'ai un petit petit petit". The reference model below had twelve times as many
-# updates of a model four times the size.
+# "que …") and then go astray, and *I've got a plan* becomes "j'ai un petit petit petit". The reference model
+# below had twelve times as many updates of a model four times the size.
 #
 # ### The reference Transformer, and the GRU with attention at an equal budget
 #

@@ -16,8 +16,8 @@
 # from Tatoeba, compare three ways of training the decoder, decode with greedy and beam search,
 # score with BLEU, and find where a single context vector runs out of breath.
 #
-# Two models appear. The one trained **live** here is small and trains in well under a minute per run
-# (30.9 to 38.1 s in the class run), enough to watch the loop learn and to compare ways of training.
+# Two models appear. The one trained **live** here is small and trains in about one to two minutes per run
+# (76.4 to 112.2 s in the stored class run), enough to watch the loop learn and to compare ways of training.
 # The one we **analyse** is the course's reference GRU encoder–decoder: the same architecture, but
 # wider, with dropout, label smoothing and a learning-rate schedule, trained on all training pairs for
 # much longer (`data/translation/seq2seq/`, 85 minutes of a CPU core; its report has the recipe, curves
@@ -267,11 +267,11 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# In the class run teacher forcing ends best: held-out loss 4.413 and greedy BLEU 5.84, against 5.295
-# and 2.13 for free running. One likely reason: once the first word is wrong, the gold target for
+# In the class run teacher forcing ends best: held-out loss 4.413 and greedy BLEU 5.84, against 5.293
+# and 2.70 for free running. One likely reason: once the first word is wrong, the gold target for
 # step 2 no longer follows from what the decoder read, so early in training much of the free-running
 # signal is noise. Scheduled sampling starts as teacher forcing and gradually exposes the model to its
-# own mistakes; its held-out loss ends between the two (4.949), but its BLEU (2.13) is no better than
+# own mistakes; its held-out loss ends between the two (4.929), but its BLEU (1.85) is no better than
 # free running's — perhaps because at this small budget the switch comes before the model's predictions
 # are good (this run does not measure that). (The training-loss curves are not comparable across
 # regimes: each is measured on what that regime read.)
@@ -292,7 +292,7 @@ print(f"live teacher-forced model after {S.steps} steps: greedy BLEU {final['tea
 # %% [markdown]
 # ### The reference model: a wider recipe, trained longer
 #
-# Half a minute of live training (30.9 s with teacher forcing in the class run) gives a model that has
+# A minute or so of live training (76.4 s with teacher forcing in the stored class run) gives a model that has
 # started to translate. The reference model of this notebook was trained with the course recipe — the
 # same encoder–decoder, but wider (320-d embeddings shared by both languages and the output layer, a
 # bidirectional GRU encoder of 2 × 160 units, a 320-unit GRU decoder) and with dropout 0.2; teacher
@@ -559,7 +559,7 @@ if S.profile == "class":                        # the class run's table, as the 
     assert rates["reference model"] > rates["live, teacher forcing"]
 
 # %% [markdown]
-# In the class run the free-running model repeats itself most (0.828 of its outputs), far above the
+# In the class run the free-running model repeats itself most (0.839 of its outputs), far above the
 # references (0.173). The rate does not follow quality, though: the reference model (18.31 BLEU on the
 # first 200 test sentences) repeats more often (0.335) than the live teacher-forced model (5.84 BLEU,
 # 0.276). Nor is every flagged output degenerate: *un problème est un problème* copies the source's own
@@ -578,8 +578,8 @@ if S.profile == "class":                        # the class run's table, as the 
 # - Teacher forcing reads the gold prefix, so at test time the decoder meets its own predictions
 #   (exposure bias, not measured here); free running trains under test conditions. In the class run
 #   teacher forcing gave the best live model (held-out loss 4.413, BLEU 5.84), free running the worst
-#   (5.295, 2.13), and scheduled sampling, which moves from one to the other, ended between them in loss
-#   (4.949) and level with free running in BLEU.
+#   (5.293, 2.70), and scheduled sampling, which moves from one to the other, ended between them in loss
+#   (4.929) and below free running in BLEU (1.85).
 # - Decoding: greedy = arg-max fed back until `<eos>`; beam search keeps k prefixes, and with k = 1 is
 #   greedy. A wider beam finds likelier outputs, not always better ones (BLEU 17.831 at k = 4, 17.713 at
 #   k = 8). Without length normalisation the beam prefers shorter outputs, yet in our table α = 1 gave
@@ -592,7 +592,7 @@ if S.profile == "class":                        # the class run's table, as the 
 #   long sources (34.88 to 25.77) but keeps 0.74: long sentences are harder for both, and the larger
 #   loss without attention points to the fixed-size context vector as a bottleneck. Attention gains
 #   15.7 points on the short sources and 17.7 on the long ones.
-# - Repetition: in the class run the free-running live model repeats a word or bigram in 0.828 of its
+# - Repetition: in the class run the free-running live model repeats a word or bigram in 0.839 of its
 #   test outputs, against 0.173 for the references (a crude test that also counts ordinary repeats).
 #   Notebook 06 lets the decoder look back at every encoder state: attention.
 #

@@ -279,10 +279,10 @@ assert runs["RoPE"]["val"] < runs["learned positions"]["val"]
 
 # %% [markdown]
 # With the same block, steps and batches, the model with RoPE ends with the lower validation loss (the
-# table above; 2.297 against 2.515 in the class run). One likely reason, not measured here: learned positions
+# table above; 2.295 against 2.516 in the class run). One likely reason, not measured here: learned positions
 # must be *learned*, position by position, from the data, while RoPE gives every head its offsets from the
 # first step. One seed each, though: in the class run, section 3 trains this RoPE model again with another
-# seed and its loss moves by 0.158 (against a gap of 0.218 here), so read the gap as suggestive, not decisive.
+# seed and its loss moves by 0.157 (a little less than the gap here), so read the gap as suggestive, not decisive.
 #
 # **Beyond the trained context.** Both were trained on windows of 64 characters. The learned-position model
 # has no vector for position 64: it cannot even be run on longer windows, by construction. The RoPE model
@@ -327,8 +327,8 @@ assert beyond["128–255"] > 0                                                  
 # %% [markdown]
 # Read the table and the curve together. Past position 64 the RoPE model keeps running, and the differences
 # printed above compare its loss with that of positions 32–63 (the second half of the trained window): in
-# the class run it is already a little higher up to twice the trained length (+0.050) and much higher up to
-# four times (+0.311). Inside the trained window, more context does not lower the loss: in the class run
+# the class run it is already a little higher up to twice the trained length (+0.037) and much higher up to
+# four times (+0.281). Inside the trained window, more context does not lower the loss: in the class run
 # positions 32–63 have a slightly higher loss than positions 0–31 (printed last; by less than 0.02). RoPE makes
 # longer inputs *possible*; it does not teach the model what to do with offsets it never saw. One likely
 # reason for the rise is that attention patterns learned at short range are applied at distances where they
@@ -513,13 +513,13 @@ assert all(r["val loss"] < math.log(V) - 0.5 for r in gqa_rows)               # 
 assert gqa_rows[1]["parameters"] < gqa_rows[0]["parameters"] and gqa_rows[2]["parameters"] < gqa_rows[1]["parameters"]
 
 # %% [markdown]
-# In the class run both variants came out *lower* than the multi-head run (GQA 2.137, MQA 2.139, against
-# 2.297) — but so did the multi-head model with another seed (2.139): the change of seed alone moved it by
-# 0.158, as much as either variant differs, so these gaps say nothing about the attention variant. (GQA and MQA
-# share the first run's seed and batches, yet they land with the second run: three of the four runs agree
-# within 0.002, and the first multi-head run — the RoPE model of section 1 — is the one apart.) Runs this
-# short and this small cannot
-# measure the quality cost of sharing keys and values — Ainslie et al. (2023) needed large models for that —
+# In the class run both variants came out *lower* than the multi-head run (GQA 2.136, MQA 2.144, against
+# 2.295) — but so did the multi-head model with another seed (2.138): the change of seed alone moved it by
+# 0.157, about as much as either variant differs, so these gaps say nothing about the attention variant.
+# (GQA and MQA share the first run's seed and batches, yet they land with the second run: three of the four
+# runs lie close together (2.136 to 2.144), and the first multi-head run — the RoPE model of section 1 — is
+# the one apart.) Runs this short and this small cannot measure the quality cost of sharing keys and
+# values — Ainslie et al. (2023) needed large models for that —
 # but they do show the sure part: the cache column. And the cache is where the saving lies: training processes
 # all positions at once and never reads a cache, while *generating* reads the whole cache at every step.
 #
@@ -643,10 +643,11 @@ for name in ("naive", "tiled"):                                                 
 # quadratic in $T$ (×4 per doubling, the two $T \times T$ matrices), the tiled one's grows only with the
 # output, linearly (at most ×2, and less while the constant tile still weighs). The times (one run each, in
 # milliseconds) show more than one might expect of a Python loop: in the class run the tiled version was the
-# faster one from $T$ = 1,024 on — about 0.01 s against 0.03 s, and 0.04 s against 0.19 s at $T$ = 2,048 (the
-# ratios printed above). It can be so because the written-out attention computes all $T^2$ scores, the masked
-# future ones included, and writes and reads two $(4, T, T)$ matrices (133 MiB at $T$ = 2,048), while the tiled
-# one skips the key tiles that lie in the future (about half the work) and works on one small tile at a time;
+# faster one from $T$ = 1,024 on — in the stored run 44.50 ms against 92.82 ms, and 122.31 ms against
+# 312.70 ms at $T$ = 2,048 (the ratios printed above). It can be so because the written-out attention
+# computes all $T^2$ scores, the masked future ones included, and writes and reads two $(4, T, T)$ matrices
+# (133 MiB at $T$ = 2,048), while the tiled one skips the key tiles that lie in the future (about half the
+# work) and works on one small tile at a time;
 # which of the two matters more is not measured here. FlashAttention's speed on a GPU comes, the paper says,
 # from running this loop inside one fused kernel, with a tile in the fast on-chip memory, so that $S$ and $P$
 # never travel to and from the GPU's main memory; `F.scaled_dot_product_attention` (notebook 07's fused path)
@@ -823,17 +824,18 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 # %% [markdown]
 # In the class run, at equal parameters and equal training time, the Llama block is ahead at the end of the run
 # (asserted); the differences printed above say how the two compare at half and three quarters of the time,
-# where the order depends on how many steps the machine managed — in a run slowed to a third of the class run's
-# speed by another job beside it, the GPT-2 block led at half the time and the Llama block from three quarters on.
+# where the order depends on how many steps the machine managed — in a run of 2026-11-28 that is not stored,
+# slowed by another job beside it to 8.6 and 8.2 steps per second, the GPT-2 block led at half the time (by
+# 0.010) and the Llama block from three quarters on.
 # It is a single-seed measurement with one recipe (notebook 10's, tuned for the GPT) for both, and the final
-# gap is smaller than the 0.158 by which a change of seed moved the RoPE model in section 3: read it as
+# gap is smaller than the 0.157 by which a change of seed moved the RoPE model in section 3: read it as
 # suggestive, not decisive. Of the changes one by one, this notebook ablates only the positions (section 1);
 # the papers cited here ablate theirs at larger scale. (The `quick` profile trains for a few seconds only,
 # too short to call the race; there the comparison is printed but not asserted, and the GPT-2 block may
 # well come out ahead.)
 #
 # Equal *time* depends on the machine, too. On the CPU of the class run the two blocks ran at similar
-# speeds (25.5 and 23.8 steps per second, GPT-2 first: printed above). In the recorded run on an H200
+# speeds (13.4 and 12.9 steps per second, GPT-2 first: printed above). In the recorded run on an H200
 # printed above (the README's *On a GPU*) the gap is wider: the Llama block managed 79.0 steps per second
 # against the GPT-2 block's 128.5. One likely reason, which no output here measures: models this small are
 # bound by kernel launches on a GPU, and the Llama block launches more, smaller kernels per step (the
@@ -847,22 +849,22 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 # - **RoPE** rotates each pair of query/key dimensions by $m\theta_i$; the score of a rotated query and key
 #   depends only on their offset. Interleaved (paper) and half-split (Hugging Face) pairs are the same model
 #   up to a permutation of $W_q, W_k$. On the character task it ended with a lower loss than learned positions
-#   (2.297 against 2.515 in the class run, one seed each), and it runs beyond the trained context, but there
-#   its loss is higher (+0.050 up to twice the trained length, +0.311 beyond): longer inputs are possible, not
+#   (2.295 against 2.516 in the class run, one seed each), and it runs beyond the trained context, but there
+#   its loss is higher (+0.037 up to twice the trained length, +0.281 beyond): longer inputs are possible, not
 #   free.
 # - **RMSNorm** is LayerNorm without centring and bias; **SwiGLU** is a gated MLP whose width ⅔ · 4C keeps
 #   the weights of a 4C GELU MLP.
 # - **Grouped-query / multi-query attention** share key/value heads across query heads: the KV cache shrinks
 #   by $H / H_{kv}$ (Llama 2 70B: 320 KiB instead of 2.5 MiB per token), and only $W_K$, $W_V$ lose
 #   parameters; what it costs in quality is a question for models and runs far larger than ours (in ours,
-#   GQA and MQA came out lower than multi-head attention by no more than a change of seed moves a run).
+#   GQA and MQA came out lower than multi-head attention by about as much as a change of seed moves a run).
 # - **FlashAttention** computes exact attention tile by tile with the online softmax (rescale the running sum
 #   and output by $e^{m_{old} - m_{new}}$); memory becomes linear in $T$. On our CPU even the plain-Python
 #   tiled loop was faster than the written-out attention from $T$ = 1,024 on (class run), which computes and
 #   stores the full $T \times T$ matrices; the speed FlashAttention reports on GPUs comes from a fused kernel.
 # - The course's `Llama` reproduces Hugging Face's `LlamaForCausalLM` (logits to 1e-5, greedy text). At equal
 #   parameters and time its block ended ahead of the GPT-2 block on Tiny Shakespeare in the class run on a CPU
-#   (by 0.120 nats/char, one seed: less than the 0.158 a change of seed moved a run in section 3), while in the
+#   (by 0.073 nats/char, one seed: less than the 0.157 a change of seed moved a run in section 3), while in the
 #   recorded H200 run the GPT-2 block led at half and three quarters of the time and the Llama block at the end.
 #
 # ## Exercises

@@ -352,7 +352,8 @@ assert live_report["final"]["mlm"] < uniform - 0.5  # and is well below a unifor
 # loss of a model that ignores the context and predicts every masked piece from the corpus frequencies — and
 # NSP stays at ln 2 (0.693). That is a plateau, not the end: the same recipe with batches of 64 sequences,
 # run for 10,000 steps (`python -m coursekit.bert pretrain --out data/bert`, committed with its report),
-# leaves it slowly and ends 2.5 nats below it, which a model that ignored the context could not do. We load
+# leaves it slowly and ends far below it (its curve is drawn further down), which a model that ignored the
+# context could not do. We load
 # that run and use it from here on.
 
 # %%
@@ -714,7 +715,7 @@ if S.profile != "quick":  # 256 sentences (quick) are too few for either to be m
 # %% [markdown]
 # In the class run our small BERT's frozen features are weak whichever layer is taken: 0.628 to 0.654, and
 # the last layer (0.628) is no better than the input embeddings (0.634); fine-tuned, it reaches 0.741. MiniLM's
-# frozen layers give 0.782 to 0.815, and its fine-tuning 0.853.
+# frozen layers give 0.782 to 0.814, and its fine-tuning 0.853.
 #
 # **What is pre-training worth as it goes on?** The committed run kept its weights every 500 steps. Each
 # snapshot was fine-tuned with this section's class recipe (3,000 sentences, 3 epochs, lr 1e-3, seed 0);
@@ -803,7 +804,7 @@ assert best_dev["pretrained"] > best_dev["random"]  # and stays ahead even again
 # average — short of the three points we aimed for, and only 1.3 standard errors of an 872-sentence
 # dev set (printed above). Ten thousand CPU steps on this small text buy our BERT some knowledge of review
 # language (section 5's fill-in-the-blank) but little of what sentiment depends on. MiniLM — distilled from a
-# larger model, then trained on over a billion sentence pairs (its model card) — gains 24.2 points over its
+# larger model, then trained on over a billion sentence pairs (its model card) — gains 0.242 in accuracy over its
 # random start in the class run (0.853 against 0.611, the line printed under the first table), but with its
 # own recipe (8,000 sentences, one epoch, the bottom frozen, so that its random start keeps random frozen
 # layers), so the two gains are not measured alike. Two models make no law; the next comparison shows that
@@ -919,8 +920,8 @@ assert abs(later - same_steps["movie reviews"]) < 0.01                # and at t
 # reviews model also ran three times as long. The sweeps, one seed each, separate text from steps: at the same
 # steps (6,000–10,000) the review snapshots fine-tune about two points better than the Wikipedia ones, and from
 # 11,000 steps on the reviews' curve is flat at lr 1e-3; the table's pre-trained start chose 3e-4 and reads 0.775.
-# (`docs/PRETRAINING_TRIALS.md` records two earlier 9,000-step runs of the reviews recipe, which gained 2.8 and
-# 3.5 points, and the other trials; none is re-measured here.)
+# (`docs/PRETRAINING_TRIALS.md` records two earlier 9,000-step runs of the reviews recipe, which gained about three
+# points each, and the other trials; none is re-measured here.)
 #
 # It has learned the idiom of reviews far better than the Wikipedia model: "a complete *waste* of time" (1.00;
 # the Wikipedia model says *one*), *highly* recommend (0.44; Wikipedia: *not*), and *best* / *worst* films at
@@ -993,7 +994,7 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 # - Pre-training at scale is what makes BERT work: MiniLM fine-tuned vs the same architecture from a
 #   random start. Our small BERT shows the effect in miniature, and only once its MLM loss has left the
 #   unigram plateau: a few hundred steps (the live run) predict frequent pieces whatever the context;
-#   the committed 10,000 steps beat the random start on SST-2 with every seed, by about two points
+#   the committed 10,000 steps ended ahead of the random start on SST-2 with each seed, by about two points
 #   (section 8's fair comparison) — modest, like its pre-training text (WikiText-2's two small splits and
 #   SST-2's sentences).
 # - The text matters: the same model size and objective on 17M words of movie reviews, run three times as long
@@ -1001,13 +1002,14 @@ print(f"notebook wall time so far: {time.perf_counter() - T0:.0f} s (profile {S.
 #   rate), fine-tunes better than the Wikipedia model at equal steps (0.758 against 0.739, the mean of the
 #   snapshots of steps 6,000–10,000, one seed each), and fills review blanks with review idioms — in-domain
 #   pre-training (Gururangan et al. 2020), in miniature, and still short of what scale buys.
-# - With good pre-trained weights, fine-tuning beats frozen features (MiniLM in the class run: 0.853 against
-#   0.782–0.815 for the five frozen choices); our small BERT's frozen layers are all weak (0.628–0.654).
+# - With good pre-trained weights, fine-tuning beats frozen features (asserted above; MiniLM in the class run:
+#   0.853 against 0.782–0.814 for the five frozen choices); our small BERT's frozen layers are all weak (0.628–0.654).
 #   MiniLM's CPU recipe freezes its embeddings and two lowest layers; what that costs and saves against
 #   training every weight is Exercise 5's question.
 # - The course's `Bert` loads a real checkpoint and matches `transformers` to float precision; its
 #   contextual vectors separate the senses of *bank* and *green* more and more with depth.
-# - BERT cannot generate: its representations look to the right, and it never learned p(next | left).
+# - BERT cannot generate: its representations look to the right, and its training objectives do not include
+#   p(next | left).
 #
 # ## Exercises
 

@@ -145,9 +145,9 @@ def sync_prose(path: Path) -> int:
         if not twin.is_file():
             raise FileNotFoundError(f"no {twin.name}: sync_prose needs both twins of a notebook")
     source, executed = read_source(py), nbformat.read(str(ipynb), as_version=4)
-    kinds = [c.cell_type for c in source.cells], [c.cell_type for c in executed.cells]
-    code = [(c.source.strip() for c in nb.cells if c.cell_type == "code") for nb in (source, executed)]
-    if kinds[0] != kinds[1] or list(code[0]) != list(code[1]):
+    code_only = [[(kind, text if kind == "code" else "") for kind, text in cell_sources(nb)]
+                 for nb in (source, executed)]                 # every cell's kind, and the code cells' text
+    if code_only[0] != code_only[1]:
         raise ValueError(f"{py.name} and {ipynb.name} differ in their code cells (or in the order of the cells): "
                          f"the stored outputs would not match the code; run `python -m coursekit.nbtools run {py}`")
     changed = 0

@@ -23,9 +23,10 @@ import math
 import torch
 from torch import nn
 
-from coursekit.validation import check_positive_int, check_probability, received
+from coursekit.training.loop import _check_module
+from coursekit.validation import check_positive_float, check_positive_int, check_probability, received
 
-__all__ = ["LoRALinear", "add_lora", "merge_lora", "lora_state_dict", "load_lora_state_dict", "trainable_parameters"]
+__all__ = ["LoRALinear", "add_lora", "merge_lora", "lora_state_dict", "load_lora_state_dict"]
 
 
 class LoRALinear(nn.Module):
@@ -36,8 +37,7 @@ class LoRALinear(nn.Module):
         if not isinstance(base, nn.Linear):
             raise TypeError(f"base must be an nn.Linear, got {type(base).__name__}")
         check_positive_int(r, "r")
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha <= 0:
-            raise ValueError(f"alpha must be a positive finite number, got {received(alpha)}")
+        check_positive_float(alpha, "alpha")
         check_probability(dropout, "dropout", inclusive_high=False)
         if r > min(base.in_features, base.out_features):
             raise ValueError(f"r={r} is above the rank of a {base.out_features} × {base.in_features} matrix: a "
@@ -89,9 +89,15 @@ class LoRALinear(nn.Module):
         return f"r={self.r}, alpha={self.alpha:g}"
 
 
-def _check_model(model) -> None:
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+def _replace(model: nn.Module, name: str, module: nn.Module) -> None:
+    """Put ``module`` where ``model``'s submodule ``name`` ("encoder.layers.0.self_attn.q_proj") is."""
+    parent_name, _, child = name.rpartition(".")
+    setattr(model.get_submodule(parent_name) if parent_name else model, child, module)
+
+
+def _adapters(model: nn.Module) -> dict[str, nn.Parameter]:
+    """The adapters' lora_A / lora_B parameters, by their names in ``model``."""
+    return {name: p for name, p in model.named_parameters() if name.rsplit(".", 1)[-1] in ("lora_A", "lora_B")}
 
 
 def add_lora(model: nn.Module, targets: tuple[str, ...] | list[str], *, r: int, alpha: float,
@@ -99,7 +105,7 @@ def add_lora(model: nn.Module, targets: tuple[str, ...] | list[str], *, r: int, 
     """Wrap every ``nn.Linear`` of ``model`` whose name ends with one of ``targets`` (``"q_proj"``,
     ``"self_attn.v_proj"``) in a :class:`LoRALinear`, and freeze every other parameter. Returns the wrapped
     names; a target that matches no linear layer is an error (a typo would otherwise train nothing)."""
-    _check_model(model)
+    _check_module(model)
     if isinstance(targets, str) or not isinstance(targets, (tuple, list)) or not targets:
         raise TypeError(f"targets must be a non-empty list of module-name suffixes, got {received(targets)}")
     if not all(isinstance(t, str) and t for t in targets):
@@ -114,28 +120,23 @@ def add_lora(model: nn.Module, targets: tuple[str, ...] | list[str], *, r: int, 
                          f"{[n for n, m in model.named_modules() if isinstance(m, nn.Linear)][:6]}")
     model.requires_grad_(False)
     for name in chosen:
-        parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, LoRALinear(getattr(parent, child), r, alpha, dropout))
+        _replace(model, name, LoRALinear(model.get_submodule(name), r, alpha, dropout))
     return chosen
 
 
 def merge_lora(model: nn.Module) -> int:
     """Replace every :class:`LoRALinear` of ``model`` by its merged ``nn.Linear``, in place; returns how many."""
-    _check_model(model)
+    _check_module(model)
     found = [(name, m) for name, m in model.named_modules() if isinstance(m, LoRALinear)]
     for name, module in found:
-        parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, module.merged())
+        _replace(model, name, module.merged())
     return len(found)
 
 
 def lora_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
     """Only the adapters' ``lora_A`` / ``lora_B`` tensors, by their names in ``model``: what a task stores."""
-    _check_model(model)
-    found = {name: p.detach().clone() for name, p in model.named_parameters() if name.rsplit(".", 1)[-1]
-             in ("lora_A", "lora_B")}
+    _check_module(model)
+    found = {name: p.detach().clone() for name, p in _adapters(model).items()}
     if not found:
         raise ValueError("model holds no LoRA adapters (add_lora adds them)")
     return found
@@ -144,10 +145,10 @@ def lora_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
 def load_lora_state_dict(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
     """Copy adapters saved by :func:`lora_state_dict` into a model prepared with the same :func:`add_lora` call.
     Every adapter of the model must be in ``state`` and every tensor of ``state`` must fit one: no partial load."""
-    _check_model(model)
+    _check_module(model)
     if not isinstance(state, dict):
         raise TypeError(f"state must be a dict of name → tensor, got {type(state).__name__}")
-    own = {name: p for name, p in model.named_parameters() if name.rsplit(".", 1)[-1] in ("lora_A", "lora_B")}
+    own = _adapters(model)
     if not own:
         raise ValueError("model holds no LoRA adapters: call add_lora with the same targets, r and alpha first")
     missing, unexpected = sorted(set(own) - set(state)), sorted(set(state) - set(own))
@@ -161,10 +162,3 @@ def load_lora_state_dict(model: nn.Module, state: dict[str, torch.Tensor]) -> No
     with torch.no_grad():
         for name, p in own.items():
             p.copy_(state[name])
-
-
-def trainable_parameters(model: nn.Module) -> tuple[int, int]:
-    """``(trainable, total)`` parameter counts: what an optimiser updates against what the model holds."""
-    _check_model(model)
-    params = list(model.parameters())
-    return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)

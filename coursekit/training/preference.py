@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from coursekit.validation import check_tensor, received
+from coursekit.validation import check_positive_float, check_tensor
 
 __all__ = ["DPOResult", "bradley_terry_loss", "dpo_loss", "sequence_logprob"]
 
@@ -90,8 +90,7 @@ def dpo_loss(policy_chosen: torch.Tensor, policy_rejected: torch.Tensor, referen
     reference model; ``beta`` > 0 sets how far the policy may move from the reference (small β: far)."""
     _check_scores({"policy_chosen": policy_chosen, "policy_rejected": policy_rejected,
                    "reference_chosen": reference_chosen, "reference_rejected": reference_rejected})
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 < beta < float("inf"):
-        raise ValueError(f"beta must be a positive finite number, got {received(beta)}")
+    check_positive_float(beta, "beta")
     chosen = beta * (policy_chosen - reference_chosen.detach())          # implicit rewards, Eq. 5 without β log Z
     rejected = beta * (policy_rejected - reference_rejected.detach())
     loss = -F.logsigmoid(chosen - rejected).mean()

@@ -522,9 +522,9 @@ LORA = [
     Bad("a rank above the matrix's", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 4), 5, 4), ValueError,
         r"r=5 is above the rank of a 4 × 8 matrix: a low-rank update needs r ≤ 4"),
     Bad("alpha 0", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 2, 0), ValueError,
-        r"alpha must be a positive finite number, got int 0"),
+        r"alpha must be positive and finite, got 0"),
     Bad("alpha NaN", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 2, NAN), ValueError,
-        r"alpha must be a positive finite number, got float nan"),
+        r"alpha must be positive and finite, got nan"),
     Bad("dropout 1", lora.LoRALinear, lambda: lora.LoRALinear(nn.Linear(8, 8), 2, 4, dropout=1.0), ValueError,
         r"dropout must lie in \[0, 1\), got 1.0"),
 
@@ -564,9 +564,6 @@ LORA = [
         lambda: lora.load_lora_state_dict(adapted_block(), {"q_proj.lora_A": torch.zeros(3, 8),
                                                               "q_proj.lora_B": torch.zeros(8, 3)}), ValueError,
         r"q_proj.lora_A: expected a tensor of shape \(2, 8\), got \(3, 8\)"),
-
-    Bad("a dict for the model", lora.trainable_parameters, lambda: lora.trainable_parameters({}), TypeError,
-        r"model must be an nn.Module, got dict"),
 ]
 
 # ==============================================================================================
@@ -598,9 +595,9 @@ PREFERENCE = [
         r"reward_chosen must be a floating-point tensor"),
 
     Bad("beta 0", preference.dpo_loss, lambda: preference.dpo_loss(SCORES, SCORES, SCORES, SCORES, beta=0),
-        ValueError, r"beta must be a positive finite number, got int 0"),
+        ValueError, r"beta must be positive and finite, got 0"),
     Bad("beta as a string", preference.dpo_loss, lambda: preference.dpo_loss(SCORES, SCORES, SCORES, SCORES, "0.1"),
-        ValueError, r"beta must be a positive finite number, got str '0.1'"),
+        TypeError, r"beta must be a number, got str"),
     Bad("per-token log-probabilities instead of per-sequence ones", preference.dpo_loss,
         lambda: preference.dpo_loss(randn(4, 3), randn(4, 3), randn(4, 3), randn(4, 3), beta=0.1), ValueError,
         r"policy_chosen must have 1 dimensions, got shape \(4, 3\)"),

@@ -11,13 +11,13 @@ import pytest
 import torch
 from torch import nn
 
+from coursekit.training.loop import count_parameters
 from coursekit.training.lora import (
     LoRALinear,
     add_lora,
     load_lora_state_dict,
     lora_state_dict,
     merge_lora,
-    trainable_parameters,
 )
 from coursekit.transformer.model import Transformer, TransformerConfig
 
@@ -59,7 +59,7 @@ def test_only_a_and_b_train_and_their_count_is_r_times_d_plus_k():
     model = _transformer()
     total = sum(p.numel() for p in model.parameters())
     add_lora(model, TARGETS, r=4, alpha=8)
-    trainable, total_after = trainable_parameters(model)
+    trainable, total_after = count_parameters(model), count_parameters(model, trainable_only=False)
     assert trainable == 24 * 4 * (16 + 16) and total_after == total + trainable
     src, tgt = _batch()
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -120,4 +120,4 @@ def test_the_same_numbers_give_the_outputs_of_peft():
         src, tgt = _batch()
         err = (ours(src, tgt) - theirs(src, tgt)).abs().max().item()
     assert err <= 1e-6, err
-    assert sum(p.numel() for n, p in theirs.named_parameters() if "lora_" in n) == trainable_parameters(ours)[0]
+    assert sum(p.numel() for n, p in theirs.named_parameters() if "lora_" in n) == count_parameters(ours)

@@ -1,11 +1,15 @@
 """Command line of the course's translation models.
 
-    python -m coursekit.translation evaluate MODEL [--json] [--beam K] [--limit N]
-    python -m coursekit.translation translate MODEL [--beam K] [--raw] < english.txt > french.txt
+    python -m coursekit.translation evaluate MODEL [--json] [--beam K] [--limit N] [--register formal|informal]
+    python -m coursekit.translation translate MODEL [--beam K] [--raw] [--register formal|informal] < en.txt > fr.txt
     python -m coursekit.translation train MODEL --work runs/MODEL --out data/translation/MODEL [--resume]
+    python -m coursekit.translation posttrain RECIPE --work runs/posttrain/RECIPE --out data/translation/register
     python -m coursekit.translation tokenizer [--out DIR]
 
 MODEL is one of ``seq2seq``, ``attention``, ``transformer`` (the committed models in data/translation/).
+``--register`` (Transformer only) loads the committed register adapter (``data/translation/register``, notebook 14)
+and asks for formal (*vous*) or informal (*tu*) French; ``evaluate --register`` adds the *vous* rate on the test
+sentences that say *you*. RECIPE is one of :data:`coursekit.translation.posttrain.RECIPES`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,15 @@ from coursekit.translation.benchmark import (
     train_tokenizer,
 )
 from coursekit.translation.core import TranslationData, readable_french, split_tokens
+from coursekit.translation.posttrain import RECIPES as POST_RECIPES
+from coursekit.translation.posttrain import (
+    export_run,
+    load_register_model,
+    register_figures,
+    tagged_test,
+    train_run,
+    you_test_sources,
+)
 from coursekit.translation.recipes import (
     MAX_SOURCE_TOKENS,
     MODELS,
@@ -37,15 +50,39 @@ from coursekit.translation.recipes import (
     train,
     translate_sentences,
 )
+from coursekit.translation.register import REGISTERS
+
+
+def _load(args, data: TranslationData):
+    """The committed model, or with ``--register`` the Transformer with the register adapter."""
+    if args.register is None:
+        return load_model(args.model, args.dir, data=data)
+    if args.model != "transformer":
+        raise ValueError(f"--register needs the transformer model (its adapter is a LoRA of it), got {args.model}")
+    model, report = load_register_model(data)
+    return model, {"test": {"bleu": report["test"][args.register]["bleu"]}}
+
+
+def _evaluate_register(args, data: TranslationData, model) -> dict:
+    """``evaluate --register``: BLEU of the whole test split asked in that register, and its *vous* rate."""
+    result = evaluate(model, tagged_test(data, args.register), "test", beam_size=args.beam, limit=args.limit)
+    figures = register_figures(model, data.src_vocab, you_test_sources(data), register=args.register)
+    return {"bleu": round(result.bleu, 2), "chrf": round(result.chrf, 2), "exact": round(result.exact, 4),
+            "n_test": len(result.references), "register": args.register,
+            "vous_rate": round(figures["vous_rate"], 4), "n_you": figures["vous"] + figures["tu"] + figures["both"]
+            + figures["neither"], "vous": figures["vous"], "tu": figures["tu"], "both": figures["both"],
+            "neither": figures["neither"], "bleu_by_length": []}
 
 
 def _evaluate(args) -> int:
     import time
 
     data = load_benchmark(n_valid=0, n_valid_long=0)
-    model, report = load_model(args.model, args.dir, data=data)
+    model, report = _load(args, data)
     start = time.monotonic()
-    if args.limit is None:
+    if args.register is not None:
+        figures = _evaluate_register(args, data, model)
+    elif args.limit is None:
         figures = benchmark_figures(evaluate(model, data, "test", beam_size=args.beam), data)
     else:                     # the first N test sentences only: no bands, buckets of what there is
         result = evaluate(model, data, "test", beam_size=args.beam, limit=args.limit)
@@ -57,6 +94,10 @@ def _evaluate(args) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
+    if args.register is not None:
+        print(f"{args.model} asked {args.register}: vous in {out['vous']} and tu in {out['tu']} of the "
+              f"{out['n_you']} test sentences that say 'you' (vous rate {out['vous_rate']:.1%}; both {out['both']}, "
+              f"neither {out['neither']})")
     print(f"{args.model}: BLEU {out['bleu']:.2f}  chrF {out['chrf']:.2f}  exact {out['exact']:.1%}  "
           f"on {out['n_test']} test sentences (report: {out['reported_bleu']:.2f})")
     for row in out["bleu_by_length"]:
@@ -83,7 +124,7 @@ def _translate(args) -> int:
     Typed at a terminal, each line is translated as soon as it is entered."""
     tok = load_tokenizer()
     data = TranslationData([], [], tok, tok, BENCHMARK["max_len"], {"benchmark": {"tokenizer_sha256": tok.sha256()}})
-    model, _ = load_model(args.model, args.dir, data=data)
+    model, _ = _load(args, data)
     interactive = sys.stdin.isatty()
     if interactive:
         print(f"Type English sentences, one per line (Ctrl-D to end). The {args.model} model was trained on "
@@ -105,7 +146,7 @@ def _translate(args) -> int:
             print("", flush=True)                       # one output line per input line, so outputs stay aligned
             refused += 1
             continue
-        pending.append((number, line))
+        pending.append((number, line if args.register is None else f"{args.register}: {line}"))
         if interactive or len(pending) == 64:
             flush()
     flush()
@@ -125,6 +166,18 @@ def _train(args) -> int:
     if args.out:
         figures = export(args.model, model, state, args.out, data)
         print(json.dumps({k: figures[k] for k in ("model", "updates", "train_seconds", "test")}))
+    return 0
+
+
+def _posttrain(args) -> int:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    data = load_benchmark()
+    model, base, state = train_run(args.recipe, args.work, data=data, resume=args.resume, quiet=False)
+    if args.out:
+        report = export_run(args.recipe, model, base, state, args.out, data=data)
+        print(json.dumps({k: report[k] for k in ("name", "updates", "train_seconds", "trainable_parameters")}
+                         | {"test": {k: v for k, v in report["test"].items() if k != "examples"}}))
     return 0
 
 
@@ -155,6 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
     ev.add_argument("--limit", type=int, default=None, help="only the first N test sentences")
     ev.add_argument("--dir", default=None, help="model folder (default data/translation/MODEL)")
+    ev.add_argument("--register", choices=list(REGISTERS), default=None,
+                    help="ask the Transformer's register adapter for formal (vous) or informal (tu) French")
     ev.set_defaults(run=_evaluate)
     tr = sub.add_parser("translate", help="translate English lines from standard input",
                         description=f"Translate English lines from standard input, one French line each. The models "
@@ -167,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "a space before every punctuation mark) instead of readable French")
     tr.add_argument("--beam", type=int, default=1, help="beam size (default 1: greedy)")
     tr.add_argument("--dir", default=None, help="model folder (default data/translation/MODEL)")
+    tr.add_argument("--register", choices=list(REGISTERS), default=None,
+                    help="formal (vous) or informal (tu) French, through the committed register adapter")
     tr.set_defaults(run=_translate)
     tn = sub.add_parser("train", help="train a recipe (checkpoints in --work; --resume continues)")
     tn.add_argument("model", choices=MODELS)
@@ -178,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
     tn.add_argument("--init-from", default=None, metavar="DIR",
                     help="continue the exported model in DIR (e.g. its cool-down) instead of starting from scratch")
     tn.set_defaults(run=_train)
+    pt = sub.add_parser("posttrain", help="a post-training run of notebook 14 from the committed Transformer")
+    pt.add_argument("recipe", choices=list(POST_RECIPES))
+    pt.add_argument("--work", required=True, help="folder for checkpoint.pt and train.log")
+    pt.add_argument("--out", default=None, help="write RECIPE.json (and a tagged run's adapter) here at the end")
+    pt.add_argument("--resume", action="store_true", help="continue from --work/checkpoint.pt")
+    pt.add_argument("--threads", type=int, default=None, help="torch threads")
+    pt.set_defaults(run=_posttrain)
     tk = sub.add_parser("tokenizer", help="train the benchmark BPE on the training pairs")
     tk.add_argument("--out", default=None, help="folder (default data/translation)")
     tk.set_defaults(run=_tokenizer)

@@ -18,7 +18,7 @@ from torch import nn
 from coursekit import text
 from coursekit.text import Vocab
 from coursekit.transformer.model import Transformer, TransformerConfig
-from coursekit.translation import benchmark, recipes, register, subword, throughput
+from coursekit.translation import benchmark, posttrain, recipes, register, subword, throughput
 from coursekit.translation import core as tr
 from coursekit.translation import explore as tr_inspect
 from coursekit.translation import scoring as tr_scoring
@@ -28,6 +28,7 @@ EXEMPT = {
     "coursekit.translation.core.TranslationBatch": "a plain container of tensors built by TranslationData.make_batch; "
                                                    "the models check what they read from it",
     "coursekit.translation.explore.Attended": "a plain result container filled by translate_with_attention",
+    "coursekit.translation.register.YouPairs": "three lists filled by you_pairs; no input of its own",
 }
 
 
@@ -577,8 +578,110 @@ REGISTER = [
         r"translations must be a list of French sentences, got str"),
     Bad("no sentences: a rate of nothing is NaN, and the counts say so", register.vous_rate,
         lambda: register.vous_rate([]), returns=lambda c: c.vous == c.tu == 0 and c.rate != c.rate),
+
+    Bad("a sentence string for its tokens", register.addresses_you, lambda: register.addresses_you("you lost ."),
+        TypeError, r"english must be a list of word tokens \(split_tokens gives them\), got str"),
+    Bad("a register that does not exist", register.tag_source, lambda: register.tag_source(["you"], "polite"),
+        ValueError, r"register must be one of \['formal', 'informal'\], got 'polite'"),
+    Bad("tokens that are not strings", register.tag_source, lambda: register.tag_source([1, 2], "formal"),
+        TypeError, r"english must be a list of word tokens"),
+    Bad("one pair for the list", register.you_pairs, lambda: register.you_pairs((["you"], ["vous"])), TypeError,
+        r"pairs must hold \(english_tokens, french_tokens\) pairs, got list"),
+    Bad("a string for the pairs", register.you_pairs, lambda: register.you_pairs("you"), TypeError,
+        r"pairs must be a list of \(english_tokens, french_tokens\), got str"),
 ]
 
-ROWS = TRANSLATION + REGISTER
+
+@functools.cache
+def bpe():
+    return benchmark.load_tokenizer()
+
+
+@functools.cache
+def bpe_transformer():
+    torch.manual_seed(0)
+    n = len(bpe().itos)
+    return Transformer(TransformerConfig(n, n, d_model=8, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                                         d_ff=16, max_len=64, share_embeddings=True)).eval()
+
+
+def you_batch(french=("vous", "avez", "perdu", ".")):
+    return posttrain.pairs_data([(["you", "lost", "."], list(french))], bpe()).make_batch([0])
+
+
+POSTTRAIN = [
+    Bad("a word vocabulary for the BPE", posttrain.pairs_data,
+        lambda: posttrain.pairs_data(PAIRS, tiny_data().src_vocab), TypeError,
+        r"tokenizer must be the benchmark's SubwordVocab \(load_tokenizer\(\)\), got Vocab"),
+    Bad("a string for the pairs", posttrain.pairs_data, lambda: posttrain.pairs_data("you lost", bpe()), TypeError,
+        r"pairs must be a list of \(english_tokens, french_tokens\) pairs, got str"),
+    Bad("an nn.Transformer for the course's", posttrain.answer_logprob,
+        lambda: posttrain.answer_logprob(nn.Transformer(d_model=8, nhead=2), you_batch()), TypeError,
+        r"model must be the course's Transformer .*got Transformer"),
+    Bad("a tensor for the batch", posttrain.answer_logprob,
+        lambda: posttrain.answer_logprob(bpe_transformer(), torch.ones(1, 3, dtype=i64)), TypeError,
+        r"batch must be a TranslationBatch \(TranslationData.make_batch\), got Tensor"),
+    Bad("a dict for the batch", posttrain.sft_loss, lambda: posttrain.sft_loss(bpe_transformer(), {"src": 1}),
+        TypeError, r"batch must be a TranslationBatch"),
+    Bad("rejected answers to other sentences", posttrain.dpo_batch,
+        lambda: posttrain.dpo_batch(bpe_transformer(), bpe_transformer(), you_batch(),
+                                    posttrain.pairs_data([(["i", "run", "."], ["je", "cours", "."])], bpe()
+                                                         ).make_batch([0]), 0.1),
+        ValueError, r"chosen and rejected must hold the same English sentences in the same order"),
+    Bad("beta zero", posttrain.dpo_batch,
+        lambda: posttrain.dpo_batch(bpe_transformer(), bpe_transformer(), you_batch(), you_batch(("tu", "as", ".")),
+                                    0.0), ValueError, r"beta must be positive and finite, got 0"),
+    Bad("the batch given as the reference", posttrain.token_kl,
+        lambda: posttrain.token_kl(bpe_transformer(), you_batch(), you_batch()), TypeError,
+        r"model must be the course's Transformer .*got TranslationBatch"),
+    Bad("n zero", posttrain.sample_translations,
+        lambda: posttrain.sample_translations(bpe_transformer(), bpe(), [["you"]], 0), ValueError,
+        r"n must be positive, got 0"),
+    Bad("sentences as strings", posttrain.sample_translations,
+        lambda: posttrain.sample_translations(bpe_transformer(), bpe(), ["you lost ."], 2), TypeError,
+        r"sources must be a list of English sentences as word-token lists, got list"),
+    Bad("temperature zero (that is greedy: translate_tokens)", posttrain.sample_translations,
+        lambda: posttrain.sample_translations(bpe_transformer(), bpe(), [["you"]], 2, temperature=0), ValueError,
+        r"temperature must be positive and finite, got 0"),
+    Bad("an unknown register", posttrain.translate_tokens,
+        lambda: posttrain.translate_tokens(bpe_transformer(), bpe(), [["you"]], register="vous"), ValueError,
+        r"register must be one of \['formal', 'informal'\], got 'vous'"),
+    Bad("an empty sentence", posttrain.translate_tokens,
+        lambda: posttrain.translate_tokens(bpe_transformer(), bpe(), [[]]), TypeError,
+        r"sources must be a list of English sentences as word-token lists"),
+    Bad("a register for the data", posttrain.tagged_test, lambda: posttrain.tagged_test("formal", "formal"),
+        TypeError, r"data must be a TranslationData \(load_benchmark\), got str"),
+    Bad("the French register instead of the request", posttrain.tagged_test,
+        lambda: posttrain.tagged_test(tiny_data(), "tu"), ValueError, r"register must be one of"),
+    Bad("the training split", posttrain.you_test_sources, lambda: posttrain.you_test_sources(tiny_data(), "train"),
+        ValueError, r"split must be one of \['test', 'valid'\], got 'train'"),
+    Bad("one string for the list", posttrain.repetition_rate, lambda: posttrain.repetition_rate("je je ."),
+        TypeError, r"translations must be a list of strings, got str"),
+    Bad("no translations", posttrain.repetition_rate, lambda: posttrain.repetition_rate([]), ValueError,
+        r"translations is empty"),
+    Bad("an unknown register", posttrain.register_figures,
+        lambda: posttrain.register_figures(bpe_transformer(), bpe(), [["you"]], register="polite"), ValueError,
+        r"register must be one of"),
+    Bad("a reward model of an nn.Linear", posttrain.RewardModel, lambda: posttrain.RewardModel(nn.Linear(2, 2)),
+        TypeError, r"model must be the course's Transformer .*got Linear"),
+    Bad("an unknown method", posttrain.PostRecipe, lambda: posttrain.PostRecipe("rlhf", 10), ValueError,
+        r"method must be one of \['sft', 'tagged', 'dpo'\], got 'rlhf'"),
+    Bad("a negative rank", posttrain.PostRecipe, lambda: posttrain.PostRecipe("sft", 10, lora_r=-1), ValueError,
+        r"lora_r must be an int ≥ 0 \(0: train every weight\), got -1"),
+    Bad("beta as a string", posttrain.PostRecipe, lambda: posttrain.PostRecipe("dpo", 10, beta="0.1"), TypeError,
+        r"beta must be a number"),
+    Bad("an unknown recipe", posttrain.train_run, lambda: posttrain.train_run("ppo", tmp(), data=tiny_data()),
+        ValueError, r"name must be one of \["),
+    Bad("a list for the data", posttrain.train_run, lambda: posttrain.train_run("sft", tmp(), data=[]), TypeError,
+        r"data must be the benchmark \(load_benchmark\(\)\), got list"),
+    Bad("an unknown recipe", posttrain.export_run,
+        lambda: posttrain.export_run("ppo", bpe_transformer(), bpe_transformer(), {}, tmp(), data=tiny_data()),
+        ValueError, r"name must be one of \["),
+    Bad("a folder without the adapter", posttrain.load_register_model,
+        lambda: posttrain.load_register_model(tiny_data(), directory=tmp()), FileNotFoundError,
+        r"no register adapter report at .*make it with `python -m coursekit.translation posttrain tagged"),
+]
+
+ROWS = TRANSLATION + REGISTER + POSTTRAIN
 
 test_bad_call = bad_call_test(ROWS)

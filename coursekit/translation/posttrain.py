@@ -46,7 +46,7 @@ from coursekit.translation.core import TranslationBatch, TranslationData
 from coursekit.translation.recipes import evaluate, load_model
 from coursekit.translation.register import REGISTERS, YouPairs, addresses_you, tag_source, vous_rate, you_pairs
 from coursekit.translation.subword import SubwordVocab
-from coursekit.validation import check_choice, check_positive_float, check_positive_int, received
+from coursekit.validation import check_choice, check_positive_float, check_positive_int, check_probability, received
 
 __all__ = ["LORA_TARGETS", "ADAPTER_DIR", "PostRecipe", "RECIPES", "RewardModel", "pairs_data", "answer_logprob",
            "sft_loss", "dpo_batch", "token_kl", "sample_translations", "translate_tokens", "tagged_test",
@@ -102,11 +102,12 @@ def answer_logprob(model: Transformer, batch: TranslationBatch) -> torch.Tensor:
     return sequence_logprob(logits, batch.tgt_out, batch.tgt_mask)
 
 
-def sft_loss(model: Transformer, batch: TranslationBatch) -> torch.Tensor:
-    """Supervised fine-tuning is pre-training's loss on the chosen pairs: mean cross-entropy per target token."""
+def sft_loss(model: Transformer, batch: TranslationBatch, label_smoothing: float = 0.0) -> torch.Tensor:
+    """Supervised fine-tuning is pre-training's loss on the chosen pairs: mean cross-entropy per target token
+    (with the pre-training's label smoothing, if given)."""
     _check_model(model)
     _check_batch(batch)
-    return model.loss(batch)
+    return model.loss(batch, label_smoothing=label_smoothing)
 
 
 def dpo_batch(policy: Transformer, reference: Transformer, chosen: TranslationBatch, rejected: TranslationBatch,
@@ -295,6 +296,8 @@ class PostRecipe:
     lora_r: int = 0
     lora_alpha: float = 16.0
     beta: float = 0.1
+    label_smoothing: float = 0.1     # the pre-training's (cross-entropy methods only)
+    warmup: int = 20                 # then the learning rate falls linearly to zero at the last update
     eval_every: int = 50
     seed: int = 0
 
@@ -307,6 +310,10 @@ class PostRecipe:
             raise ValueError(f"lora_r must be an int ≥ 0 (0: train every weight), got {self.lora_r!r}")
         check_positive_float(self.lora_alpha, "lora_alpha")
         check_positive_float(self.beta, "beta")
+        check_probability(self.label_smoothing, "label_smoothing", inclusive_high=False)
+        check_positive_int(self.warmup, "warmup")
+        if self.warmup >= self.updates:
+            raise ValueError(f"warmup must be shorter than the run: {self.warmup} warm-up updates of {self.updates}")
         check_positive_int(self.eval_every, "eval_every")
 
 
@@ -314,7 +321,7 @@ class PostRecipe:
 RECIPES = {
     "sft": PostRecipe("sft", 400, lr=1e-4),
     "sft_lora": PostRecipe("sft", 400, lr=1e-3, lora_r=8),
-    "tagged": PostRecipe("tagged", 600, lr=1e-3, lora_r=8),
+    "tagged": PostRecipe("tagged", 1200, lr=3e-3, lora_r=8),
     "dpo": PostRecipe("dpo", 300, lr=1e-3, lora_r=8, beta=0.1),
     "dpo_beta_0.01": PostRecipe("dpo", 300, lr=1e-3, lora_r=8, beta=0.01),
     "dpo_beta_1": PostRecipe("dpo", 300, lr=1e-3, lora_r=8, beta=1.0),
@@ -377,7 +384,8 @@ def train_run(name: str, work: str | Path, *, data: TranslationData, resume: boo
     valid_you = you_test_sources(data, "valid")
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=recipe.lr, weight_decay=0.0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 20))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(
+        (step + 1) / recipe.warmup, (recipe.updates - step) / (recipe.updates - recipe.warmup)))
 
     def step_loss(step: int) -> tuple[torch.Tensor, dict]:
         idx = torch.randint(n_train, (recipe.batch_size,), generator=gen).tolist()
@@ -385,7 +393,7 @@ def train_run(name: str, work: str | Path, *, data: TranslationData, resume: boo
             result = dpo_batch(model, base, chosen.make_batch(idx), rejected.make_batch(idx), recipe.beta)
             return result.loss, {"loss": result.loss.item(), "reward_accuracy": result.reward_accuracy,
                                  "margin": float((result.chosen_rewards - result.rejected_rewards).mean())}
-        loss = sft_loss(model, train.make_batch(idx))
+        loss = sft_loss(model, train.make_batch(idx), recipe.label_smoothing)
         return loss, {"loss": loss.item()}
 
     def evaluate_valid(step: int) -> dict:

@@ -33,7 +33,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from coursekit.data import model_dir, sha256_file
+from coursekit.data import load_tatoeba, model_dir, sha256_file
 from coursekit.decoding.sampling import sample_next
 from coursekit.text import pad_batch
 from coursekit.training.loop import count_parameters
@@ -42,7 +42,7 @@ from coursekit.training.preference import DPOResult, dpo_loss, sequence_logprob
 from coursekit.training.resumable import hardware, train_steps_in_folder
 from coursekit.transformer.model import Transformer
 from coursekit.translation.benchmark import BENCHMARK
-from coursekit.translation.core import TranslationBatch, TranslationData
+from coursekit.translation.core import TranslationBatch, TranslationData, is_test_sentence, split_tokens
 from coursekit.translation.recipes import evaluate, load_model
 from coursekit.translation.register import REGISTERS, YouPairs, addresses_you, tag_source, vous_rate, you_pairs
 from coursekit.translation.subword import SubwordVocab
@@ -50,7 +50,8 @@ from coursekit.validation import check_choice, check_positive_float, check_posit
 
 __all__ = ["LORA_TARGETS", "ADAPTER_DIR", "PostRecipe", "RECIPES", "RewardModel", "pairs_data", "answer_logprob",
            "sft_loss", "dpo_batch", "token_kl", "sample_translations", "translate_tokens", "tagged_test",
-           "you_test_sources", "repetition_rate", "register_figures", "train_run", "export_run", "load_register_model"]
+           "held_out_preferences", "implicit_reward_accuracy", "you_test_sources", "repetition_rate",
+           "register_figures", "train_run", "export_run", "load_register_model"]
 
 #: Where LoRA goes: the query and value projections of every attention layer (encoder self-attention, decoder
 #: self- and cross-attention), as in Hu et al. (2021, §7.1).
@@ -213,6 +214,41 @@ def tagged_test(data: TranslationData, register: str) -> TranslationData:
                            data.tgt_vocab, data.max_len + 2, dict(data.info))
 
 
+def held_out_preferences(*, max_len: int = BENCHMARK["max_len"]) -> list:
+    """Preference pairs ``(english, vous_french, tu_french)`` whose English is in the benchmark's held-out pool:
+    every Tatoeba translation of those sentences is kept out of training (the test split holds only the first
+    one), so these pairs were never seen by the base model nor by any post-training run."""
+    check_positive_int(max_len, "max_len")
+    raw = load_tatoeba("d2l")[:]
+    pairs = []
+    for en_raw, fr_raw in zip(raw["en"], raw["fr"]):
+        if not is_test_sentence(en_raw, BENCHMARK["test_per_mille"]):
+            continue
+        en, fr = split_tokens(en_raw), split_tokens(fr_raw)
+        if 0 < len(en) <= max_len and 0 < len(fr) <= max_len:
+            pairs.append((en, fr))
+    return you_pairs(pairs).preferences
+
+
+def implicit_reward_accuracy(policy: Transformer, reference: Transformer, preferences: Sequence,
+                             tokenizer: SubwordVocab, beta: float, batch_size: int = 128) -> dict:
+    """On ``preferences`` (``(english, chosen, rejected)``), the share of pairs whose chosen answer gets the higher
+    implicit reward ``β log π(y|x)/π_ref(y|x)``, and the mean reward margin."""
+    preferences = _check_pairs(preferences, "preferences")
+    if not preferences:
+        raise ValueError("preferences is empty: an accuracy needs at least one pair")
+    chosen = pairs_data([(e, c) for e, c, _ in preferences], tokenizer)
+    rejected = pairs_data([(e, r) for e, _, r in preferences], tokenizer)
+    right, margins = 0, []
+    with torch.no_grad():
+        for start in range(0, len(preferences), batch_size):
+            idx = list(range(start, min(start + batch_size, len(preferences))))
+            result = dpo_batch(policy, reference, chosen.make_batch(idx), rejected.make_batch(idx), beta)
+            right += int((result.chosen_rewards > result.rejected_rewards).sum())
+            margins += (result.chosen_rewards - result.rejected_rewards).tolist()
+    return {"accuracy": right / len(preferences), "margin": sum(margins) / len(margins), "n": len(preferences)}
+
+
 def you_test_sources(data: TranslationData, split: str = "test") -> list[list[str]]:
     """The English sentences of ``split`` that say *you* (:func:`~coursekit.translation.register.addresses_you`):
     held out from every training, the sentences on which a register is measured."""
@@ -260,22 +296,29 @@ def register_figures(model: Transformer, tokenizer: SubwordVocab, sources: Seque
 class RewardModel(nn.Module):
     """The base translation model with its unembedding ``out_proj`` (d → V) replaced by one output (d → 1): the
     reward of a translation is that output at its last token, after the decoder has read the English and the
-    whole French (Ouyang et al. 2022, §3.5). The body is copied and frozen; only the head is trained here."""
+    whole French (Ouyang et al. 2022, §3.5). The body is copied and frozen; only the head ``w·h + b`` is trained
+    here, so :meth:`features` can be computed once and the head trained on them."""
 
     def __init__(self, base: Transformer) -> None:
         super().__init__()
         _check_model(base)
-        self.body = copy.deepcopy(base).requires_grad_(False)
-        self.body.out_proj = nn.Linear(base.config.d_model, 1)
-        nn.init.zeros_(self.body.out_proj.weight)
-        nn.init.zeros_(self.body.out_proj.bias)
+        self.body = copy.deepcopy(base).requires_grad_(False).eval()
+        self.body.out_proj = nn.Identity()                     # the decoder's last hidden states, (B, T, d)
+        self.head = nn.Linear(base.config.d_model, 1)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+
+    @torch.no_grad()
+    def features(self, batch: TranslationBatch) -> torch.Tensor:
+        """The decoder's hidden state ``(B, d)`` at the last real token of each French answer."""
+        _check_batch(batch)
+        hidden = self.body(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)      # (B, T, d)
+        last = batch.tgt_mask.sum(dim=1) - 1                                          # the last real decoder input
+        return hidden[torch.arange(hidden.shape[0]), last]
 
     def forward(self, batch: TranslationBatch) -> torch.Tensor:
         """Rewards ``(B,)`` of the French of ``batch`` for its English."""
-        _check_batch(batch)
-        scores = self.body(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask).squeeze(-1)   # (B, T)
-        last = batch.tgt_mask.sum(dim=1) - 1                                  # the last real decoder input
-        return scores.gather(1, last[:, None]).squeeze(1)
+        return self.head(self.features(batch)).squeeze(-1)
 
 
 # --------------------------------------------------------------------------- the committed runs
@@ -418,6 +461,8 @@ def _test_figures(model: Transformer, base: Transformer, data: TranslationData, 
            "repetition_all": repetition_rate(report.hypotheses)}
     you_pairs_test = pairs_data([(e, f) for e, f in data.test if addresses_you(e)], tok)
     out["kl_per_token"] = token_kl(model, base, you_pairs_test.make_batch(list(range(len(you_pairs_test.train)))))
+    if recipe.method == "dpo":
+        out["held_out_pairs"] = implicit_reward_accuracy(model, base, held_out_preferences(), tok, recipe.beta)
     registers = [None] + (list(REGISTERS) if recipe.method == "tagged" else [])
     for register in registers:
         figures = register_figures(model, tok, test_you, register=register)

@@ -112,10 +112,28 @@ def test_reward_model_reads_the_last_token_and_trains_only_its_head():
     reward = pt.RewardModel(tiny())
     b = batch(PAIRS[:4])
     assert torch.equal(reward(b), torch.zeros(4))                                   # the head starts at zero
-    torch.nn.init.normal_(reward.body.out_proj.weight)
+    torch.nn.init.normal_(reward.head.weight)
     assert torch.allclose(reward(batch(PAIRS[3:4])), reward(b)[3:], atol=1e-5)      # padding changes nothing
     assert count_parameters(reward) == 16 + 1
+    hidden = reward.body(b.src, b.tgt_in, b.src_mask, b.tgt_mask)
+    assert torch.equal(reward.features(b)[1], hidden[1, b.tgt_mask[1].sum() - 1])    # the last real token
     assert tiny().out_proj.out_features == len(tok().itos)                          # the base is untouched
+
+
+def test_implicit_reward_accuracy_of_a_policy_that_prefers_the_chosen():
+    reference = tiny()
+    policy = copy.deepcopy(reference)
+    prefs = [(e, c, r) for e, c, r in you_pairs(PAIRS).preferences]
+    start = pt.implicit_reward_accuracy(policy, reference, prefs, tok(), beta=0.1)
+    assert start == {"accuracy": 0.0, "margin": 0.0, "n": 1}                        # ties are not right
+    opt = torch.optim.SGD(policy.parameters(), lr=0.5)
+    for _ in range(5):
+        loss = pt.dpo_batch(policy, reference, batch([PAIRS[0]]), batch([PAIRS[1]]), beta=0.1).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = pt.implicit_reward_accuracy(policy, reference, prefs, tok(), beta=0.1)
+    assert after["accuracy"] == 1.0 and after["margin"] > 0
 
 
 def test_sample_translations_gives_n_per_source_reproducibly():

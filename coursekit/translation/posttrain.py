@@ -36,6 +36,7 @@ from torch import nn
 from coursekit.data import load_tatoeba, model_dir, sha256_file
 from coursekit.decoding.sampling import sample_next
 from coursekit.text import pad_batch
+from coursekit.training.compact import STORAGE, expand_state, quantize_int8
 from coursekit.training.loop import count_parameters
 from coursekit.training.lora import add_lora, load_lora_state_dict, lora_state_dict
 from coursekit.training.preference import DPOResult, dpo_loss, sequence_logprob
@@ -51,7 +52,7 @@ from coursekit.validation import check_choice, check_positive_float, check_posit
 __all__ = ["LORA_TARGETS", "ADAPTER_DIR", "PostRecipe", "RECIPES", "RewardModel", "pairs_data", "answer_logprob",
            "sft_loss", "dpo_batch", "token_kl", "sample_translations", "translate_tokens", "tagged_test",
            "held_out_preferences", "implicit_reward_accuracy", "you_test_sources", "repetition_rate",
-           "register_figures", "train_run", "export_run", "load_register_model"]
+           "register_figures", "prepare_model", "train_run", "export_run", "load_register_model"]
 
 #: Where LoRA goes: the query and value projections of every attention layer (encoder self-attention, decoder
 #: self- and cross-attention), as in Hu et al. (2021, §7.1).
@@ -371,9 +372,12 @@ RECIPES = {
 }
 
 
-def _prepare(recipe: PostRecipe, base: Transformer) -> Transformer:
+def prepare_model(recipe: PostRecipe, base: Transformer) -> Transformer:
     """A copy of the base to train: a LoRA adapter on it, or every weight trainable. DPO compares the policy's
     log-probabilities with the reference's, so its policy runs without dropout (as ``trl``'s default)."""
+    if not isinstance(recipe, PostRecipe):
+        raise TypeError(f"recipe must be a PostRecipe (e.g. RECIPES['dpo']), got {received(recipe)}")
+    _check_model(base)
     model = copy.deepcopy(base)
     if recipe.method == "dpo":
         for module in model.modules():
@@ -412,7 +416,7 @@ def train_run(name: str, work: str | Path, *, data: TranslationData, resume: boo
     torch.manual_seed(recipe.seed)
     base, _ = load_model("transformer", data=data)
     base.requires_grad_(False)
-    model = _prepare(recipe, base)
+    model = prepare_model(recipe, base)
     tok = data.src_vocab
     you = you_pairs(data.train)
     rng = random.Random(recipe.seed)
@@ -480,7 +484,8 @@ def export_run(name: str, model: Transformer, base: Transformer, state: dict, ou
                data: TranslationData, recipe: PostRecipe | None = None) -> dict:
     """Write ``out/NAME.json``: the recipe, trainable parameters, seconds, validation curve and the test figures
     (BLEU on the whole test split; *vous* rate, repetitions and per-token KL to the base on its *you* sentences).
-    For a LoRA run of the ``tagged`` method, also ``out/NAME.safetensors``: the adapter in float16."""
+    For a LoRA run of the ``tagged`` method, also ``out/NAME.safetensors``: the adapter, its matrices int8 with one
+    scale per row (:mod:`coursekit.training.compact`); the figures are measured on the adapter as stored."""
     if recipe is None:
         check_choice(name, "name", list(RECIPES))
         recipe = RECIPES[name]
@@ -495,10 +500,12 @@ def export_run(name: str, model: Transformer, base: Transformer, state: dict, ou
               "train_seconds": round(state["seconds"], 1), "n_train": state["n_train"], "data": state["data"],
               "valid_curve": state["evals"], "train_curve": state["parts"][::10], "hardware": hardware()}
     if recipe.lora_r and recipe.method == "tagged":
-        adapter = {k: v.to(torch.float16).contiguous() for k, v in lora_state_dict(model).items()}
+        adapter = {}
+        for key, value in lora_state_dict(model).items():                 # int8, one scale per row (compact.py)
+            adapter[key], adapter[key + ":scale"] = quantize_int8(value)
         path = out / f"{name}.safetensors"
-        save_file(adapter, str(path), metadata={"recipe": json.dumps(asdict(recipe))})
-        load_lora_state_dict(model, {k: v.float() for k, v in adapter.items()})   # measure the weights as stored
+        save_file(adapter, str(path), metadata={"recipe": json.dumps(asdict(recipe)), "storage": STORAGE})
+        load_lora_state_dict(model, expand_state(adapter))                # measure the weights as stored
         report["adapter_file"], report["adapter_sha256"] = path.name, sha256_file(path)
         report["adapter_bytes"] = path.stat().st_size
     start = time.monotonic()
@@ -524,6 +531,6 @@ def load_register_model(data: TranslationData, name: str = "tagged", directory: 
         raise ValueError(f"{path} is missing or does not match its report's sha256; re-run `{reproduce}`")
     recipe = PostRecipe(**report["recipe"])
     base, _ = load_model("transformer", data=data)
-    model = _prepare(recipe, base)
-    load_lora_state_dict(model, {k: v.float() for k, v in load_file(str(path)).items()})
+    model = prepare_model(recipe, base)
+    load_lora_state_dict(model, expand_state(load_file(str(path))))
     return model.eval(), report

@@ -366,9 +366,9 @@ RECIPES = {
     "sft": PostRecipe("sft", 400, lr=1e-4),
     "sft_lora": PostRecipe("sft", 400, lr=1e-3, lora_r=8),
     "tagged": PostRecipe("tagged", 1200, lr=3e-3, lora_r=8),
-    "dpo": PostRecipe("dpo", 300, lr=1e-3, lora_r=8, beta=0.1),
-    "dpo_beta_0.01": PostRecipe("dpo", 300, lr=1e-3, lora_r=8, beta=0.01),
-    "dpo_beta_1": PostRecipe("dpo", 300, lr=1e-3, lora_r=8, beta=1.0),
+    "dpo": PostRecipe("dpo", 300, lr=1e-4, lora_r=8, beta=0.1),
+    "dpo_beta_0.01": PostRecipe("dpo", 300, lr=1e-4, lora_r=8, beta=0.01),
+    "dpo_beta_1": PostRecipe("dpo", 300, lr=1e-4, lora_r=8, beta=1.0),
 }
 
 
@@ -404,8 +404,8 @@ def train_run(name: str, work: str | Path, *, data: TranslationData, resume: boo
               recipe: PostRecipe | None = None, quiet: bool = True) -> tuple[Transformer, Transformer, dict]:
     """Run :data:`RECIPES` ``[name]`` (or ``recipe``) from the committed Transformer in ``work`` (checkpoints,
     ``train.log``, ``resume=True`` continues). Returns ``(model, base, state)``. Validation every ``eval_every``
-    updates: the *vous* rate on the validation sentences that say *you* (untagged; for ``tagged``, asked formal
-    and informal)."""
+    updates: BLEU on the first 300 validation pairs (untagged) and the *vous* rate on the validation sentences
+    that say *you* (untagged; for ``tagged``, asked formal and informal)."""
     if recipe is None:
         check_choice(name, "name", list(RECIPES))
         recipe = RECIPES[name]
@@ -444,10 +444,11 @@ def train_run(name: str, work: str | Path, *, data: TranslationData, resume: boo
         return loss, {"loss": loss.item()}
 
     def evaluate_valid(step: int) -> dict:
+        point = {"bleu_valid": evaluate(model, data, "valid", limit=300).bleu}      # untagged: what is kept
         if recipe.method == "tagged":
-            return {f"vous_rate_{r}": register_figures(model, tok, valid_you, register=r)["vous_rate"]
-                    for r in REGISTERS}
-        return {"vous_rate": register_figures(model, tok, valid_you)["vous_rate"]}
+            return point | {f"vous_rate_{r}": register_figures(model, tok, valid_you, register=r)["vous_rate"]
+                            for r in REGISTERS}
+        return point | {"vous_rate": register_figures(model, tok, valid_you)["vous_rate"]}
 
     state = train_steps_in_folder(work, model, optimizer, scheduler, recipe=asdict(recipe), step_loss=step_loss,
                                   steps=recipe.updates, generators={"batches": gen}, eval_every=recipe.eval_every,

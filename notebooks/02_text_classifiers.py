@@ -10,20 +10,27 @@
 # # 02 — Neural text classifiers
 #
 # Sentence classification maps a whole sentence to a label — here the sentiment of a movie review
-# sentence (SST-2: positive or negative). We build four classifiers of increasing power on top of
-# word embeddings, train each with random and with pretrained (notebook 01) embeddings, and then
+# sentence (SST-2: positive or negative). We build four classifiers on top of word embeddings, each
+# with more parameters than the last (§6 shows that more capacity does not buy accuracy here), train the
+# three that have an embedding table with random and with pretrained (notebook 01) embeddings, and then
 # try to *break* them with sentences whose sentiment depends on how words combine.
 #
 # **Learning goals**
 # - Build a bag-of-words (BOW) classifier, a continuous bag of words (CBOW: sum/average of
 #   embeddings → linear), a Deep CBOW / Deep Averaging Network (Iyyer et al. 2015) and a 1-D CNN over
 #   words (Kim 2014: filters as n-gram detectors, max-over-time pooling).
-# - Handle padding with masks so that padding never changes a prediction (checked).
-# - See why *combination features* need a non-linearity (negation), on a toy task and on probes.
+# - Handle padding with masks so that padding does not change a prediction (checked on short sentences,
+#   for every model, untrained and trained).
+# - See why *combination features* need a non-linearity (negation) on a toy task, and see on probes that
+#   our trained models still miss them.
 # - Compare random vs pretrained embedding initialisation, with accuracy, parameters and training
 #   time, next to the published numbers.
+#
+# The figures quoted in the text are those of the stored run in the `class` profile; the `quick`
+# profile, which CI runs, trains less and prints other numbers.
 
 # %%
+import math
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -140,7 +147,12 @@ assert torch.allclose(bow_demo(probe_ids, probe_mask), bow_demo(padded_ids, padd
 # $z_0 = \frac{1}{T}\sum_t e(w_t)$, $z_i = \mathrm{ReLU}(W_i z_{i-1} + b_i)$, logits $= W_s z_n + b_s$.
 # Its hidden units can fire for *combinations* of words — *not* together with *bad* — that no sum
 # of per-word scores can express. A toy task makes the point: the label is 1 iff a sentence
-# contains exactly one of *not* and *bad* (an XOR). BOW cannot fit it, the DAN can.
+# contains exactly one of *not* and *bad* (an XOR). The DAN fits it; BOW and CBOW do not. On *not* and
+# *bad* alone a linear model could still get 3 of the 4 cases right, yet they reach only 0.562;
+# one likely reason is that on a balanced XOR the cross-entropy of a linear score is lowest with no
+# weight on *not* and *bad* at all, so training does not head for the three-of-four solution. Being able to
+# represent a combination is not the same as learning it from data: §7 probes the trained models with
+# *This movie is not bad*.
 
 # %%
 toy_gen = torch.Generator().manual_seed(0)
@@ -165,7 +177,7 @@ torch.manual_seed(0)
 toy_acc = {"BOW": fit_toy(CL.BOW(12, 2)), "CBOW": fit_toy(CL.CBOW(12, 8, 2)),
            "DAN": fit_toy(CL.DAN(12, 8, 2, hidden=16, dropout=0.0, word_dropout=0.0))}
 print({k: round(v, 3) for k, v in toy_acc.items()})
-assert toy_acc["BOW"] <= 0.8 and toy_acc["DAN"] > 0.95         # linear models cap at 3 of the 4 cases
+assert toy_acc["BOW"] <= 0.8 and toy_acc["DAN"] > 0.95         # linear: at most 3 of the 4 not/bad cases
 
 # %% [markdown]
 # ## 4. A 1-D CNN over words (Kim 2014)
@@ -186,7 +198,9 @@ assert torch.equal(CL.masked_max(feature_maps, mask), torch.tensor([[-1.0, 3.0]]
 # %% [markdown]
 # Our `KimCNN` uses filter widths 3, 4, 5 with `n_filters` each, a *wide* convolution (zero padding
 # $h-1$ at both ends, so a one-word sentence still produces features), ReLU, masked max-over-time
-# pooling, dropout 0.5 and a linear layer. All four models are padding-invariant:
+# pooling, dropout 0.5 and a linear layer. All four models should be padding-invariant; we check it on the
+# two sentences above with five extra padding positions, for each untrained model (§7 repeats the check on
+# the trained ones):
 
 # %%
 def build(kind, pretrained=None):
@@ -200,22 +214,25 @@ def build(kind, pretrained=None):
     return model.to(device), coverage
 
 
+padding_diff = {}
 for kind in ["bow", "cbow", "dan", "cnn"]:
     m, _ = build(kind)
     m.eval()
     short, long_ = m(probe_ids.to(device), probe_mask.to(device)), m(padded_ids.to(device), padded_mask.to(device))
     assert torch.allclose(short, long_, atol=1e-5), kind
-print("padding changes no model's output")
+    padding_diff[kind] = (short - long_).abs().max().item()
+print("max |logits with − without 5 padding positions|, untrained:", {k: f"{v:.1e}" for k, v in padding_diff.items()})
 
 # %% [markdown]
 # ## 5. Pretrained embeddings from notebook 01
 #
-# Notebook 01 trained skip-gram vectors on WikiText-2 and saved them. Copying them into the
-# embedding table gives the model a head start: words it never saw with a label already sit near
-# words with similar contexts. Words the vectors do not know are drawn from $N(0, \sigma^2)$ with
-# the spread $\sigma$ of the pretrained vectors (as Kim 2014 does), so that they do not swamp the
-# pretrained ones in an average. If the file is missing (notebook 01 not run), we train a small set
-# here, quickly and with lower quality.
+# Notebook 01 trained skip-gram vectors on WikiText-2 and saved them. We copy them into the embedding
+# table instead of random vectors; the hope is that words the classifier rarely sees with a label start
+# near words used in similar contexts. §6 measures whether it helps. Words the vectors do not know are
+# drawn from $N(0, \sigma^2)$ with the spread $\sigma$ of the pretrained vectors (as Kim 2014 does), so
+# that they are on the scale of the pretrained ones rather than of `nn.Embedding`'s $N(0, 1)$ ($\sigma$ is
+# printed below; we do not compare other choices). If the file is missing (notebook 01 not run), the cell
+# trains a stand-in: one epoch of SGNS on WikiText-2's validation split only.
 
 # %%
 try:
@@ -233,6 +250,8 @@ except FileNotFoundError as err:
 _, cov = build("cbow", pretrained)
 token_cov = np.mean([t in pretrained for s in train_sentences for t in s])
 print(f"{cov:.1%} of the SST-2 vocabulary types and {token_cov:.1%} of the training tokens have a pretrained vector")
+print(f"σ of the pretrained vectors: {torch.as_tensor(pretrained.vectors).std().item():.3f} "
+      "(nn.Embedding's random rows: 1)")
 assert pretrained.dim == S.embed_dim
 
 # %% [markdown]
@@ -267,16 +286,25 @@ viz.show_table(table, title=f"ours: SST-2 sentiment, {len(train_seqs):,} trainin
 viz.show_table([
     {"model": "DAN (Iyyer et al. 2015)", "embeddings": "GloVe 840B", "SST-2 test accuracy": 0.863},
     {"model": "CNN-multichannel (Kim 2014)", "embeddings": "word2vec 100B", "SST-2 test accuracy": 0.881},
-], title="the papers: trained on every phrase of the treebank, measured on the SST-2 test set (not our dev set)")
+], title="the papers (reported numbers, not run here): trained on every phrase of the treebank, measured on "
+         "the SST-2 test set (not our dev set)")
 ranking = sorted(runs, key=lambda r: -r["dev accuracy"])
 best = ranking[0]
 print("ours, best first:", ", ".join(f"{r['model']} ({r['embeddings']}) {r['dev accuracy']:.3f}" for r in ranking))
 acc = {(r["model"], r["embeddings"]): r["dev accuracy"] for r in runs}
 gains = {m: acc[(m, "pretrained (01)")] - acc[(m, "random")] for m, e in acc if e != "random"}
 print("pretrained − random, dev accuracy:", {m: f"{g:+.3f}" for m, g in gains.items()})
+lead = round((best["dev accuracy"] - ranking[1]["dev accuracy"]) * len(dev_labels))
+spread = best["dev accuracy"] - ranking[-1]["dev accuracy"]
+p = best["dev accuracy"]
+std_error = math.sqrt(p * (1 - p) / len(dev_labels))        # of one accuracy measured on the dev sentences
+print(f"the best run leads the next by {lead} of {len(dev_labels)} dev sentences; best − worst: {spread:.3f}; "
+      f"standard error of one accuracy on {len(dev_labels)} sentences: {std_error:.3f}")
+print(f"training time of all {len(runs)} runs together: {sum(r['train s'] for r in runs):.0f} s")
 assert best["dev accuracy"] > (0.80 if S.profile != "quick" else 0.6)
-if S.profile == "class":   # what the summary says about the stored run
-    assert best["model"] == "BOW", "the summary says plain BOW is our best model in the class run"
+if S.profile == "class":   # what the text below says about the ranking
+    assert lead / len(dev_labels) < 2 * std_error, "the best run's lead is within two standard errors"
+    assert all(abs(g) < 0.03 for g in gains.values()), gains
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.5))
@@ -289,37 +317,39 @@ ax.set_ylabel("dev accuracy")
 ax.legend(fontsize=7)
 ax.grid(alpha=0.3)
 plt.show()
+print("dev accuracy at steps", runs[0]["curve"][0])
+for r in runs:
+    print(f"{r['model']:>16} {r['embeddings']:>16}:", "  ".join(f"{y:.3f}" for y in r["curve"][1]))
+first = {(r["model"], r["embeddings"]): r["curve"][1][0] for r in runs}
+first_lead = sum(first[(m, "pretrained (01)")] - first[(m, "random")] for m in gains) / len(gains)
+print(f"pretrained − random at the first evaluation, mean over the three models: {first_lead:+.3f}")
+if S.profile == "class":   # what the text below says about the curves
+    assert first_lead > 0, first
 
 # %% [markdown]
-# The papers trained on all 67k phrases (plus, for the DAN, the phrase-level labels of the whole
-# treebank) with embeddings learned from 100–840 billion words of text. Our pretrained vectors saw
-# under half a million words of Wikipedia and know only part of the SST-2 vocabulary (coverage
-# above), so expect a small gain from them here, or none — the line above measures it. With vectors
-# trained on billions of words, initialisation is where most of the papers' advantage comes from.
+# The table reports each run's *last* evaluation; the lines above show how much a run still moves
+# between evaluations. On 872 sentences one accuracy has a standard error of about 0.013 (printed), and
+# the best of our runs leads the next by less than two of them (asserted): with one seed, our ranking is
+# not a result, and a re-run on another machine (other thread count, other rounding) can reorder it.
 #
-# ### Confusion matrix of the best model
-
-# %%
-best_model = models[next(k for k in models if names[k[0]] == best["model"] and k[1] == best["embeddings"])]
-pred = (predict_proba(best_model, dev_ids, dev_mask) > 0.5).long()
-confusion = torch.zeros(2, 2, dtype=torch.long)
-for t, p in zip(dev_labels.tolist(), pred.tolist()):
-    confusion[t, p] += 1
-viz.heatmap(confusion, xlabels=["pred. negative", "pred. positive"], ylabels=["negative", "positive"],
-            annot=True, fmt=".0f", cmap="Blues", title=f"{best['model']}, dev set")
-plt.show()
-assert confusion.sum() == len(dev_labels) and confusion.trace() / confusion.sum() == (pred == dev_labels).float().mean()
-
-# %% [markdown]
+# The papers trained on all 67k phrases (plus, for the DAN, the phrase-level labels of the whole
+# treebank) with embeddings learned from 100–840 billion words of text, and report test-set accuracy.
+# Our pretrained vectors saw under half a million words of Wikipedia and know only part of the SST-2
+# vocabulary (coverage above). On average over the three models they are ahead at the first evaluation
+# (asserted); at the end they change dev accuracy by less than 3 points either way (asserted; the signs
+# are printed above). Nothing here tells how much of the papers' lead comes from their vectors and how
+# much from their data, their test set or their tuning.
+#
 # ## 7. Build it, break it
 #
 # Ettinger et al. (2017) asked people to write sentences that break sentiment systems. The classic
 # pair is *I don't love this movie* (negative) and *There's nothing I don't love about this movie*
 # (positive): almost the same words, opposite meanings. A bag of words sees nearly the same bag.
-# We write the probes the way SST-2's sentences are written (*do n't*, *there 's*), otherwise *don't*
-# would be an unknown word to every model. Our tokenizer then reads them exactly as it read the
-# training sentences: *n't* stays one token, while a detached *'s* becomes *'* and *s* (printed
-# below) — the same pieces the models saw in training, so nothing is unknown.
+# We write the probes the way SST-2's sentences are written (*do n't*, *there 's*): our tokenizer keeps
+# *don't* as one token, while SST-2 writes *do n't*. Our tokenizer then reads the probes as it read the
+# training sentences: *n't* stays one token, while a detached *'s* becomes *'* and *s* (printed below).
+# A token the vocabulary lacks is read as `<unk>`; the probe cell lists any such token, and whether the
+# vocabulary has *don't*.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -341,28 +371,46 @@ for tokens in probe_tokens[:2]:
 p_ids, p_mask = encode(probe_tokens)
 labels = torch.tensor([label for _, label in probes])
 rows = [{"sentence": sentence, "expected": "pos" if label else "neg"} for sentence, label in probes]
-n_right = {}
+n_right, p_all = {}, {}
 for (kind, init), model in models.items():
     column = kind + ("+pre" if init != "random" else "")
     p_pos = predict_proba(model, p_ids, p_mask)                  # (n_probes,)
+    p_padded = predict_proba(model, F.pad(p_ids, (0, 5), value=vocab.pad_id), F.pad(p_mask, (0, 5), value=False))
+    assert torch.allclose(p_pos, p_padded, atol=1e-5), column   # padding-invariant after training too
     for row, p in zip(rows, p_pos.tolist()):
         row[column] = f"{p:.2f}"
     n_right[column] = int(((p_pos > 0.5).long() == labels).sum())
+    p_all[column] = p_pos
 viz.show_table(rows, title="P(positive) on the probe sentences")
 print("probes right per model:", n_right, "of", len(probes))
+unknown = sorted({t for tokens in probe_tokens for t in tokens if t not in vocab.stoi})
+print("probe tokens missing from the vocabulary (read as <unk>):", unknown or "none",
+      "| \"don't\" in the vocabulary:", "don't" in vocab.stoi)
+if S.profile == "class":   # what the text below says
+    assert all(p[3] < 0.5 for p in p_all.values())              # every model calls "not bad" negative
 
 # %% [markdown]
-# What does the BOW model *see*? Its prediction is literally the sum of per-word scores, so we can
-# print each word's contribution (positive minus negative score). *not* and *n't* get a single
-# fixed weight, whatever they negate:
+# The counts per model are printed above; with 8 probes one sentence moves a count by an eighth, so they rank
+# nothing firmly. Every model calls *This movie is not bad* negative (asserted) — the DAN included: it
+# can represent *not* + *bad* (the toy task of §3), but training on SST-2 did not make it do so here.
+#
+# What does the BOW model *see*? Its logit difference is the sum of per-word scores plus a bias, so we
+# can print each word's contribution (positive minus negative score), the bias, and the probability
+# they give, which is the model's own (asserted): the bias counts as much as a word, so the sign of the
+# words' sum alone does not say which way the model decides. *not* and *n't* get a single fixed weight,
+# whatever they negate:
 
 # %%
 bow = models[("bow", "random")]
 weights = (bow.embed.weight[:, 1] - bow.embed.weight[:, 0]).detach().cpu()
-for sentence, _ in probes[:2] + probes[3:4]:
-    toks = text.tokenize(sentence)
-    contrib = [(t, round(weights[vocab.stoi.get(t, vocab.unk_id)].item(), 2)) for t in toks]
-    print(f"{sum(c for _, c in contrib):+.2f}  {contrib}")
+bias = (bow.bias[1] - bow.bias[0]).item()
+for i in (0, 1, 3):
+    toks = probe_tokens[i]
+    scores = [weights[vocab.stoi.get(t, vocab.unk_id)].item() for t in toks]
+    p_words = torch.sigmoid(torch.tensor(sum(scores) + bias)).item()
+    assert abs(p_words - p_all["bow"][i].item()) < 1e-4             # words + bias give the model's P(pos)
+    contrib = [(t, round(c, 2)) for t, c in zip(toks, scores)]
+    print(f"{sum(scores):+.2f} + bias {bias:+.2f} → P(pos) {p_words:.2f}  {contrib}")
 
 # %% [markdown]
 # ## Summary
@@ -371,15 +419,17 @@ for sentence, _ in probes[:2] + probes[3:4]:
 #   linear in the words and cannot represent combinations like *not* + *bad* (the XOR toy task).
 # - A Deep Averaging Network adds an MLP on the average (combination features) and word dropout;
 #   a Kim CNN learns n-gram filters and keeps the strongest match by max-over-time pooling.
-# - Masks make every model padding-invariant: masked mean, masked max with −∞.
-# - Pretrained embeddings (notebook 01) give the models a starting point for words they rarely saw
-#   with a label; the published numbers (DAN 86.3, CNN-MC 88.1, on the SST test set) use far more data.
-# - In our class run the plain BOW model is the best of ours (table in §6): with 40,000 short training
-#   phrases and a few minutes of CPU, the extra capacity of CBOW, DAN and the CNN does not pay off yet,
-#   and our small pretrained vectors add at most about a point. More data and better vectors are what
-#   the papers had.
-# - Probes such as *There's nothing I don't love about this movie* still break all of them: word
-#   order and scope of negation need models that read the sentence in order (RNNs, notebook 03).
+# - Masks (masked mean, masked max with −∞) make the models padding-invariant: checked on short
+#   sentences for all four, untrained and trained.
+# - Pretrained embeddings (notebook 01) put the models ahead at the first evaluation, on average; by the
+#   end they change dev accuracy by less than 3 points either way. The published numbers (DAN 86.3,
+#   CNN-MC 88.1, on the SST test set) use far more data and vectors trained on far more text.
+# - Our seven runs end close together, the best less than two standard errors ahead of the next (§6):
+#   with 40,000 short training phrases, one seed and a few minutes of CPU, the extra capacity of CBOW,
+#   DAN and the CNN shows no clear gain in dev accuracy over plain BOW. More data and better vectors are
+#   what the papers had.
+# - The probes still break all of them: every model calls *This movie is not bad* negative. Next come
+#   models that read the sentence in order (RNNs, notebook 03).
 #
 # ## Exercises
 

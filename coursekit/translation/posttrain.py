@@ -223,7 +223,7 @@ def held_out_preferences(*, max_len: int = BENCHMARK["max_len"]) -> list:
     raw = load_tatoeba("d2l")[:]
     pairs = []
     for en_raw, fr_raw in zip(raw["en"], raw["fr"]):
-        if not is_test_sentence(en_raw, BENCHMARK["test_per_mille"]):
+        if "you" not in en_raw.lower() or not is_test_sentence(en_raw, BENCHMARK["test_per_mille"]):
             continue
         en, fr = split_tokens(en_raw), split_tokens(fr_raw)
         if 0 < len(en) <= max_len and 0 < len(fr) <= max_len:

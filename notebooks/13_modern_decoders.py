@@ -35,7 +35,8 @@
 # - Import a Hugging Face `LlamaForCausalLM` into the course's Llama (equal logits, equal greedy text) and race
 #   a GPT-2 block against a Llama block at equal parameters and equal training time.
 #
-# The figures quoted in the text are those of the stored run in the `class` profile (on a CPU, one thread); the
+# The figures quoted in the text are those of the stored run in the `class` profile (on a CPU, one thread), except
+# where a sentence names the recorded GPU run (section 6, read from `data/gpu_runs/`); the
 # `quick` profile, which CI runs, trains smaller models for less time and prints other numbers.
 
 # %%
@@ -282,7 +283,8 @@ assert runs["RoPE"]["val"] < runs["learned positions"]["val"]
 # table above; 2.295 against 2.516 in the class run). One likely reason, not measured here: learned positions
 # must be *learned*, position by position, from the data, while RoPE gives every head its offsets from the
 # first step. One seed each, though: in the class run, section 3 trains this RoPE model again with another
-# seed and its loss moves by 0.157 (a little less than the gap here), so read the gap as suggestive, not decisive.
+# seed and its loss moves by 0.157, more than two thirds of the gap here — and that first RoPE run turns out to
+# be the one apart from three similar runs (section 3) — so read the gap as suggestive, not decisive.
 #
 # **Beyond the trained context.** Both were trained on windows of 64 characters. The learned-position model
 # has no vector for position 64: it cannot even be run on longer windows, by construction. The RoPE model
@@ -327,12 +329,13 @@ assert beyond["128–255"] > 0                                                  
 # %% [markdown]
 # Read the table and the curve together. Past position 64 the RoPE model keeps running, and the differences
 # printed above compare its loss with that of positions 32–63 (the second half of the trained window): in
-# the class run it is already a little higher up to twice the trained length (+0.037) and much higher up to
-# four times (+0.281). Inside the trained window, more context does not lower the loss: in the class run
-# positions 32–63 have a slightly higher loss than positions 0–31 (printed last; by less than 0.02). RoPE makes
-# longer inputs *possible*; it does not teach the model what to do with offsets it never saw. One likely
-# reason for the rise is that attention patterns learned at short range are applied at distances where they
-# were never trained, though no attention pattern is measured here. Long-context models extend RoPE
+# the class run its mean is only slightly higher up to twice the trained length (+0.037, within the scatter the
+# curve shows inside the trained window) and clearly higher up to four times (+0.281). Inside the trained
+# window, past the first few positions, more context barely lowers the loss: in the class run positions 32–63
+# have a slightly higher mean than positions 0–31 (printed last; by less than 0.02), and both curves are
+# nearly flat there — at this size and training length the models use little of their context. RoPE makes
+# longer inputs *possible*; it does not teach the model what to do with offsets it never saw (no attention
+# pattern is measured here to say why the loss rises). Long-context models extend RoPE
 # explicitly — position interpolation (Chen et al. 2023) or YaRN (Peng et al. 2023) rescale the angles — and
 # then fine-tune on long texts. (Those are the `rope_scaling` settings that `coursekit.llama.hf` refuses to
 # import; section 5 shows the refusal.)
@@ -429,7 +432,8 @@ assert llama_d_ff == 11008
 #
 # During generation every layer keeps the keys and values of all earlier tokens (notebook 10's KV cache).
 # With $H$ heads of width $d$ that is $2 \cdot L \cdot H \cdot d$ numbers per token — for a large model and
-# a long context, more memory than the weights. **Multi-query attention** (Shazeer 2019) keeps *one*
+# a long context served to many users at once, more memory than the weights (Exercise 6 works it out for
+# Llama 2 70B). **Multi-query attention** (Shazeer 2019) keeps *one*
 # key/value head shared by all query heads; **grouped-query attention** (Ainslie et al. 2023) keeps
 # $H_{kv}$ of them, each shared by a group of $H / H_{kv}$ neighbouring query heads. At attention time the
 # $H_{kv}$ heads are repeated for their groups (`coursekit.llama.layers.repeat_kv`; Exercise 5 asks you to
@@ -471,7 +475,8 @@ assert kv_cache_bytes_per_token(llama2_70b) == 320 * KiB and kv_cache_bytes_per_
 # 5.93B with 8 (the Llama 2 paper's ablation widens the feed-forward layers to keep the count) — but it
 # divides the cache by $H / H_{kv}$: 320 KiB instead of 2.5 MiB per token for Llama 2 70B, which lets a server hold
 # eight times more tokens of context — more users, or longer documents — in the same memory, and read
-# eight times fewer *cache* bytes per generated token (the weights, also read at every step, do not shrink).
+# eight times fewer *cache* bytes per generated token (the weights, also read at every step, shrink only by the
+# removed parts of $W_K$ and $W_V$: the parameter column above).
 #
 # The formula is what a real cache holds: we generate with a small random Llama of each kind and add up
 # the bytes of the cached keys and values.
@@ -518,7 +523,8 @@ assert gqa_rows[1]["parameters"] < gqa_rows[0]["parameters"] and gqa_rows[2]["pa
 # 0.157, about as much as either variant differs, so these gaps say nothing about the attention variant.
 # (GQA and MQA share the first run's seed and batches, yet they land with the second run: three of the four
 # runs lie close together (2.136 to 2.144), and the first multi-head run — the RoPE model of section 1 — is
-# the one apart.) Runs this short and this small cannot measure the quality cost of sharing keys and
+# the one apart, which makes section 1's single-seed gap to learned positions less firm than its table
+# suggests.) Runs this short and this small cannot measure the quality cost of sharing keys and
 # values — Ainslie et al. (2023) needed large models for that —
 # but they do show the sure part: the cache column. And the cache is where the saving lies: training processes
 # all positions at once and never reads a cache, while *generating* reads the whole cache at every step.
@@ -640,14 +646,14 @@ for name in ("naive", "tiled"):                                                 
 
 # %% [markdown]
 # The measured peaks follow the accounting (the ratios printed above): the written-out attention's memory is
-# quadratic in $T$ (×4 per doubling, the two $T \times T$ matrices), the tiled one's grows only with the
+# quadratic in $T$ (close to ×4 per doubling: the two $T \times T$ matrices), the tiled one's grows only with the
 # output, linearly (at most ×2, and less while the constant tile still weighs). The times (one run each, in
 # milliseconds) show more than one might expect of a Python loop: in the class run the tiled version was the
-# faster one from $T$ = 1,024 on — in the stored run 44.50 ms against 92.82 ms, and 122.31 ms against
+# faster one at $T$ = 1,024 and at 2,048 (one timing each) — in the stored run 44.50 ms against 92.82 ms, and 122.31 ms against
 # 312.70 ms at $T$ = 2,048 (the ratios printed above). It can be so because the written-out attention
 # computes all $T^2$ scores, the masked future ones included, and writes and reads two $(4, T, T)$ matrices
-# (133 MiB at $T$ = 2,048), while the tiled one skips the key tiles that lie in the future (about half the
-# work) and works on one small tile at a time;
+# (most of the 133 MiB peak measured at $T$ = 2,048), while the tiled one skips the key tiles that lie entirely
+# in the future (with a causal mask, those above the diagonal) and works on one small tile at a time;
 # which of the two matters more is not measured here. FlashAttention's speed on a GPU comes, the paper says,
 # from running this loop inside one fused kernel, with a tile in the fast on-chip memory, so that $S$ and $P$
 # never travel to and from the GPU's main memory; `F.scaled_dot_product_attention` (notebook 07's fused path)
@@ -725,11 +731,12 @@ for change in ({"rope_scaling": {"rope_type": "linear", "factor": 4.0}}, {"atten
 # parameters up to GPT's position table; same optimiser and learning rate.
 #
 # **Equal training time**, not equal steps: what counts in practice is the quality a compute budget buys,
-# and the two blocks do not cost the same per step (the steps each one managed are in the table below).
-# Each model gets the same wall-clock budget, and its learning-rate schedule (warm-up,
+# and a step of one block need not cost what a step of the other costs. Each model gets the same wall-clock
+# budget, to within one chunk of steps (a model stops after the chunk that takes its clock past the budget, so
+# the table's training seconds overshoot it a little), and its learning-rate schedule (warm-up,
 # then cosine decay) runs on its own clock, so each ends its decay when its time is up (as in Geiping &
-# Goldstein's 2022 *Cramming*). The two models train in alternating chunks of steps, so that a busy machine
-# slows both alike; the validation loss is measured after each chunk, outside the clock.
+# Goldstein's 2022 *Cramming*). The two models train in alternating chunks of steps, so that a slowdown of the
+# machine falls on both rather than on whichever would run second; the validation loss is measured after each chunk, outside the clock.
 
 # %%
 class Race:
@@ -823,25 +830,22 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 
 # %% [markdown]
 # In the class run, at equal parameters and equal training time, the Llama block is ahead at the end of the run
-# (asserted); the differences printed above say how the two compare at half and three quarters of the time,
-# where the order depends on how many steps the machine managed — in a run of 2026-11-28 that is not stored,
-# slowed by another job beside it to 8.6 and 8.2 steps per second, the GPT-2 block led at half the time (by
-# 0.010) and the Llama block from three quarters on.
-# It is a single-seed measurement with one recipe (notebook 10's, tuned for the GPT) for both, and the final
-# gap is smaller than the 0.157 by which a change of seed moved the RoPE model in section 3: read it as
-# suggestive, not decisive. Of the changes one by one, this notebook ablates only the positions (section 1);
-# the papers cited here ablate theirs at larger scale. (The `quick` profile trains for a few seconds only,
-# too short to call the race; there the comparison is printed but not asserted, and the GPT-2 block may
-# well come out ahead.)
+# (asserted, at the shorter of the two clocks: the table's last values are at 35.4 and 36.8 s), and also at half
+# and three quarters of the time, by less and less (the differences printed above). On this CPU the two blocks
+# ran at about the same speed, so both happened to stop after the same number of steps (the table). It is a
+# single-seed measurement with one recipe (notebook 10's, tuned for the GPT) for both, and the final gap is
+# smaller than the 0.157 by which a change of seed moved the RoPE model in section 3: read it as suggestive,
+# not decisive. Of the changes one by one, this notebook ablates the positions (section 1) and the number of
+# key/value heads (section 3); the papers cited here ablate theirs at larger scale. (The `quick` profile
+# trains for a few seconds only: its comparison is printed, not asserted.)
 #
 # Equal *time* depends on the machine, too. On the CPU of the class run the two blocks ran at similar
 # speeds (13.4 and 12.9 steps per second, GPT-2 first: printed above). In the recorded run on an H200
 # printed above (the README's *On a GPU*) the gap is wider: the Llama block managed 79.0 steps per second
-# against the GPT-2 block's 128.5. One likely reason, which no output here measures: models this small are
-# bound by kernel launches on a GPU, and the Llama block launches more, smaller kernels per step (the
-# rotations of RoPE, RMSNorm, SwiGLU's third matrix). There the GPT-2 block was ahead at half and three
-# quarters of the time (by 0.012 and 0.008 nats/char) and the Llama block only at the end (1.667 against
-# 1.679). So the assertion above checks the CPU's class run only, and on a GPU the race is printed, not
+# against the GPT-2 block's 128.5 (nothing here measures why; the Llama block does run more, smaller
+# operations per step: the rotations of RoPE, RMSNorm, SwiGLU's third matrix). There the GPT-2 block was ahead
+# at half and three quarters of the time (by 0.012 and 0.008 nats/char) and the Llama block only at the end
+# (by 0.013, printed from unrounded losses). So the assertion above checks the CPU's class run only, and on a GPU the race is printed, not
 # asserted; at the scale of real models the comparison is the papers'.
 #
 # ## Summary
@@ -853,19 +857,20 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 #   its loss is higher (+0.037 up to twice the trained length, +0.281 beyond): longer inputs are possible, not
 #   free.
 # - **RMSNorm** is LayerNorm without centring and bias; **SwiGLU** is a gated MLP whose width ⅔ · 4C keeps
-#   the weights of a 4C GELU MLP.
+#   the weights of a bias-free 4C GELU MLP.
 # - **Grouped-query / multi-query attention** share key/value heads across query heads: the KV cache shrinks
 #   by $H / H_{kv}$ (Llama 2 70B: 320 KiB instead of 2.5 MiB per token), and only $W_K$, $W_V$ lose
 #   parameters; what it costs in quality is a question for models and runs far larger than ours (in ours,
 #   GQA and MQA came out lower than multi-head attention by about as much as a change of seed moves a run).
 # - **FlashAttention** computes exact attention tile by tile with the online softmax (rescale the running sum
 #   and output by $e^{m_{old} - m_{new}}$); memory becomes linear in $T$. On our CPU even the plain-Python
-#   tiled loop was faster than the written-out attention from $T$ = 1,024 on (class run), which computes and
+#   tiled loop was faster than the written-out attention at $T$ = 1,024 and 2,048 (class run), which computes and
 #   stores the full $T \times T$ matrices; the speed FlashAttention reports on GPUs comes from a fused kernel.
 # - The course's `Llama` reproduces Hugging Face's `LlamaForCausalLM` (logits to 1e-5, greedy text). At equal
-#   parameters and time its block ended ahead of the GPT-2 block on Tiny Shakespeare in the class run on a CPU
-#   (by 0.073 nats/char, one seed: less than the 0.157 a change of seed moved a run in section 3), while in the
-#   recorded H200 run the GPT-2 block led at half and three quarters of the time and the Llama block at the end.
+#   parameters and time its block was ahead of the GPT-2 block on Tiny Shakespeare in the class run on a CPU
+#   (by 0.073 nats/char at the shorter clock, one seed: less than the 0.157 a change of seed moved a run in
+#   section 3), while in the recorded H200 run the GPT-2 block led at half and three quarters of the time and the
+#   Llama block at the end.
 #
 # ## Exercises
 
@@ -948,7 +953,7 @@ check_repeat_kv(repeat_kv)
 # === BEGIN MARK SCHEME ===
 # (a) Per token 2 · 80 layers · 8 heads · 128 · 2 bytes = 327,680 bytes = 320 KiB; × 16 × 4,096 tokens =
 # 20 GiB (21.5 GB). With 64 key/value heads: 2.5 MiB per token, 160 GiB (172 GB) — more than the weights,
-# 70 · 10⁹ · 2 bytes ≈ 140 GB (130 GiB); with GQA the cache is about a seventh of them. Full marks need the
+# 70 · 10⁹ · 2 bytes ≈ 140 GB (130 GiB); with GQA the cache is about a sixth of them. Full marks need the
 # formula 2 · L · H_kv · d · bytes (keys AND values, every layer) and the comparison.
 # (b) In training all T positions are processed in one parallel pass: each key/value is computed once and
 # used at once, nothing is kept between steps, and the attention FLOPs (H query heads against T keys) do not

@@ -11,8 +11,8 @@
 #
 # Sentence classification maps a whole sentence to a label — here the sentiment of a movie review
 # sentence (SST-2: positive or negative). We build four classifiers on top of word embeddings, each
-# with more parameters than the last (§6 shows that more capacity does not buy accuracy here), train the
-# three that have an embedding table with random and with pretrained (notebook 01) embeddings, and then
+# with more parameters than the last (§6 measures whether that buys accuracy here), train the three whose
+# embeddings are 100-dimensional vectors with random and with pretrained (notebook 01) embeddings, and then
 # try to *break* them with sentences whose sentiment depends on how words combine.
 #
 # **Learning goals**
@@ -186,7 +186,8 @@ assert toy_acc["BOW"] <= 0.8 and toy_acc["DAN"] > 0.95         # linear: at most
 # $c_i = \mathrm{ReLU}(w \cdot [e_i; \dots; e_{i+h-1}] + b)$. **Max-over-time pooling** keeps the
 # strongest match anywhere in the sentence, $\hat c = \max_i c_i$, so the output has one number per
 # filter whatever the sentence length. With padding the max must skip the padded positions — fill
-# them with $-\infty$, not 0, or a 0 would beat every negative feature.
+# them with $-\infty$, not 0, or a padded 0 would beat every negative feature (after a ReLU, as in our CNN,
+# features are ≥ 0 and a 0 could at most tie; the fill matters wherever features can be negative).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -258,8 +259,9 @@ assert pretrained.dim == S.embed_dim
 # ## 6. Training and results
 #
 # Every model: Adam, cross-entropy, mini-batches of 64 random training sentences, the same number
-# of steps (`epochs` passes over the training subset), evaluated on the full dev set. BOW has no
-# embeddings to initialise, so it runs once.
+# of steps (as many sentences as `epochs` passes over the training subset, drawn at random with replacement),
+# a learning rate per model (in the code), evaluated on the full dev set. BOW's table holds two class scores
+# per word, not 100-dimensional vectors, so it has nothing to take from notebook 01 and runs once.
 
 # %%
 steps = S.epochs * len(train_seqs) // S.batch_size
@@ -329,15 +331,16 @@ if S.profile == "class":   # what the text below says about the curves
 # %% [markdown]
 # The table reports each run's *last* evaluation; the lines above show how much a run still moves
 # between evaluations. On 872 sentences one accuracy has a standard error of about 0.013 (printed), and
-# the best of our runs leads the next by less than two of them (asserted): with one seed, our ranking is
-# not a result, and a re-run on another machine (other thread count, other rounding) can reorder it.
+# the best of our runs leads the next by less than two of them (asserted): with one seed and no repeat, the
+# order of the top runs is not a result (the difference of two models on the same sentences has its own
+# standard error, which depends on how often they disagree; we do not compute it).
 #
-# The papers trained on all 67k phrases (plus, for the DAN, the phrase-level labels of the whole
-# treebank) with embeddings learned from 100–840 billion words of text, and report test-set accuracy.
-# Our pretrained vectors saw under half a million words of Wikipedia and know only part of the SST-2
-# vocabulary (coverage above). On average over the three models they are ahead at the first evaluation
-# (asserted); at the end they change dev accuracy by less than 3 points either way (asserted; the signs
-# are printed above). Nothing here tells how much of the papers' lead comes from their vectors and how
+# The papers trained on every phrase of the treebank (the title of their table) with embeddings learned
+# from 100–840 billion words of text, and report test-set accuracy. Our pretrained vectors were trained in
+# notebook 01 on WikiText-2 — millions of words, not billions — and know only part of the SST-2 vocabulary
+# (coverage above). On average over the three models they are ahead at the first evaluation (asserted); at
+# the end they change dev accuracy by less than 3 points either way (asserted), and in this run they end
+# lower than random initialisation for CBOW and the CNN, higher for the DAN (the signs printed above). Nothing here tells how much of the papers' lead comes from their vectors and how
 # much from their data, their test set or their tuning.
 #
 # ## 7. Build it, break it
@@ -392,11 +395,13 @@ if S.profile == "class":   # what the text below says
 # %% [markdown]
 # The counts per model are printed above; with 8 probes one sentence moves a count by an eighth, so they rank
 # nothing firmly. Every model calls *This movie is not bad* negative (asserted) — the DAN included: it
-# can represent *not* + *bad* (the toy task of §3), but training on SST-2 did not make it do so here.
+# can represent *not* + *bad* (the toy task of §3), but training on SST-2 did not make it do so here. The
+# table shows three more probes that every model gets wrong: *There 's nothing I do n't love about this
+# movie*, *It 's not that I did n't enjoy it* and *A masterpiece of boredom*.
 #
 # What does the BOW model *see*? Its logit difference is the sum of per-word scores plus a bias, so we
 # can print each word's contribution (positive minus negative score), the bias, and the probability
-# they give, which is the model's own (asserted): the bias counts as much as a word, so the sign of the
+# they give, which is the model's own (asserted): the bias counts like one more word, so the sign of the
 # words' sum alone does not say which way the model decides. *not* and *n't* get a single fixed weight,
 # whatever they negate:
 
@@ -419,15 +424,16 @@ for i in (0, 1, 3):
 #   linear in the words and cannot represent combinations like *not* + *bad* (the XOR toy task).
 # - A Deep Averaging Network adds an MLP on the average (combination features) and word dropout;
 #   a Kim CNN learns n-gram filters and keeps the strongest match by max-over-time pooling.
-# - Masks (masked mean, masked max with −∞) make the models padding-invariant: checked on short
-#   sentences for all four, untrained and trained.
+# - Masks (masked mean, masked max with −∞) make the models padding-invariant up to float rounding:
+#   checked on short sentences for all four, untrained and trained.
 # - Pretrained embeddings (notebook 01) put the models ahead at the first evaluation, on average; by the
 #   end they change dev accuracy by less than 3 points either way. The published numbers (DAN 86.3,
-#   CNN-MC 88.1, on the SST test set) use far more data and vectors trained on far more text.
-# - Our seven runs end close together, the best less than two standard errors ahead of the next (§6):
-#   with 40,000 short training phrases, one seed and a few minutes of CPU, the extra capacity of CBOW,
-#   DAN and the CNN shows no clear gain in dev accuracy over plain BOW. More data and better vectors are
-#   what the papers had.
+#   CNN-MC 88.1, on the SST test set) come from every phrase of the treebank and vectors trained on
+#   billions of words.
+# - Our seven runs end within 0.032 of each other, the best less than two standard errors ahead of the
+#   next (§6): with 40,000 training sentences, one seed and a few minutes of CPU, the extra capacity of
+#   CBOW, DAN and the CNN shows no clear gain over plain BOW. The papers also differ in data, vectors,
+#   test set and tuning.
 # - The probes still break all of them: every model calls *This movie is not bad* negative. Next come
 #   models that read the sentence in order (RNNs, notebook 03).
 #

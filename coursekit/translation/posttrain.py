@@ -37,7 +37,7 @@ from coursekit.data import load_tatoeba, model_dir, sha256_file
 from coursekit.decoding.sampling import sample_next
 from coursekit.text import pad_batch
 from coursekit.training.compact import STORAGE, expand_state, quantize_int8
-from coursekit.training.loop import count_parameters
+from coursekit.training.loop import count_parameters, stamp_content_hash, verify_checkpoint
 from coursekit.training.lora import add_lora, load_lora_state_dict, lora_state_dict
 from coursekit.training.preference import DPOResult, dpo_loss, sequence_logprob
 from coursekit.training.resumable import hardware, train_steps_in_folder
@@ -506,6 +506,7 @@ def export_run(name: str, model: Transformer, base: Transformer, state: dict, ou
             adapter[key], adapter[key + ":scale"] = quantize_int8(value)
         path = out / f"{name}.safetensors"
         save_file(adapter, str(path), metadata={"recipe": json.dumps(asdict(recipe)), "storage": STORAGE})
+        stamp_content_hash(path)                                          # checked on every load, as every model
         load_lora_state_dict(model, expand_state(adapter))                # measure the weights as stored
         report["adapter_file"], report["adapter_sha256"] = path.name, sha256_file(path)
         report["adapter_bytes"] = path.stat().st_size
@@ -530,6 +531,7 @@ def load_register_model(data: TranslationData, name: str = "tagged", directory: 
     path = directory / report.get("adapter_file", f"{name}.safetensors")
     if not path.is_file() or sha256_file(path) != report.get("adapter_sha256"):
         raise ValueError(f"{path} is missing or does not match its report's sha256; re-run `{reproduce}`")
+    verify_checkpoint(path)
     recipe = PostRecipe(**report["recipe"])
     base, _ = load_model("transformer", data=data)
     model = prepare_model(recipe, base)

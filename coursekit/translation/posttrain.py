@@ -46,6 +46,7 @@ from coursekit.translation.benchmark import BENCHMARK
 from coursekit.translation.core import TranslationBatch, TranslationData, is_test_sentence, split_tokens
 from coursekit.translation.recipes import evaluate, load_model
 from coursekit.translation.register import REGISTERS, YouPairs, addresses_you, tag_source, vous_rate, you_pairs
+from coursekit.translation.scoring import corpus_bleu
 from coursekit.translation.subword import SubwordVocab
 from coursekit.validation import check_choice, check_positive_float, check_positive_int, check_probability, received
 
@@ -464,6 +465,12 @@ def _test_figures(model: Transformer, base: Transformer, data: TranslationData, 
     report = evaluate(model, data, "test")
     out = {"bleu": round(report.bleu, 2), "n_test": len(report.references),
            "repetition_all": repetition_rate(report.hypotheses)}
+    # BLEU where the register cannot matter: the test pairs whose English does not say "you" (on the others a
+    # reference in the other register costs BLEU even for a perfect translation)
+    others = [i for i, (e, _) in enumerate(data.test) if not addresses_you(e)]
+    out["bleu_not_you"] = round(corpus_bleu([report.hypotheses[i] for i in others],
+                                            [report.references[i] for i in others]), 2)
+    out["n_not_you"] = len(others)
     you_pairs_test = pairs_data([(e, f) for e, f in data.test if addresses_you(e)], tok)
     out["kl_per_token"] = token_kl(model, base, you_pairs_test.make_batch(list(range(len(you_pairs_test.train)))))
     if recipe.method == "dpo":

@@ -180,29 +180,36 @@ def translate_tokens(model: Transformer, tokenizer: SubwordVocab, sources: Seque
 
 @torch.no_grad()
 def sample_translations(model: Transformer, tokenizer: SubwordVocab, sources: Sequence[Sequence[str]], n: int, *,
-                        temperature: float = 1.0, generator: torch.Generator | None = None) -> list[list[str]]:
-    """``n`` sampled translations per source (ancestral sampling at ``temperature``): ``[[n strings], …]``."""
+                        temperature: float = 1.0, generator: torch.Generator | None = None,
+                        batch_size: int = 64) -> list[list[str]]:
+    """``n`` sampled translations per source (ancestral sampling at ``temperature``): ``[[n strings], …]``.
+
+    Sources go ``batch_size`` at a time (times ``n`` rows): a batch decodes until its longest sample ends, so one
+    runaway sample holds up only its own batch."""
     _check_model(model)
     sources = _check_sources(sources)
     check_positive_int(n, "n")
     check_positive_float(temperature, "temperature")
+    check_positive_int(batch_size, "batch_size")
     model.eval()
-    src, mask = _sources_batch(tokenizer, [s for s in sources for _ in range(n)])        # (B·n, S)
-    state = model.start(src, mask)
     eos, bos = model.config.eos_id, model.config.bos_id
-    last = torch.full((src.shape[0],), bos, dtype=torch.long)
-    finished = torch.zeros(src.shape[0], dtype=torch.bool)
-    rows: list[list[int]] = [[] for _ in range(src.shape[0])]
-    for _ in range(2 * BENCHMARK["max_len"] + 10):
-        logp = model.step(last, state)                                                  # (B·n, V)
-        last = sample_next(logp, temperature=temperature, generator=generator)
-        last = torch.where(finished, torch.full_like(last, eos), last)
-        for i in (~finished).nonzero().flatten().tolist():
-            rows[i].append(int(last[i]))
-        finished |= last == eos
-        if bool(finished.all()):
-            break
-    texts = [tokenizer.detokenize(r) for r in rows]
+    texts: list[str] = []
+    for start in range(0, len(sources), batch_size):
+        chunk = sources[start:start + batch_size]
+        src, mask = _sources_batch(tokenizer, [s for s in chunk for _ in range(n)])     # (b·n, S)
+        state = model.start(src, mask)
+        last = torch.full((src.shape[0],), bos, dtype=torch.long)
+        finished = torch.zeros(src.shape[0], dtype=torch.bool)
+        drawn = []                                                                      # (b·n,) per step
+        for _ in range(2 * BENCHMARK["max_len"] + 10):
+            logp = model.step(last, state)                                              # (b·n, V)
+            last = torch.where(finished, torch.full_like(last, eos),
+                               sample_next(logp, temperature=temperature, generator=generator))
+            drawn.append(last)
+            finished |= last == eos
+            if bool(finished.all()):
+                break
+        texts += [tokenizer.detokenize(r) for r in torch.stack(drawn, dim=1).tolist()]
     return [texts[i * n:(i + 1) * n] for i in range(len(sources))]
 
 

@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
 
+from coursekit.data import model_dir
 from coursekit.training.loop import count_parameters
 from coursekit.training.lora import add_lora
 from coursekit.transformer.model import Transformer, TransformerConfig
 from coursekit.translation import posttrain as pt
-from coursekit.translation.benchmark import load_tokenizer
+from coursekit.translation.benchmark import load_benchmark, load_tokenizer
 from coursekit.translation.recipes import RECIPES, build_model
-from coursekit.translation.register import addresses_you, tag_source, you_pairs
+from coursekit.translation.register import REGISTERS, addresses_you, register_of, tag_source, you_pairs
 
 PAIRS = [
     (["you", "lost", "."], ["vous", "avez", "perdu", "."]),
@@ -167,3 +172,61 @@ def test_lora_recipes_train_under_two_percent_of_the_committed_transformer():
             model = copy.deepcopy(committed)
             add_lora(model, pt.LORA_TARGETS, r=recipe.lora_r, alpha=recipe.lora_alpha)
             assert count_parameters(model) / total < 0.02, name
+
+
+# ---------------------------------------------------------------- the committed runs (data/translation/register)
+
+REGISTER_DIR = model_dir("translation") / pt.ADAPTER_DIR
+REPORTS = {name: json.loads((REGISTER_DIR / f"{name}.json").read_text()) for name in pt.RECIPES
+           if (REGISTER_DIR / f"{name}.json").exists()}
+committed = pytest.mark.skipif(set(REPORTS) != set(pt.RECIPES), reason="the post-training runs are not all committed")
+
+
+@committed
+def test_committed_runs_meet_the_targets_they_reached():
+    """What notebook 14 asserts from the committed reports (issue 51's targets that were met; the closing note
+    gives the ones that were not: DPO within 1 BLEU of the base, the register tag's untagged BLEU)."""
+    base_bleu = 43.33                                                  # data/translation/transformer/report.json
+    sft, lora = REPORTS["sft"]["test"]["untagged"]["vous_rate"], REPORTS["sft_lora"]["test"]["untagged"]["vous_rate"]
+    assert abs(sft - lora) <= 0.03 and REPORTS["sft_lora"]["trainable_parameters"] / REPORTS["sft_lora"][
+        "base_parameters"] <= 0.02
+    tagged = REPORTS["tagged"]["test"]
+    assert tagged["formal"]["vous_rate"] >= 0.95 and 1 - tagged["informal"]["vous_rate"] >= 0.90
+    sweep = [REPORTS[n]["test"] for n in ("dpo_beta_0.01", "dpo", "dpo_beta_1")]
+    assert sweep[0]["kl_per_token"] > sweep[1]["kl_per_token"] > sweep[2]["kl_per_token"]   # small β: far
+    assert sweep[0]["bleu"] < sweep[1]["bleu"] < sweep[2]["bleu"] < base_bleu
+    assert min(t["untagged"]["vous_rate"] for t in sweep) >= 0.95
+
+
+@committed
+def test_committed_register_adapter_reloads_and_reproduces_its_translations():
+    data = load_benchmark(n_train=1000, n_test=200, n_test_long=50, n_valid=0, n_valid_long=0)
+    model, report = pt.load_register_model(data)
+    sources = pt.you_test_sources(data)[:20]
+    for register in REGISTERS:
+        assert pt.translate_tokens(model, data.src_vocab, sources, register=register) == \
+            report["test"]["examples"][register][:20]
+    assert report["adapter_bytes"] < 120_000 and report["trainable_parameters"] == 73_728
+
+
+@committed
+def test_cli_translates_and_evaluates_in_a_register():
+    env = {**os.environ}
+    run = subprocess.run([sys.executable, "-m", "coursekit.translation", "translate", "transformer", "--register",
+                          "formal"], input="Could you help me?\nAre you tired?\n", capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    formal = run.stdout.splitlines()
+    informal = subprocess.run([sys.executable, "-m", "coursekit.translation", "translate", "transformer",
+                               "--register", "informal"], input="Could you help me?\nAre you tired?\n",
+                              capture_output=True, text=True, env=env, timeout=300).stdout.splitlines()
+    assert [register_of(f) for f in formal] == ["vous", "vous"], formal
+    assert [register_of(f) for f in informal] == ["tu", "tu"], informal
+    out = subprocess.run([sys.executable, "-m", "coursekit.translation", "evaluate", "transformer", "--register",
+                          "informal", "--json", "--limit", "40"], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    figures = json.loads(out.stdout)
+    assert figures["register"] == "informal" and figures["n_test"] == 40 and figures["vous_rate"] < 0.2
+    refused = subprocess.run([sys.executable, "-m", "coursekit.translation", "translate", "seq2seq", "--register",
+                              "formal"], input="Hello.\n", capture_output=True, text=True, env=env, timeout=300)
+    assert refused.returncode == 2 and "--register needs the transformer model" in refused.stderr

@@ -14,13 +14,14 @@
 # through an instruction in the input, and from *preferences* — pairs of answers where one is better — with a
 # reward model (as in RLHF) or directly with DPO (Rafailov et al. 2023).
 #
-# We post-train the committed EN→FR Transformer of notebook 08 on one behaviour a student can read off every
+# We post-train the committed EN→FR Transformer of notebook 08 on one behaviour a student can read off most
 # output: **formal or informal "you"**. French must choose where English says *you*: *vous* (formal, or
-# plural) or *tu* (informal). Tatoeba holds both translations for thousands of English sentences, and the
-# model chooses by habit.
+# plural) or *tu* (informal). Tatoeba often holds both translations of one English sentence, and the model
+# chooses without being asked.
 #
 # **Learning goals**
-# - Measure a behaviour (the *vous* rate) and what it costs (BLEU, KL to the base) before and after each method.
+# - Measure a behaviour (the *vous* rate) and what it costs (BLEU; for the committed runs, the KL to the base)
+#   before and after each method.
 # - Fine-tune on chosen pairs (SFT) and watch the behaviour move with the number of updates.
 # - Write LoRA from its equation: a frozen $W_0$ plus $\frac{\alpha}{r} BA$, $B = 0$ at the start; merge it;
 #   compare with Hugging Face `peft`; count what it trains and stores.
@@ -84,7 +85,8 @@ print(S, "| torch threads:", torch.get_num_threads())
 # ## 1. The behaviour, the data and the base model
 #
 # `register_of` reads the register off the second-person forms of a French sentence: *tu, toi, te, t', ton,
-# ta, tes* are informal, *vous, votre, vos* formal (a sentence can hold both, or neither). The *vous rate* of a
+# ta, tes* are informal, *vous, votre, vos* formal (a sentence can hold both, or neither; the possessive
+# pronouns *le vôtre*, *le tien* are not read, as the third example shows). The *vous rate* of a
 # model is the share of *vous* among its translations that hold exactly one register.
 
 # %%
@@ -95,7 +97,7 @@ for french in ["Pourriez-vous m'aider ?", "Je t'aime.", "C'est ton tour, pas le 
 # %% [markdown]
 # The data are the benchmark's pairs (notebook 05): the training pairs whose English says *you* (with
 # *your*, *yourself*, *you're*…), sorted by the register of their French, and the English sentences that have
-# both a *vous* and a *tu* translation — the preference pairs. The test sentences that say *you* are held out:
+# both a *vous* and a *tu* translation — one preference pair each. The test sentences that say *you* are held out:
 # the split is a hash of the English sentence (notebook 05), so no training pair of the base model or of a
 # post-training run has one of them as its English.
 
@@ -136,17 +138,18 @@ for english, french in list(zip(test_you, base_translations))[:6]:
     print(f"  {' '.join(english):45} → {french}")
 
 # %% [markdown]
-# The base model says *vous* in about two of five held-out sentences and *tu* in the rest (the counts above):
-# it follows the habits of its training pairs, sentence by sentence. BLEU is printed twice: on all test pairs,
-# and on the pairs whose English does not say *you* — there the register cannot matter, so a drop there is
-# French forgotten, not a reference that happens to use the other register.
+# The base model says *vous* in about two of five decided translations and *tu* in most of the others (the
+# counts above), sentence by sentence as its training pairs led it. BLEU is printed twice: on all test pairs,
+# and on the pairs whose English does not say *you* — there the register matters much less (an imperative such
+# as *come here* still has one), so a drop there is mostly French forgotten rather than a reference that
+# happens to use the other register.
 
 # %% [markdown]
 # ## 2. Supervised fine-tuning (SFT)
 #
 # The simplest post-training is more of the pre-training loss, on pairs we chose: here the *vous* pairs only.
-# Every weight is trained (Adam, the pre-training's label smoothing), and we watch the *vous* rate on the
-# first test sentences that say *you* as the updates grow.
+# Every weight is trained (Adam, label smoothing 0.1 as in pre-training), and we watch the *vous* rate on the
+# first 120 test sentences that say *you* as the updates grow (their base rate, at update 0, is 0.46).
 
 # %%
 def vous_rate_of(model, n=S.curve_sentences):
@@ -210,8 +213,9 @@ if S.profile == "class":   # what the text says
 
 # %% [markdown]
 # Full SFT makes every decided translation formal, and loses about two and a half BLEU points on the test
-# split. Part of that loss is not forgetting: where the English says *you* and the reference says *tu*, a
-# *vous* translation scores lower however good it is. The register tag of §4 separates the two.
+# split. Part of that loss need not be forgetting: where the English says *you* and the reference says *tu*, a
+# *vous* translation scores lower however good it is (this run's report does not split the two; §4 prints
+# BLEU on the pairs without *you* as well).
 
 # %% [markdown]
 # ## 3. LoRA: a low-rank update of frozen weights
@@ -223,9 +227,10 @@ if S.profile == "class":   # what the text says
 # \ r \ll \min(d, k).$$
 #
 # $W_0$ stays frozen. $B$ starts at **zero**, so the adapted model starts *exactly* at the base model; $A$
-# starts random, so that $B$ receives a gradient from the first step. The scaling $\alpha / r$ keeps the size
-# of the update about the same when $r$ changes. After training, $W_0 + \frac{\alpha}{r} BA$ is one matrix
-# again: merged, the model costs nothing extra. We put rank-8 adapters on the query and value projections of
+# starts random, so that $B$ receives a gradient from the first step ($\partial L / \partial B$ is proportional
+# to $Ax$). The scaling $\alpha / r$ keeps the size of the update about the same when $r$ changes (Hu et al.,
+# §4.1). After training, $W_0 + \frac{\alpha}{r} BA$ is one matrix again: merged, the model is an ordinary one,
+# with no extra matrices at inference. We put rank-8 adapters on the query and value projections of
 # every attention layer (encoder self-attention, decoder self- and cross-attention), as the paper does.
 
 # %%
@@ -279,7 +284,7 @@ assert not any(isinstance(m, LoRALinear) for m in merged.modules())
 
 # %% [markdown]
 # LoRA SFT: the same data and number of updates as the full SFT above, with only the adapters trained (and a
-# learning rate ten times higher, usual for LoRA: the update starts at zero and is scaled by α/r).
+# learning rate ten times higher: LoRA runs usually take a larger one than full fine-tuning; we did not tune it).
 
 # %%
 t0 = time.perf_counter()
@@ -295,18 +300,19 @@ print(f"committed runs (400 updates): full SFT {full:.3f}, LoRA SFT {low:.3f} wi
 assert abs(full - low) <= 0.03
 
 # %% [markdown]
-# LoRA reaches the *vous* rate of full fine-tuning within a point (asserted: within 3) while training under 1 %
-# of the parameters, and its updates took less time here (the seconds above). What it stores per task is the
-# adapter, not a model.
+# In the committed runs LoRA reaches the *vous* rate of full fine-tuning within a point (asserted: within 3)
+# while training under 1 % of the parameters; in the live runs it lags at 10 updates and ends a point lower. Its
+# 40 updates took less time in the stored run (the seconds above: one timing each, evaluations included). What
+# it stores per task is the adapter — for these shapes, 98 KiB in int8 — not a model.
 
 # %% [markdown]
 # ## 4. Asking for it: a register tag (instruction tuning in miniature)
 #
-# SFT on *vous* pairs makes the model formal, always. To get formal *or* informal **on request**, the request
+# SFT on *vous* pairs makes the model formal whatever it is asked. To get formal *or* informal **on request**, the request
 # goes into the input: `formal :` or `informal :` before the English. The committed adapter (`tagged`: LoRA
 # rank 8, 1,200 updates) was trained on tagged *vous* and *tu* pairs mixed with as many untagged training
-# pairs, so that an untagged sentence still translates as before. `translate transformer --register formal`
-# on the command line uses this adapter.
+# pairs, meant to keep untagged sentences as they were. The course's command line uses this adapter
+# (`translate transformer --register formal`, README).
 
 # %%
 t0 = time.perf_counter()
@@ -331,9 +337,10 @@ if S.profile == "class":   # the issue's targets, on the full test split (the sa
 # %% [markdown]
 # Asked *formal*, the adapter says *vous* in 96.5 % of the decided translations; asked *informal*, *tu* in
 # 92.6 %; asked nothing, it keeps the base model's habit (a *vous* rate of 0.407 against 0.394) and its BLEU
-# (42.87 against 43.33; its training mixed in as many untagged pairs). Asked for a register, BLEU on all test
-# pairs is lower, and so is BLEU on the pairs without *you*: the tag is a new input the model reads everywhere,
-# not only where it matters. The ten pairs below show what the rates mean, failures included.
+# (42.87 against 43.33; no run without the untagged pairs was made to tell how much they matter). Asked for a
+# register, BLEU on all test pairs is lower, and so is BLEU on the pairs without *you* (why, this notebook
+# does not test). The ten pairs below show what the rates mean, failures included: the count is of registers,
+# and some translations that follow both requests are still wrong French (*retiens et vous présenter*).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -361,7 +368,8 @@ print(f"{followed} of these 10 follow both requests")
 # Our reward model is the base translation model with its output layer (d → vocabulary) replaced by one
 # output (d → 1), read at the last token of the French; its body is frozen and only that head (257 numbers)
 # is trained, on preference pairs of the training split. It is measured on 698 pairs built the same way from
-# the held-out English sentences (every Tatoeba translation of them is kept out of training).
+# the held-out English sentences (the split is by English sentence, notebook 05, so these pairs lie on the
+# held-out side).
 
 # %%
 t0 = time.perf_counter()
@@ -421,8 +429,8 @@ if S.profile == "class":   # what the text says
 
 # %% [markdown]
 # Best-of-n moves the rate without touching a weight, but only as far as the samples reach: when none of the
-# n samples says *vous*, the best of them does not either. Its cost is paid at every request (n decodings and
-# n rewards), where fine-tuning pays once.
+# n samples says *vous*, the best of them does not either (how often that happened is not counted here). Its
+# cost is paid at every request (n decodings and n rewards), where fine-tuning pays once.
 
 # %% [markdown]
 # **DPO.** The KL-regularised objective has a closed-form optimum (Rafailov et al. 2023, Eq. 4):
@@ -497,7 +505,9 @@ assert abs(ours - trl_loss) <= 1e-6
 
 # %% [markdown]
 # Now DPO on the translator: a LoRA policy starting at the base, the base itself as the frozen reference, pairs
-# *vous* chosen / *tu* rejected for the same English, β = 0.1. The policy runs without dropout (its
+# *vous* chosen / *tu* rejected for the same English, β = 0.1, and a learning rate of 1e-3 so that 30 updates
+# show the effect in class — ten times the committed runs' 1e-4: a 300-update run at 1e-3 collapsed (its BLEU
+# and repetitions are in the teaching guide). The policy runs without dropout (`prepare_model` sets it to 0: its
 # log-probabilities are compared with the reference's). We watch the *vous* rate, and the **implicit reward**
 # $\beta \log \pi_\theta / \pi_{\text{ref}}$ on the held-out pairs: DPO's policy is also a reward model.
 
@@ -528,6 +538,9 @@ if S.profile == "class":   # what the text says
     assert dpo_curve[-1][1] > dpo_curve[0][1] + 0.3 and live_accuracy["accuracy"] > 0.9
 
 # %% [markdown]
+# After 30 updates the implicit rewards already rank the held-out pairs about as well as the reward model of
+# §5 (the same share, 96.4 %, in the stored run).
+#
 # **β, the strength of the KL term.** Small β lets the policy move far from the reference; large β holds it
 # close. The committed runs (300 updates each, LoRA rank 8) for three values of β:
 
@@ -560,12 +573,13 @@ assert min(r["test"]["untagged"]["vous_rate"] for r in sweep) >= 0.99
 # %% [markdown]
 # The smaller β, the farther the policy moves from the base (KL), the lower its BLEU and the more it repeats
 # itself: at β = 0.01 one test output in six has a word twice in a row, some of them *vous vous vous …*
-# (asserted order; the examples above). All three reach a *vous* rate of at least 0.99 (asserted). Two things to
-# read in the validation curves: the first hundred updates are nearly the same for all three β — as expected
-# with Adam, which divides out the scale of the gradient that β sets, so β acts only once the loss saturates;
-# and BLEU falls as the updates go on, even at β = 1. None of the three keeps BLEU within a point of the
-# base (the best, β = 1, loses 1.95): 300 updates at this learning rate are too many for DPO here, and the
-# number of updates would be the next thing to tune (not done here).
+# (KL and BLEU order asserted; the repetitions — the share of test outputs with a word twice in a row — printed;
+# the examples above). All three reach a *vous* rate of at least 0.99 (asserted). Two things to read in the
+# validation curves: the first hundred updates are nearly the same for all three β — a likely reason, not
+# tested here: Adam divides out the scale of the gradient, which β sets, so β acts only once the loss
+# saturates; and after the first hundred updates BLEU falls, even at β = 1. None of the three keeps BLEU within
+# a point of the base (the best, β = 1, loses 1.95). The curves suggest stopping earlier (β = 1 at 100 updates:
+# vous 0.91, validation BLEU 47.7 against 45.4 at 300); that run was not made here.
 
 # %% [markdown]
 # ## 6. Side by side
@@ -597,19 +611,20 @@ viz.show_table(table, title="committed runs on the test split (vous rate: held-o
 # ## Summary
 #
 # - **SFT** is the pre-training loss on chosen pairs: 400 updates on *vous* pairs made every decided translation
-#   formal and cost 2.4 BLEU on the test split (part of it the references' *tu*).
+#   formal and cost 2.4 BLEU on the test split (how much of it the references' *tu* explains is not measured).
 # - **LoRA** trains $\frac{\alpha}{r}BA$ beside frozen weights, $B = 0$ at the start: the same *vous* rate as full
-#   SFT within a point with 0.97 % of the parameters, an adapter of about 100 KiB, the base model's outputs at the
+#   SFT within a point with 0.97 % of the parameters, an adapter of 98 KiB in int8, the base model's outputs at the
 #   start (difference 0), merged weights and `peft` giving the adapted model's outputs.
 # - **An instruction in the input** turns a behaviour into a choice: `formal :` / `informal :` learned from tagged
 #   pairs mixed with untagged ones gives 96.5 % *vous* and 92.6 % *tu* on request, and the base model's habit
-#   and BLEU when nothing is asked (within half a point).
+#   and BLEU when nothing is asked (BLEU within half a point, *vous* rate within 1.3 points).
 # - **Preferences**: a Bradley–Terry reward model on the frozen body ranks 96.4 % of the held-out pairs right;
 #   best-of-n with it raises the *vous* rate without training. **DPO** optimises the KL-regularised objective
-#   directly — its loss equals `trl`'s — and reaches *vous* in every decided translation, but in our runs it cost
-#   BLEU: 1.95 points at β = 1, far more at small β, where the policy drifts (KL) into repetitions.
-# - Every method was measured on the behaviour **and** on what it costs: a rate alone would have crowned the
-#   DPO run that repeats *vous* forty times.
+#   directly — its loss equals `trl`'s on the same log-probabilities (checked on a tiny GPT-2) — and reaches a
+#   *vous* rate of 0.99–1.00, but in our runs it cost BLEU: 1.95 points at β = 1, far more at small β, where the
+#   policy drifts (KL) into repetitions.
+# - Every method was measured on the behaviour **and** on what it costs: by the *vous* rate alone (1.000), the
+#   DPO run that repeats *vous* dozens of times would rank with the best.
 #
 # ## Exercises
 

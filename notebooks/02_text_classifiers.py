@@ -340,7 +340,8 @@ if S.profile == "class":   # what the text below says about the curves
 # notebook 01 on WikiText-2 — millions of words, not billions — and know only part of the SST-2 vocabulary
 # (coverage above). On average over the three models they are ahead at the first evaluation (asserted); at
 # the end they change dev accuracy by less than 3 points either way (asserted), and in this run they end
-# lower than random initialisation for CBOW and the CNN, higher for the DAN (the signs printed above). Nothing here tells how much of the papers' lead comes from their vectors and how
+# lower than random initialisation for CBOW and the CNN, higher for the DAN (the signs printed above). Nothing here
+# tells how much of the papers' lead comes from their vectors and how
 # much from their data, their test set or their tuning.
 #
 # ## 7. Build it, break it

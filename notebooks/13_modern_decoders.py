@@ -649,7 +649,8 @@ for name in ("naive", "tiled"):                                                 
 # quadratic in $T$ (close to ×4 per doubling: the two $T \times T$ matrices), the tiled one's grows only with the
 # output, linearly (at most ×2, and less while the constant tile still weighs). The times (one run each, in
 # milliseconds) show more than one might expect of a Python loop: in the class run the tiled version was the
-# faster one at $T$ = 1,024 and at 2,048 (one timing each) — in the stored run 44.50 ms against 92.82 ms, and 122.31 ms against
+# faster one at $T$ = 1,024 and at 2,048 (one timing each) — in the stored run 44.50 ms against 92.82 ms, and 122.31
+# ms against
 # 312.70 ms at $T$ = 2,048 (the ratios printed above). It can be so because the written-out attention
 # computes all $T^2$ scores, the masked future ones included, and writes and reads two $(4, T, T)$ matrices
 # (most of the 133 MiB peak measured at $T$ = 2,048), while the tiled one skips the key tiles that lie entirely
@@ -736,7 +737,8 @@ for change in ({"rope_scaling": {"rope_type": "linear", "factor": 4.0}}, {"atten
 # the table's training seconds overshoot it a little), and its learning-rate schedule (warm-up,
 # then cosine decay) runs on its own clock, so each ends its decay when its time is up (as in Geiping &
 # Goldstein's 2022 *Cramming*). The two models train in alternating chunks of steps, so that a slowdown of the
-# machine falls on both rather than on whichever would run second; the validation loss is measured after each chunk, outside the clock.
+# machine falls on both rather than on whichever would run second; the validation loss is measured after each chunk,
+# outside the clock.
 
 # %%
 class Race:
@@ -845,7 +847,8 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 # against the GPT-2 block's 128.5 (nothing here measures why; the Llama block does run more, smaller
 # operations per step: the rotations of RoPE, RMSNorm, SwiGLU's third matrix). There the GPT-2 block was ahead
 # at half and three quarters of the time (by 0.012 and 0.008 nats/char) and the Llama block only at the end
-# (by 0.013, printed from unrounded losses). So the assertion above checks the CPU's class run only, and on a GPU the race is printed, not
+# (by 0.013, printed from unrounded losses). So the assertion above checks the CPU's class run only, and on a GPU the
+# race is printed, not
 # asserted; at the scale of real models the comparison is the papers'.
 #
 # ## Summary

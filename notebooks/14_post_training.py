@@ -308,7 +308,8 @@ assert abs(full - low) <= 0.03
 # %% [markdown]
 # ## 4. Asking for it: a register tag (instruction tuning in miniature)
 #
-# SFT on *vous* pairs makes the model formal whatever it is asked. To get formal *or* informal **on request**, the request
+# SFT on *vous* pairs makes the model formal whatever it is asked. To get formal *or* informal **on request**, the
+# request
 # goes into the input: `formal :` or `informal :` before the English. The committed adapter (`tagged`: LoRA
 # rank 8, 1,200 updates) was trained on tagged *vous* and *tu* pairs mixed with as many untagged training
 # pairs, meant to keep untagged sentences as they were. The course's command line uses this adapter

@@ -46,6 +46,7 @@ import peft
 import torch
 import torch.nn.functional as F
 from datasets import Dataset, disable_progress_bars
+from safetensors import safe_open
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 from trl import DPOConfig, DPOTrainer
@@ -86,12 +87,13 @@ print(S, "| torch threads:", torch.get_num_threads())
 #
 # `register_of` reads the register off the second-person forms of a French sentence: *tu, toi, te, t', ton,
 # ta, tes* are informal, *vous, votre, vos* formal (a sentence can hold both, or neither; the possessive
-# pronouns *le vôtre*, *le tien* are not read, as the third example shows). The *vous rate* of a
+# pronouns *le vôtre*, *le tien* are not read, as the fourth example shows). The *vous rate* of a
 # model is the share of *vous* among its translations that hold exactly one register.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for french in ["Pourriez-vous m'aider ?", "Je t'aime.", "C'est ton tour, pas le vôtre.", "Il pleut."]:
+for french in ["Pourriez-vous m'aider ?", "Je t'aime.", "Tu sais, vous êtes en retard.",
+               "C'est ton tour, pas le vôtre.", "Il pleut."]:
     print(f"{french!r:34} → {register_of(french)}")
 
 # %% [markdown]
@@ -120,7 +122,7 @@ not_you = [i for i, (english, _) in enumerate(data.test) if not addresses_you(en
 
 def measure(model, *, register=None):
     """The vous rate on the held-out 'you' sentences; BLEU on the test split (asked in `register` if given), and on
-    its pairs without 'you', where a reference in the other register cannot cost BLEU."""
+    its pairs without 'you', where the register matters much less."""
     figures = pt.register_figures(model, tok, test_you, register=register)
     row = {"vous": figures["vous"], "tu": figures["tu"], "both/neither": figures["both"] + figures["neither"],
            "vous rate": figures["vous_rate"]}
@@ -238,9 +240,11 @@ lora_model = copy.deepcopy(base)
 wrapped = add_lora(lora_model, pt.LORA_TARGETS, r=8, alpha=16)
 n_base, n_lora = count_parameters(base, trainable_only=False), count_parameters(lora_model)
 adapter_file = model_dir("translation") / "register" / "tagged.safetensors"      # §4's adapter, as committed
+with safe_open(str(adapter_file), framework="pt") as stored:
+    storage = stored.metadata()["storage"]
 print(f"{len(wrapped)} projections wrapped, e.g. {wrapped[0]}: {lora_model.get_submodule(wrapped[0])}")
 print(f"trained: {n_lora:,} of {n_base:,} parameters ({n_lora / n_base:.2%}); {len(lora_state_dict(lora_model))} "
-      f"tensors; a committed adapter (int8, one scale per row): {adapter_file.stat().st_size / 1024:.0f} KiB; the "
+      f"tensors; a committed adapter ({storage}): {adapter_file.stat().st_size / 1024:.0f} KiB; the "
       f"model in float32: {n_base * 4 / 2**20:.1f} MiB")
 assert n_lora / n_base <= 0.02
 
@@ -391,7 +395,8 @@ def pair_features(pairs):
 train_chosen, train_rejected = pair_features(rm_pairs)
 test_chosen, test_rejected = pair_features(held_out)
 opt = torch.optim.Adam(reward_model.head.parameters(), lr=1e-2)
-for _ in range(300):
+rm_steps, rm_trained = 300, count_parameters(reward_model)               # only the head: w (d) and b
+for _ in range(rm_steps):
     loss = bradley_terry_loss(reward_model.head(train_chosen).squeeze(-1),
                               reward_model.head(train_rejected).squeeze(-1))
     opt.zero_grad()
@@ -602,8 +607,8 @@ for register in REGISTERS:
     t = tagged_report["test"][register]
     table.append(summary_row(f"register tag, asked {register}", tagged_report["trainable_parameters"],
                              tagged_report["updates"], tagged_report["train_seconds"], t["vous_rate"], t["bleu"]))
-table.append(summary_row(f"best-of-{S.best_of}, reward model (this run)", 257, 300, best_of_seconds + rm_seconds,
-                         best_of_rate, None))
+table.append(summary_row(f"best-of-{S.best_of}, reward model (this run)", rm_trained, rm_steps,
+                         best_of_seconds + rm_seconds, best_of_rate, None))
 viz.show_table(table, title="committed runs on the test split (vous rate: held-out 'you' sentences; BLEU: all "
                "test pairs; seconds: each run's wall time on a 2-core CPU — the full SFT shared the machine with "
                "another job for part of its run, §2–3 time both alone); best-of-n: this run")

@@ -101,12 +101,28 @@ def show_table(rows: Sequence[Mapping], title: str | None = None, floatfmt: str 
     frame = pd.DataFrame(rows)
     if title:
         print(title)
+    text = frame.to_string(index=False, float_format=floatfmt.format)
     try:
         from IPython import get_ipython
         from IPython.display import display
     except ImportError:
         get_ipython = lambda: None  # noqa: E731
     if get_ipython() is None:
-        print(frame.to_string(index=False))
+        print(text)
         return
-    display(frame.style.format({c: floatfmt.format for c in frame.select_dtypes("float").columns}).hide(axis="index"))
+    styler = frame.style.format({c: floatfmt.format for c in frame.select_dtypes("float").columns}).hide(axis="index")
+    display(_Table(styler.to_html(), text))
+
+
+class _Table:
+    """What :func:`show_table` displays: the styled HTML for a notebook, the aligned text as the plain-text
+    form (a stored notebook's text view, nbval, a terminal) instead of a Styler's ``<... at 0x…>``."""
+
+    def __init__(self, html: str, text: str) -> None:
+        self.html, self.text = html, text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return self.text

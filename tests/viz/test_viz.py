@@ -25,7 +25,23 @@ def test_plot_curves_and_heatmap():
 def test_show_table_prints_outside_a_notebook(capsys):
     assert viz.show_table([{"model": "a", "acc": 0.5}, {"model": "b", "acc": 0.75}], title="results") is None
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "results" and out[1].split() == ["model", "acc"] and out[3].split() == ["b", "0.75"]
+    assert out[0] == "results" and out[1].split() == ["model", "acc"] and out[3].split() == ["b", "0.750"]
+
+
+def test_show_table_in_a_notebook_has_a_plain_text_form(monkeypatch):
+    """In IPython the table is HTML for the notebook and the same aligned text as its plain-text form, not a
+    Styler's ``<pandas.io.formats.style.Styler at 0x…>`` (which changed with every run of a stored notebook)."""
+    import IPython
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    viz.show_table([{"model": "a", "acc": 0.5}, {"model": "b", "acc": 0.75}])
+    (table,) = shown
+    assert [line.split() for line in repr(table).splitlines()] == [["model", "acc"], ["a", "0.500"], ["b", "0.750"]]
+    html = table._repr_html_()
+    assert "<table" in html and "0.750" in html and "Styler" not in repr(table)
 
 
 def test_explorer_static_fallback(monkeypatch, capsys):

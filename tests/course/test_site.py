@@ -258,6 +258,19 @@ def test_pages_show_the_stored_outputs(built_site):
     assert "✅ softmax: all cases match the reference." in setup
 
 
+def test_code_cells_hide_the_nbval_markers(built_site):
+    """``# NBVAL_CHECK_OUTPUT`` is for nbval, not for the reader: no code cell of any page shows it (the notebooks
+    keep it; site/_ext/hide_nbval_markers.py drops it as the site is built)."""
+    marked = 0
+    for notebook in notebooks_in_toc():
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        marked += sum("NBVAL_CHECK_OUTPUT" in "".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        raw = page_of(built_site, notebook.relative_to(ROOT).as_posix()).read_text(encoding="utf-8")
+        code = "".join(re.findall(r'<div class="cell_input.*?</pre>', raw, flags=re.S))
+        assert "NBVAL" not in code, f"{notebook.name}: a code cell shows an nbval marker"
+    assert marked > 0, "no notebook has a marked cell: the test checks nothing"
+
+
 def test_widget_explorers_show_their_static_fallback(built_site):
     """Notebooks that call coursekit.viz.widgets.explorer show its headless view: text and plots, no widget."""
     with_explorer = [nb for nb in notebooks_in_toc() if "explorer(" in nb.read_text(encoding="utf-8")]
@@ -316,8 +329,11 @@ class BrowserPage:
         route.fulfill(status=200, body="")
 
     def _console(self, message):
-        if message.type == "error":
-            self.errors.append(message.text)
+        if message.type != "error":
+            return
+        if message.location.get("url") == "about:blank" or "font at 'about:blank'" in message.text:
+            return   # MathJax 2's probe font (@font-face MathJax_Blank, src about:blank), loaded on purpose to fail
+        self.errors.append(message.text)
 
 
 def _palette_png(path: Path) -> None:
@@ -368,6 +384,36 @@ def test_browser_screenshots_front_page_and_a_notebook(served_site):
                 assert 5_000 < size < MAX_SCREENSHOT_BYTES, f"{name}: {size} bytes"
                 print(f"{name}: {size:,} bytes; requests to other hosts answered empty: {visit.external}")
                 visit.page.close()
+        finally:
+            browser.close()
+
+
+def test_browser_renders_formulas_offline(served_site):
+    """Formulas render with every other host unreachable: MathJax is served with the site
+    (site/_ext/offline_mathjax.py), not fetched from a CDN."""
+    try:
+        from playwright import sync_api
+    except ImportError:
+        skip_or_fail('Playwright is not installed (pip install -e ".[site]")')
+    chromium = chromium_executable()
+    if chromium is None:
+        skip_or_fail(NO_CHROMIUM)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            visit = BrowserPage(browser, served_site, "notebooks/07_self_attention.ipynb")
+            formulas = visit.page.locator("span.math.notranslate")      # Sphinx's; MathJax adds its own span.math
+            assert formulas.count() >= 10, f"only {formulas.count()} formulas on the page"
+            visit.page.wait_for_function(   # MathJax 2 typesets, then empties its queue
+                "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
+                "document.querySelectorAll('span.math .MathJax').length > 0", timeout=30_000)
+            rendered = visit.page.locator("span.math.notranslate > .MathJax").count()
+            assert rendered == formulas.count(), f"{rendered} of {formulas.count()} formulas rendered"
+            raw = visit.page.evaluate("() => [...document.querySelectorAll('span.math.notranslate')]"
+                                      ".filter(s => s.innerText.includes('\\\\(')).length")
+            assert raw == 0, f"{raw} formulas still show their LaTeX source"
+            assert not [u for u in visit.external if "mathjax" in u.lower()], visit.external
+            assert not visit.errors, f"{visit.url}: console errors: {visit.errors}"
         finally:
             browser.close()
 

@@ -84,7 +84,8 @@ def alignment_monotonicity(weights: torch.Tensor) -> float:
 def translation_explorer(models: dict[str, nn.Module], data: TranslationData, examples: list[str], *,
                          layer: int = -1):
     """Type an English sentence: every model's translation, and the attention map of each model that has
-    one (the Transformer's last-layer cross-attention averaged over heads)."""
+    one (the Transformer's cross-attention of ``layer``, counted from 0 as ``attention_maps`` stacks them, by
+    default the last, averaged over heads)."""
     import matplotlib.pyplot as plt
 
     if not isinstance(models, dict):
@@ -105,8 +106,9 @@ def translation_explorer(models: dict[str, nn.Module], data: TranslationData, ex
             print("type an English sentence")
             return
         shown = {name: translate_with_attention(m, data, sentence) for name, m in models.items()}
+        width = max(map(len, shown))
         for name, a in shown.items():
-            print(f"{name:>12}: {a.translation}")
+            print(f"{name:<{width}} : {a.translation}")
         maps = {n: a for n, a in shown.items() if a.weights is not None and a.output}
         if not maps:
             return
@@ -114,7 +116,7 @@ def translation_explorer(models: dict[str, nn.Module], data: TranslationData, ex
         for ax, (name, a) in zip(axes[0], maps.items()):
             w = a.weights if a.weights.dim() == 2 else a.weights[layer].mean(0)
             viz.heatmap(w, xlabels=a.source, ylabels=a.output, ax=ax, vmin=0, vmax=1, cmap="Blues", cbar=False,
-                        title=name if a.weights.dim() == 2 else f"{name} (layer {layer % a.weights.shape[0] + 1}, "
+                        title=name if a.weights.dim() == 2 else f"{name} (layer {layer % a.weights.shape[0]}, "
                                                                "mean of heads)")
         plt.tight_layout()
         plt.show()

@@ -42,10 +42,10 @@ from coursekit.bart.pretraining import build_bart, load_pretrained_bart
 from coursekit.data import load_sst2, model_dir, sha256_file
 from coursekit.metrics import select_then_test
 from coursekit.text import pad_batch, token_batches
+from coursekit.training.loop import inverse_sqrt
 from coursekit.training.resumable import hardware
 from coursekit.translation.benchmark import load_short_benchmark
 from coursekit.translation.core import TranslationData, split_tokens
-from coursekit.translation.recipes import inverse_sqrt
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import (
     check_int_sequence,

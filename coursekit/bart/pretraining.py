@@ -57,13 +57,13 @@ from coursekit.training.compact import STORAGE
 from coursekit.training.loop import (
     checkpoint_storage,
     count_parameters,
+    inverse_sqrt,
     load_checkpoint,
     load_model_directory,
     read_checkpoint_metadata,
     save_checkpoint,
 )
 from coursekit.training.resumable import train_in_folder
-from coursekit.translation.recipes import inverse_sqrt
 from coursekit.validation import check_int as _check_int
 from coursekit.validation import check_positive_float, check_positive_int
 

@@ -29,7 +29,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from coursekit.attention.scores import SCORE_FUNCTIONS, LuongOutput, RecurrentAttention, make_score
 from coursekit.decoding.search import SearchResult, beam_search, greedy_search
-from coursekit.translation import translator
+from coursekit.decoding.translate import translator
 from coursekit.validation import (
     check_bool_mask,
     check_labels,

@@ -179,6 +179,14 @@ def warmup_cosine(optimizer: torch.optim.Optimizer, warmup: int, total: int, min
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
+def inverse_sqrt(warmup: int):
+    """LR factor at update u (from 0, as :class:`torch.optim.lr_scheduler.LambdaLR` counts): (u + 1) / warmup
+    during warm-up, then √(warmup / (u + 1)) — peak 1 at the end of warm-up. The shape of Vaswani et al.'s
+    schedule (§5.3), the peak set by the optimiser's learning rate instead of by d_model^-0.5."""
+    check_positive_int(warmup, "warmup")
+    return lambda u: (u + 1) / warmup if u + 1 < warmup else math.sqrt(warmup / (u + 1))
+
+
 # --------------------------------------------------------------------------- checkpoints
 
 

@@ -20,6 +20,7 @@ from torch import nn
 
 from coursekit.attention import padding_mask
 from coursekit.decoding.search import SearchResult, beam_search, greedy_search
+from coursekit.decoding.translate import translator
 from coursekit.transformer.layers import (
     Decoder,
     DecoderCache,
@@ -29,7 +30,6 @@ from coursekit.transformer.layers import (
     _check_activation,
     _torch_activation,
 )
-from coursekit.translation import translator
 from coursekit.validation import (
     check_bool_mask,
     check_choice,

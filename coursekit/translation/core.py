@@ -47,7 +47,7 @@ from coursekit.translation.scoring import BleuReport, bleu_by_length, corpus_ble
 from coursekit.translation.subword import SubwordVocab
 from coursekit.validation import check_count as _check_count
 from coursekit.validation import check_generator as _check_generator
-from coursekit.validation import check_int_sequence, check_positive_float, check_positive_int
+from coursekit.validation import check_int_sequence, check_positive_int
 
 __all__ = [
     "COURSE_SPLIT",
@@ -58,7 +58,6 @@ __all__ = [
     "TranslationBatch",
     "TranslationData",
     "load_translation",
-    "translator",
 ]
 
 #: The split every translation notebook uses, so their test BLEU is measured on the same sentences:
@@ -73,11 +72,6 @@ def _check_test_per_mille(test_per_mille) -> None:
         raise TypeError(f"test_per_mille must be an int, got {type(test_per_mille).__name__}")
     if not 0 < test_per_mille < 1000:
         raise ValueError(f"test_per_mille must be an int in (0, 1000), got {test_per_mille}")
-
-
-def _check_translation_model(model) -> None:
-    if not callable(getattr(model, "translate", None)):
-        raise TypeError(f"model must have a translate(src, src_mask, ...) method, got {type(model).__name__}")
 
 
 def normalize(text: str) -> str:
@@ -338,31 +332,6 @@ class TranslationData:
         buckets = list(buckets) if buckets is not None else length_buckets(self.max_len)
         return BleuReport(corpus_bleu(hyps, refs), bleu_by_length(lengths, hyps, refs, buckets), srcs, hyps, refs,
                           corpus_chrf(hyps, refs))
-
-
-def translator(model, *, beam_size: int = 1, max_len: int = 20, length_penalty: float = 0.0
-               ) -> Callable[[TranslationBatch], list[list[int]]]:
-    """``batch → list of target id lists``, the callable :meth:`TranslationData.evaluate` expects.
-
-    ``model`` is any course model with ``translate(src, src_mask, beam_size=, max_len=, length_penalty=)``
-    returning an object with ``.tokens`` (the RNN seq2seq, the Transformer); it decodes in eval mode
-    and is put back in the mode it was in.
-    """
-    _check_translation_model(model)
-    check_positive_int(beam_size, "beam_size")
-    check_positive_int(max_len, "max_len")
-    check_positive_float(length_penalty, "length_penalty", allow_zero=True)
-
-    def translate(batch: TranslationBatch) -> list[list[int]]:
-        was_training = model.training
-        model.eval()
-        try:
-            return model.translate(batch.src, batch.src_mask, beam_size=beam_size, max_len=max_len,
-                                   length_penalty=length_penalty).tokens
-        finally:
-            model.train(was_training)
-
-    return translate
 
 
 def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: int | None = 1000,

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from coursekit.translation.core import TranslationData, _check_translation_model, split_tokens
+from coursekit.decoding.translate import check_translation_model
+from coursekit.translation.core import TranslationData, split_tokens
 from coursekit.validation import check_finite, check_non_empty, check_positive_int, check_tensor
 from coursekit.viz import plots as viz
 from coursekit.viz import widgets
@@ -43,7 +44,7 @@ def translate_with_attention(model: nn.Module, data: TranslationData, sentence: 
                              ) -> Attended:
     """Greedy translation of a raw English sentence, then one teacher-forced pass over the model's own
     output to read the attention weights of every output step."""
-    _check_translation_model(model)
+    check_translation_model(model)
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
     if not isinstance(sentence, str):
@@ -92,7 +93,7 @@ def translation_explorer(models: dict[str, nn.Module], data: TranslationData, ex
         raise TypeError(f"models must be a dict {{name: model}}, got {type(models).__name__}")
     check_non_empty(models, "models")
     for model in models.values():
-        _check_translation_model(model)
+        check_translation_model(model)
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
     if isinstance(examples, str) or not isinstance(examples, (list, tuple)):

@@ -31,7 +31,6 @@ showcase translations.
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -40,20 +39,27 @@ import torch
 from torch import nn
 
 from coursekit.data import model_dir, sha256_file
+from coursekit.decoding.translate import check_translation_model, translator
 from coursekit.rnn.seq2seq import Seq2Seq, Seq2SeqConfig
 from coursekit.text import pad_batch, token_batches
 from coursekit.training.compact import STORAGE
-from coursekit.training.loop import count_parameters, load_checkpoint, load_model_directory, save_checkpoint
+from coursekit.training.loop import (
+    count_parameters,
+    inverse_sqrt,
+    load_checkpoint,
+    load_model_directory,
+    save_checkpoint,
+)
 from coursekit.training.resumable import hardware, save_state_atomic, train_in_folder
 from coursekit.transformer.model import Transformer, TransformerConfig
 from coursekit.translation.benchmark import LENGTH_BUCKETS, benchmark_figures, check_banded, load_benchmark, showcase
-from coursekit.translation.core import TranslationData, _check_translation_model, split_tokens, translator
+from coursekit.translation.core import TranslationData, split_tokens
 from coursekit.translation.scoring import BleuReport, _check_strings
 from coursekit.validation import check_choice, check_positive_float, check_positive_int, check_probability
 from coursekit.validation import check_count as _check_count
 
 __all__ = ["Recipe", "RECIPES", "MODELS", "MAX_SOURCE_TOKENS", "build_model", "train", "export", "load_model",
-           "evaluate", "subset_indices", "translate_sentences", "inverse_sqrt", "lr_factor",
+           "evaluate", "subset_indices", "translate_sentences", "lr_factor",
            "start_from_model"]
 
 MODELS = ("seq2seq", "attention", "transformer")
@@ -128,12 +134,6 @@ def build_model(recipe: Recipe, vocab_size: int) -> nn.Module:
     return model
 
 
-def inverse_sqrt(warmup: int):
-    """LR factor at update u: u / warmup during warm-up, then √(warmup / u) (peak 1 at u = warmup)."""
-    check_positive_int(warmup, "warmup")
-    return lambda u: (u + 1) / warmup if u + 1 < warmup else math.sqrt(warmup / (u + 1))
-
-
 def lr_factor(recipe: Recipe):
     """LR factor after u updates (:class:`torch.optim.lr_scheduler.LambdaLR`): :func:`inverse_sqrt`, then over the
     last ``recipe.cooldown`` updates a straight line from the factor reached down to zero (the last update
@@ -182,7 +182,7 @@ def subset_indices(data: TranslationData) -> list[int]:
 def translate_sentences(model: nn.Module, data: TranslationData, sentences: list[str], *,
                         beam_size: int = 1) -> list[str]:
     """Raw English sentences → normalised French strings (the CLI's ``translate``)."""
-    _check_translation_model(model)
+    check_translation_model(model)
     if not isinstance(data, TranslationData):
         raise TypeError(f"data must be a TranslationData, got {type(data).__name__}")
     _check_strings(sentences, "sentences")

@@ -6,10 +6,12 @@ message must match (the argument's name, what was expected, what arrived), raise
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 from helpers.bad_inputs import Bad, bad_call_test, i64, randn
 
-from coursekit.decoding import sampling, search
+from coursekit.decoding import sampling, search, translate
 
 EXEMPT = {
     "coursekit.decoding.search.SearchResult": "a plain result container filled by the search functions",
@@ -204,7 +206,24 @@ SEARCH = [
         ValueError, r"length_penalty must be a number ≥ 0, got -0.5"),
 ]
 
+# a stand-in with the translate method the course's encoder–decoders have: the checks run before any call
+TRANSLATES = SimpleNamespace(translate=lambda src, src_mask, **options: None, training=False)
 
-ROWS = SAMPLING + SEARCH
+TRANSLATOR = [
+    Bad("a model without translate", translate.translator, lambda: translate.translator(torch.nn.Linear(2, 2)),
+        TypeError, r"model must have a translate\(src, src_mask, \.\.\.\) method, got Linear"),
+    Bad("zero beam", translate.translator, lambda: translate.translator(TRANSLATES, beam_size=0), ValueError,
+        r"beam_size must be positive, got 0"),
+    Bad("zero max_len", translate.translator, lambda: translate.translator(TRANSLATES, max_len=0), ValueError,
+        r"max_len must be positive, got 0"),
+    Bad("negative length penalty", translate.translator,
+        lambda: translate.translator(TRANSLATES, length_penalty=-1.0), ValueError,
+        r"length_penalty must be (an int )?≥ 0 and finite, got -1.0"),
+    Bad("a model without translate", translate.check_translation_model,
+        lambda: translate.check_translation_model(3), TypeError,
+        r"model must have a translate\(src, src_mask, \.\.\.\) method, got int"),
+]
+
+ROWS = SAMPLING + SEARCH + TRANSLATOR
 
 test_bad_call = bad_call_test(ROWS)

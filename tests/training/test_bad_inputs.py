@@ -191,6 +191,10 @@ TRAIN = [
         lambda: run_fit(loss_fn=lambda m, b: m(b[0]).sum() * NAN), FloatingPointError,
         r"loss became nan at step 1"),
 
+    Bad("zero warm-up", train.inverse_sqrt, lambda: train.inverse_sqrt(0), ValueError,
+        r"warmup must be positive, got 0"),
+    Bad("float warm-up", train.inverse_sqrt, lambda: train.inverse_sqrt(1.5), TypeError,
+        r"warmup must be an int, got float"),
     Bad("negative warmup", train.warmup_cosine, lambda: train.warmup_cosine(sgd(), -1, 10), ValueError,
         r"warmup must be (an int )?≥ 0, got -1"),
     Bad("float warmup", train.warmup_cosine, lambda: train.warmup_cosine(sgd(), 2.5, 10), TypeError,

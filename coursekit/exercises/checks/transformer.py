@@ -251,7 +251,7 @@ def _matches(got: list[float], wrong: list[float | None]) -> bool:
     return bool(pairs) and all(abs(g - w) <= 1e-12 + 1e-6 * abs(w) for g, w in pairs)
 
 
-@exercise_check("warm-up learning-rate schedule", reimplements=("coursekit.translation.recipes.inverse_sqrt",))
+@exercise_check("warm-up learning-rate schedule", reimplements=("coursekit.training.loop.inverse_sqrt",))
 def check_noam_schedule(noam_lr: Callable[[int, int, int], float]) -> None:
     """``noam_lr(step, d_model, warmup)`` = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)."""
     require_function(noam_lr, "noam_lr")

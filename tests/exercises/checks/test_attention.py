@@ -163,12 +163,12 @@ def test_positional_encoding_refuses_the_library_table():
     passes(check, _pe)
 
 
-def test_noam_schedule_refuses_the_recipes_schedule():
-    from coursekit.translation import recipes
+def test_noam_schedule_refuses_the_course_schedule():
+    from coursekit.training import loop
 
     check = tr.check_noam_schedule
-    refuses_delegation(check, lambda s, d, w: d ** -0.5 * w ** -0.5 * recipes.inverse_sqrt(w)(s - 1),
-                       "coursekit.translation.recipes.inverse_sqrt", correct=True)
+    refuses_delegation(check, lambda s, d, w: d ** -0.5 * w ** -0.5 * loop.inverse_sqrt(w)(s - 1),
+                       "coursekit.training.loop.inverse_sqrt", correct=True)
     passes(check, lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
 
 

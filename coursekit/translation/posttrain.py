@@ -377,6 +377,9 @@ RECIPES = {
     "dpo": PostRecipe("dpo", 300, lr=1e-4, lora_r=8, beta=0.1),
     "dpo_beta_0.01": PostRecipe("dpo", 300, lr=1e-4, lora_r=8, beta=0.01),
     "dpo_beta_1": PostRecipe("dpo", 300, lr=1e-4, lora_r=8, beta=1.0),
+    # β = 1 stopped earlier: the 300-update run's validation BLEU peaks at update 100 while its vous rate is ≥ 0.91
+    "dpo_beta_1_150": PostRecipe("dpo", 150, lr=1e-4, lora_r=8, beta=1.0),
+    "dpo_beta_1_100": PostRecipe("dpo", 100, lr=1e-4, lora_r=8, beta=1.0),
 }
 
 

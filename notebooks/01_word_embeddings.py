@@ -355,8 +355,8 @@ if S.profile != "quick":       # the quick profile's corpus is too small for a s
 
 # %% [markdown]
 # In the class run the count-based **PPMI + SVD is best on both measures**: ρ 0.364 against 0.337 (our SGNS) and
-# 0.290 (gensim), analogy accuracy 0.062 against 0.021 and 0.016, and it is also the fastest (3.2 s, against 27.6 s
-# and 7.6 s in the stored run). Levy et al. (2015) likewise find that count-based vectors with the right settings
+# 0.290 (gensim), analogy accuracy 0.062 against 0.021 and 0.016, and it is also the fastest (3.3 s, against 32.1 s
+# and 9.8 s in the stored run). Levy et al. (2015) likewise find that count-based vectors with the right settings
 # can match SGNS. How firm the ρ ranking is, the outputs do not settle: on 182 pairs each ρ has a standard error
 # of 0.067 to 0.070 (printed above); the largest gap, 0.364 − 0.290, is only slightly larger than that, the
 # others (such as Δρ = +0.047 between our SGNS and gensim) are smaller, and no standard error of a *difference*
@@ -423,7 +423,7 @@ assert curve[-1]["questions covered"] > curve[0]["questions covered"]
 # 0.398), but each row scores a different subset of pairs (78 to 286), so its rows are not comparable.
 # Nothing here goes beyond about two million tokens (2,176,456); the published 65–70 % come from corpora
 # of billions of words (Pennington et al. 2014), hundreds of times more than our largest corpus. The
-# from-scratch SGNS above was trained on WikiText alone (27.6 s in the stored class run), on the same
+# from-scratch SGNS above was trained on WikiText alone (32.1 s in the stored class run), on the same
 # 418,557 tokens as the "WikiText 100%" row: the third of the four points, where gensim has ρ 0.290 and
 # our SGNS 0.337.
 #

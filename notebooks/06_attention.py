@@ -580,7 +580,7 @@ translation_explorer({"no attention": ref["seq2seq"][0], "attention": att_model}
 #   with it 0.74. Attention narrows the bottleneck of 05 without removing it: its BLEU still falls with
 #   length, to 7.36 on the 3 test sources of 21–25 words. Its alignments on correct translations are
 #   nearly monotone (0.96 of the steps in the class run), as the close word orders of English and French
-#   would suggest. A Bahdanau decoder must run step by step, so it trains slower: 118.9 s against 66.3 s
+#   would suggest. A Bahdanau decoder must run step by step, so it trains slower: 119.6 s against 64.1 s
 #   for the Luong additive decoder in the class run.
 # - Hard attention is not differentiable; local attention is a window mask.
 # - Query/key/value is the vocabulary of the next notebook: self-attention.

@@ -549,16 +549,17 @@ assert slope("RNN (nn.RNN)", "peak MiB") < 1.3                      # one d-vect
 #   $n^{1.00}$). The fused kernel computes the softmax in blocks and never stores the whole matrix, so its
 #   memory is linear too ($n^{1.00}$).
 # - **Time** (forward pass, stored class run; live timings move from run to run): at $n = 256$ both
-#   attention layers are faster than the RNN (2.051 ms written out and 0.949 ms fused against 2.236 ms),
+#   attention layers are faster than the RNN (1.657 ms written out and 0.888 ms fused against 1.822 ms),
 #   although for $n > d = 64$ Table 1 counts more operations for them. One likely reason is that their
 #   work is a few large matrix products while the RNN takes $n$ small dependent steps; the run does not
-#   time them separately. At $n = 32$ only the fused layer is faster (0.281 ms against 0.322 ms); the
-#   written-out one is slower there (0.490 ms). The crossovers printed above ($n \approx 459$ written
-#   out, $n \approx 1226$ fused) are where each becomes slower than the RNN: at $n = 1024$ the written-out
-#   layer is slower (53.830 ms against 13.925 ms) and the fused one still faster (10.607 ms); at
-#   $n = 4096$ both are slower (962.496 ms and 143.340 ms against 57.203 ms). The time exponents between
-#   the two longest lengths are $n^{1.74}$ (written out), $n^{1.95}$ (fused) and $n^{1.74}$ for the RNN,
-#   whose operation count is linear in $n$: one pair of live timings gives only a rough growth rate.
+#   time them separately. At $n = 32$ both are faster too, the written-out one only just (0.293 ms and
+#   0.231 ms against 0.304 ms). The crossovers printed above ($n \approx 293$ written out, $n \approx 1514$
+#   fused) are where each becomes slower than the RNN: at $n = 1024$ the written-out layer is slower
+#   (18.697 ms against 13.379 ms) and the fused one still faster (8.343 ms); at $n = 4096$ both are slower
+#   (1002.133 ms and 137.978 ms against 29.042 ms). The time exponents between the two longest lengths are
+#   $n^{1.88}$ (written out), $n^{1.85}$ (fused) and $n^{0.13}$ for the RNN, whose operation count is linear
+#   in $n$: one pair of live timings gives only a rough growth rate, and the RNN's is far below its
+#   operation count's.
 # - On a GPU, which runs the matrix products in parallel but not the RNN's steps, one would expect the
 #   crossover further out; Vaswani et al. give this parallelism as the reason the Transformer trains
 #   faster than recurrent models. This notebook runs on a CPU (first cell) and does not measure it.
@@ -576,11 +577,9 @@ assert slope("RNN (nn.RNN)", "peak MiB") < 1.3                      # one d-vect
 # the course (`python -m coursekit.bench cost --out data/bench/attention_cost.json --plot
 # docs/attention_cost.png`); here we read it, and re-measure a few small points live.
 #
-# Two things to know when reading the stored outputs below (and of the cell above): this stored run merged each
-# cell's printed lines and shows them before its table, so a table's title is the first printed line, not the
-# line just above the table (a fresh run prints them in order). And the figure is drawn from the stored file,
-# but its title ("on this CPU", thread count) describes the session that draws it; the stored measurement used
-# 1 thread, as the table's title prints.
+# One thing to know when reading the stored outputs below: the figure is drawn from the stored file, but its
+# title ("on this CPU", thread count) describes the session that draws it; the stored measurement used 1 thread,
+# as the table's title prints.
 
 # %%
 from coursekit.bench import cost

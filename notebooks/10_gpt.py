@@ -357,27 +357,25 @@ print(tok.decode(model.generate(prompt[:1], 2 * S.sample_chars, temperature=0.8,
 
 # %% [markdown]
 # In the class run greedy decoding loops: greedy is deterministic, so its six continuations of the same
-# prompt are one text (distinct-2 0.023), and 0.864 of its word bigrams repeat an earlier one ("What the
-# will the will the will …"). Greedy takes the locally most likely character at each step, not the most
-# likely sequence; one likely reason for the loops is the feedback Holtzman et al. (2020) observed in
-# GPT-2, where each repetition of a phrase makes it more probable. Sampling removes the loops:
-# repetition falls to 0.021 at $T = 0.5$ and 0.000 at $T = 1.0$, while distinct-2 rises from 0.915 to
-# 0.997. Neither column measures spelling, and the sampled text contains invented words: "prester" and
-# "bester" at $T = 0.5$ (below), "caurselvest", "sinsuen" and "clorse" at $T = 0.8$ with top-p 0.95
-# (above). Greedy's first sample, a loop of common words, shows none.
+# prompt are one text (distinct-2 0.044), and 0.738 of its word bigrams repeat an earlier one ("I will the
+# seep the seep the seent the seents …"). Greedy takes the locally most likely character at each step, not the
+# most likely sequence; one likely reason for the loops is the feedback Holtzman et al. (2020) observed in
+# GPT-2, where each repetition of a phrase makes it more probable. Sampling removes the loops: repetition
+# falls to 0.027 at $T = 0.5$ and 0.003 at $T = 1.0$, while distinct-2 rises from 0.866 to 0.991. Neither
+# column measures spelling, and the sampled text contains invented words: "mading" at $T = 0.5$ (in the table
+# and below), "exfore" and "lestlome" at $T = 1.0$. Greedy's loop has one too ("seents").
 #
 # Top-k and nucleus sampling are meant to cut off the unreliable tail of the distribution instead of
 # flattening all of it (Fan et al. 2018; Holtzman et al. 2020). Our table does not show that benefit:
-# top-k = 5 (distinct-2 0.946, repetition 0.008) lies between $T = 0.5$ and $T = 0.8$, top-p = 0.9
-# (1.000 and 0.000) scores like $T = 1.0$–$1.5$, and top-p's first sample ("The camore at lord weelf!
-# fatcius pales") is as garbled as that of $T = 1.0$ ("The camore at lord weelf! fatcaze pales"). The
-# table has two more limits: from $T = 1.0$ on, distinct-2 is at or next to its ceiling (0.997 at
-# $T = 1.0$, 1.000 at $T = 1.5$ and for top-p = 0.9) and repetition is 0.000, so neither column
-# separates these settings, although the first sample of $T = 1.5$ ("the chilMe at lord world!'f Exize
-# pales?") reads worse; and each setting starts from the same seed, so several first samples share
-# their opening ("The camore at lord weelf!" at $T = 1.0$ and top-p = 0.9, "The camore as" for top-k;
-# "The cance that the world" at $T = 0.8$ with and without top-p 0.95): the settings are compared on
-# correlated samples.
+# top-k = 5 (distinct-2 0.973, repetition 0.003) lies between $T = 0.5$ and $T = 0.8$, top-p = 0.9 (0.983
+# and 0.006) between $T = 0.8$ and $T = 1.0$, and top-p's first sample ("The camore at lord were one to will
+# lestleme;") is as garbled as that of $T = 1.0$ ("The camlain to there exfore to will lestlome to shals").
+# The table has two more limits: from $T = 0.8$ on, distinct-2 is near its ceiling (0.976 to 1.000) and
+# repetition at most 0.011, so neither column separates these settings well, although the first sample of
+# $T = 1.5$ ("the childe at lord world!' … MesTioNTANSA") reads worse; and each setting starts from the same
+# seed, so several first samples share their opening ("The camore at lord were one to will lest" at $T = 0.8$,
+# with and without top-p 0.95 — there the first samples are identical — and for top-p = 0.9): the settings are
+# compared on correlated samples.
 #
 # The explorer below lets you try the knobs (live in Jupyter; a static rendering elsewhere).
 
@@ -603,8 +601,8 @@ if S.profile != "quick":                                  # the class run's rank
 # In the class run, pre-training decides the result. The model trained from scratch ends at 0.500,
 # chance on a test set that is half original, half scrambled: 200 steps of 32 spans from random
 # weights taught it nothing it could use. The same architecture starting from the pre-trained weights
-# reaches 0.900 in those 200 steps, and the zero-shot classifier, which trains nothing, does best at
-# 0.926. What to read from it: what separates the classes — how words are spelt — is already in the
+# reaches 0.875 in those 200 steps, and the zero-shot classifier, which trains nothing, does best at
+# 0.914. What to read from it: what separates the classes — how words are spelt — is already in the
 # language model, and its likelihood alone reads it out; fine-tuning must first fit a new head and two
 # new tokens, and one likely reason it trails zero-shot is that 200 steps are not enough for that.
 # This is GPT-2's argument in miniature: a language model can do a task it was never trained for.
@@ -658,19 +656,19 @@ viz.show_table(sizes_table, title="GPT family (Radford et al. 2018, 2019; Brown 
 #   showed that a language model can do tasks zero-shot.
 # - Byte-level BPE has no unknown tokens (all 256 bytes are in its vocabulary); with 2,000 tokens it
 #   covers 2.57 characters of Shakespeare per token in the class run.
-# - A 0.8M-parameter character GPT reaches a validation loss of 1.884 — nanoGPT's CPU recipe reports
-#   1.88 — in 1,300 iterations, 178 CPU-seconds in the stored class run (the committed checkpoint:
-#   1.887 after 106 CPU-seconds).
-# - Greedy decoding loops (repetition 0.864 in the class run); sampling removes the loops, but this
+# - A 0.8M-parameter character GPT reaches a validation loss of 1.887 — nanoGPT's CPU recipe reports
+#   1.88 — in 1,300 iterations, 231 CPU-seconds (116 s on 2 threads) in the stored class run (the committed
+#   checkpoint: 1.887 after 106 CPU-seconds).
+# - Greedy decoding loops (repetition 0.738 in the class run); sampling removes the loops, but this
 #   small model invents words in its sampled text, and our two measures show no advantage of top-k or
 #   top-p over plain temperature.
 # - A KV cache makes generation linear in the length instead of quadratic: in the stored run, on a CPU
-#   with one sequence, the speed-up grows from 2.800× at 256 new tokens to 9.389× at 1,024 (timings
+#   with one sequence, the speed-up grows from 1.662× at 256 new tokens to 5.621× at 1,024 (timings
 #   move from run to run).
 # - A tiny random Hugging Face GPT-2, saved in checkpoint format, loads into the course's GPT with
 #   logits equal to 1e-5 and identical greedy continuations.
 # - On the scrambled-span task, pre-training decides the result (class run): from scratch 0.500,
-#   fine-tuned 0.900, and zero-shot with the language model's likelihood 0.926.
+#   fine-tuned 0.875, and zero-shot with the language model's likelihood 0.914.
 #
 # ## Exercises
 

@@ -297,7 +297,7 @@ print(f"live teacher-forced model after {S.steps} steps: greedy BLEU {final['tea
 # same encoder–decoder, but wider (320-d embeddings shared by both languages and the output layer, a
 # bidirectional GRU encoder of 2 × 160 units, a 320-unit GRU decoder) and with dropout 0.2; teacher
 # forcing, label smoothing 0.1, Adam with a warm-up then inverse-square-root decay
-# (`recipes.inverse_sqrt`), length-grouped batches of at most 3,000 tokens drawn from all training pairs
+# (`coursekit.training.loop.inverse_sqrt`), length-grouped batches of at most 3,000 tokens drawn from all training pairs
 # (the live runs: plain Adam, batches of 64 pairs of at most 10 words, no dropout) — for 3,000 updates
 # (2.8 epochs of the 158,696 training pairs, as printed below). Its report records the recipe (printed below), the
 # validation curve, the wall time and the machine.

@@ -110,7 +110,7 @@ print("output", tuple(out.shape), "= (B, T, 2·H);  h_n", tuple(h_n.shape), "= (
 #   (classification, the encoder of a seq2seq model).
 #
 # In a padded batch the acceptor must read h at each sequence's *true* last step. With `lengths`,
-# the outputs past each length are zero (the last line below checks the sequence of length 2) and the
+# the outputs past each length are zero (the last line below checks it on the length-2 sequence) and the
 # final state is taken at the true length (asserted). `tests/rnn/test_rnn.py` (not run here) checks
 # that this equals what `nn.RNN` returns for a `PackedSequence`.
 
@@ -289,9 +289,10 @@ assert delta_tbptt > 1e-4 and delta_window == 0
 # spectral radius are exactly ρ, run 60 steps, and measure ‖∂L_T/∂h_t‖ for L_T = u·h_T by autograd.
 #
 # Left: tiny inputs (scale 0.01). For ρ ≤ 1 no unit saturates (legend: 0%), tanh' ≈ 1, and the norm
-# behaves like ρ^{T−t} (measured below). For ρ = 1.5 and 3 the state itself grows until units saturate
-# (the legend gives the saturated fraction: 3% for ρ = 1.5, about two in five for ρ = 3), and the norm
-# grows far more slowly than ρ^{T−t}.
+# behaves like ρ^{T−t} (measured below). For ρ = 1.5 and 3 the norm grows far more slowly than ρ^{T−t};
+# some units saturate (|h| > 0.95: the legend gives the fraction, 3% for ρ = 1.5, about two in five for
+# ρ = 3), but the run does not separate how much of the slow-down saturation explains and how much the
+# units' tanh' < 1 short of saturation.
 # Right: unit-size inputs push units into saturation, where tanh' ≈ 0 shrinks every Jacobian further.
 
 # %%
@@ -342,7 +343,7 @@ assert grad_norms[(1.5, 1.0)][50] < grad_norms[(1.5, 0.01)][50]          # satur
 # In the linear regime the Jacobians are close to ρQ, so the norm changes by a factor ρ per step. We
 # check it on the ρ = 0.5 curve, then measure the factor between distances 10 and 40 on every curve of
 # the left plot: it matches ρ for ρ ≤ 1, and stays far below ρ for ρ = 1.5 (1.0417) and ρ = 3 (1.4347),
-# whose units saturate.
+# where part of the units saturate (the cause is not isolated here, see above).
 
 # %%
 slope = (grad_norms[(0.5, 0.01)][40].log() - grad_norms[(0.5, 0.01)][10].log()) / 30
@@ -490,7 +491,7 @@ if S.profile == "class":   # the text says the clip never acted in the class run
 # The model trained with PyTorch's fused `nn.RNN`. Its from-scratch twin (same weights, our Python loop)
 # should give the same logits; the cell below compares them on one 17-character probe, on a CPU copy of
 # the model, and prints the largest difference. On an NVIDIA GPU the fused kernel is cuDNN's, which may
-# sum in another order and, on recent GPUs, round fp32 inputs to TF32, so the twins can differ more there;
+# sum in another order and, on recent GPUs, round fp32 inputs to TF32, so the twins may differ more there;
 # `tests/test_devices.py` (not run here) compares such twins, with random weights, on CUDA when a GPU is
 # present, with TF32 off (`runtime.exact_matmul()`).
 
@@ -550,15 +551,18 @@ widgets.explorer(show_sample, [{"temperature": 0.5}, {"temperature": 1.0}, {"tem
 #   hand-written BPTT equals autograd.
 # * Truncated BPTT detaches the state every k steps: gradients see k steps back, but the forward
 #   state still carries information from the start — unlike a window of k.
-# * With V = ρ·Q (Q orthogonal, so its singular values and spectral radius are all ρ), the Jacobian product
-#   shrank geometrically for ρ = 0.5 and 0.9 (factors 0.4999 and 0.8995 per step) and grew for ρ = 1.5 and
-#   3 (above 1e3 at distance 50 for ρ = 3); for a general V, §5 states the condition with the largest
-#   singular values. Unit-size inputs, which saturate tanh units, gave smaller gradients at distance 50
-#   for each ρ tried (asserted in §5). Clipping caps a gradient's norm and keeps its direction (Pascanu
-#   et al.'s remedy for exploding gradients); it never enlarges a vanishing one. In our class LM run it
-#   never acted (asserted in §6: no step's norm reached the clip).
+# * With V = ρ·Q (Q orthogonal, so its singular values and spectral radius are all ρ), the Jacobian product shrank
+#   geometrically for ρ = 0.5 and 0.9 (factors 0.4999 and 0.8995 per step) and, with tiny inputs (scale 0.01),
+#   grew for ρ = 1.5 and 3 (above 1e3 at distance 50 for ρ = 3); for a general V, §5 states the condition with the
+#   largest singular values. Unit-size inputs, which saturate tanh units, gave smaller gradients at distance 50
+#   for each ρ tried (asserted in §5). Clipping caps a gradient's norm and keeps its direction (Pascanu et al.'s
+#   remedy for exploding gradients); it never enlarges a vanishing one. In our class LM run it never acted
+#   (asserted in §6: no step's norm reached the clip).
 # * A character-level Elman LM learns Shakespeare's surface form; validation perplexity drops from
-#   65 (uniform) to the value printed above. Notebook 04 trains an LSTM with the same recipe.
+#   65 (uniform) to 5.89 in the class run: on average the model hesitates between about six characters.
+#   Its samples share fragments across temperatures because each temperature reuses the generator's seed
+#   0, so one sample per temperature shows a trend, not its size. Notebook 04 trains an LSTM with the same
+#   recipe.
 #
 # ## Exercises
 #

@@ -17,7 +17,7 @@
 # score with BLEU, and find where a single context vector runs out of breath.
 #
 # Two models appear. The one trained **live** here is small and trains in about one to two minutes per run
-# (76.4 to 112.2 s in the stored class run), enough to watch the loop learn and to compare ways of training.
+# (58.7 to 98.0 s in the stored class run), enough to watch the loop learn and to compare ways of training.
 # The one we **analyse** is the course's reference GRU encoder–decoder: the same architecture, but
 # wider, with dropout, label smoothing and a learning-rate schedule, trained on all training pairs for
 # much longer (`data/translation/seq2seq/`, 85 minutes of a CPU core; its report has the recipe, curves
@@ -292,7 +292,7 @@ print(f"live teacher-forced model after {S.steps} steps: greedy BLEU {final['tea
 # %% [markdown]
 # ### The reference model: a wider recipe, trained longer
 #
-# A minute or so of live training (76.4 s with teacher forcing in the stored class run) gives a model that has
+# A minute or so of live training (58.7 s with teacher forcing in the stored class run) gives a model that has
 # started to translate. The reference model of this notebook was trained with the course recipe — the
 # same encoder–decoder, but wider (320-d embeddings shared by both languages and the output layer, a
 # bidirectional GRU encoder of 2 × 160 units, a 320-unit GRU decoder) and with dropout 0.2; teacher

@@ -614,7 +614,7 @@ for word, (s_same, s_diff) in final.items():
 #   the `full` profile, meant for a GPU, trains every weight on all 67,349 sentences). Lower
 #   layers change least in fine-tuning (Merchant et al. 2020; not measured here); words missing from our
 #   training subset keep their pre-trained vectors; and backpropagation stops at layer 3. In the stored class
-#   run (8,000 sentences, the table below) this recipe fine-tunes MiniLM to 0.853 dev accuracy, in 116.675 s
+#   run (8,000 sentences, the table below) this recipe fine-tunes MiniLM to 0.853 dev accuracy, in 131.046 s
 #   on that run's shared machine (times move from run to run).
 #   The no-pre-training row uses the same recipe, so its frozen part holds random numbers: the
 #   comparison isolates what the pre-trained *values* of the same weights are worth.
@@ -1097,7 +1097,7 @@ check_cls_head(my_cls_head)
 # One earlier measurement on the course's 2-core CPU (8,000 sentences, batch 32, lr 1.5e-4; recorded in
 # `docs/TEACHING.md`, not re-run by this notebook; expect ±1 point between runs, and times vary with the
 # machine and its load): None 0.861 in 97 s, 0 0.861 in 87 s, 2 0.860 in 70 s, 4 0.822 in 54 s, 6 0.772 in
-# 36 s. The stored class run of §8 gives 0.853 for 2, about a point lower, in 116.675 s on its shared
+# 36 s. The stored class run of §8 gives 0.853 for 2, about a point lower, in 131.046 s on its shared
 # machine, slower than the recorded 70 s: compare times only within one run. Time
 # falls steadily with each frozen layer (no backward pass below the cut; at 6 only the forward pass and
 # the head remain), while accuracy does not move until half the layers are frozen and then falls towards

@@ -649,9 +649,8 @@ for name in ("naive", "tiled"):                                                 
 # quadratic in $T$ (close to ×4 per doubling: the two $T \times T$ matrices), the tiled one's grows only with the
 # output, linearly (at most ×2, and less while the constant tile still weighs). The times (one run each, in
 # milliseconds) show more than one might expect of a Python loop: in the class run the tiled version was the
-# faster one at $T$ = 1,024 and at 2,048 (one timing each) — in the stored run 44.50 ms against 92.82 ms, and 122.31
-# ms against
-# 312.70 ms at $T$ = 2,048 (the ratios printed above). It can be so because the written-out attention
+# faster one at $T$ = 1,024 and at 2,048 (one timing each) — in the stored run 30.38 ms against 48.75 ms, and
+# 116.24 ms against 285.94 ms at $T$ = 2,048 (the ratios printed above). It can be so because the written-out attention
 # computes all $T^2$ scores, the masked future ones included, and writes and reads two $(4, T, T)$ matrices
 # (most of the 133 MiB peak measured at $T$ = 2,048), while the tiled one skips the key tiles that lie entirely
 # in the future (with a causal mask, those above the diagonal) and works on one small tile at a time;
@@ -832,9 +831,9 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 
 # %% [markdown]
 # In the class run, at equal parameters and equal training time, the Llama block is ahead at the end of the run
-# (asserted, at the shorter of the two clocks: the table's last values are at 35.4 and 36.8 s), and also at half
+# (asserted, at the shorter of the two clocks: the table's last values are at 35.3 and 35.6 s), and also at half
 # and three quarters of the time, by less and less (the differences printed above). On this CPU the two blocks
-# ran at about the same speed, so both happened to stop after the same number of steps (the table). It is a
+# ran at similar speeds, so they stopped after similar numbers of steps (525 and 500, the table). It is a
 # single-seed measurement with one recipe (notebook 10's, tuned for the GPT) for both, and the final gap is
 # smaller than the 0.157 by which a change of seed moved the RoPE model in section 3: read it as suggestive,
 # not decisive. Of the changes one by one, this notebook ablates the positions (section 1) and the number of
@@ -842,7 +841,7 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 # trains for a few seconds only: its comparison is printed, not asserted.)
 #
 # Equal *time* depends on the machine, too. On the CPU of the class run the two blocks ran at similar
-# speeds (13.4 and 12.9 steps per second, GPT-2 first: printed above). In the recorded run on an H200
+# speeds (14.9 and 14.0 steps per second, GPT-2 first: printed above). In the recorded run on an H200
 # printed above (the README's *On a GPU*) the gap is wider: the Llama block managed 79.0 steps per second
 # against the GPT-2 block's 128.5 (nothing here measures why; the Llama block does run more, smaller
 # operations per step: the rotations of RoPE, RMSNorm, SwiGLU's third matrix). There the GPT-2 block was ahead
@@ -871,7 +870,7 @@ print(f"recorded on an {gpu_run['device']['gpu']} (class profile, {race['seconds
 #   stores the full $T \times T$ matrices; the speed FlashAttention reports on GPUs comes from a fused kernel.
 # - The course's `Llama` reproduces Hugging Face's `LlamaForCausalLM` (logits to 1e-5, greedy text). At equal
 #   parameters and time its block was ahead of the GPT-2 block on Tiny Shakespeare in the class run on a CPU
-#   (by 0.073 nats/char at the shorter clock, one seed: less than the 0.157 a change of seed moved a run in
+#   (by 0.081 nats/char at the shorter clock, one seed: less than the 0.157 a change of seed moved a run in
 #   section 3), while in the recorded H200 run the GPT-2 block led at half and three quarters of the time and the
 #   Llama block at the end.
 #

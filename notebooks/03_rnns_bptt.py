@@ -384,6 +384,8 @@ axes[1].set_ylabel("fraction saturated")
 twin = axes[1].twinx()
 twin.loglog(scales, norm_at_20, marker="s", color="C1", label="‖∂L_T/∂h_{T−20}‖")
 twin.set_ylabel("gradient norm, distance 20", color="C1")
+lines = axes[1].get_lines() + twin.get_lines()                  # one legend for both y-axes
+axes[1].legend(lines, [line.get_label() for line in lines], loc="center left")
 axes[1].set_title("ρ = 1: more saturation, smaller gradients")
 plt.tight_layout()
 plt.show()

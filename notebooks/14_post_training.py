@@ -71,8 +71,8 @@ from coursekit.translation.scoring import corpus_bleu
 from coursekit.viz import plots as viz
 
 S = runtime.sizes(
-    quick=dict(n_train=20000, n_test=100, n_test_long=20, sft_updates=4, dpo_updates=4, eval_every=2,
-               curve_sentences=30, rm_pairs=128, best_of=2, held_out=60),
+    quick=dict(n_train=8000, n_test=60, n_test_long=10, sft_updates=4, dpo_updates=4, eval_every=4,
+               curve_sentences=20, rm_pairs=128, best_of=2, held_out=60),
     class_=dict(n_train=None, n_test=1000, n_test_long=800, sft_updates=40, dpo_updates=30, eval_every=10,
                 curve_sentences=120, rm_pairs=2048, best_of=4, held_out=None),
     full=dict(n_train=None, n_test=1000, n_test_long=800, sft_updates=200, dpo_updates=150, eval_every=25,
@@ -100,8 +100,9 @@ for french in ["Pourriez-vous m'aider ?", "Je t'aime.", "Tu sais, vous êtes en 
 # The data are the benchmark's pairs (notebook 05): the training pairs whose English says *you* (with
 # *your*, *yourself*, *you're*…), sorted by the register of their French, and the English sentences that have
 # both a *vous* and a *tu* translation — one preference pair each. The test sentences that say *you* are held out:
-# the split is a hash of the English sentence (notebook 05), so no training pair of the base model or of a
-# post-training run has one of them as its English.
+# the split is a hash of the English sentence (notebook 05), and every training pair below — of the base model
+# and of every post-training run — is drawn from the training split. The last line below counts the test
+# sentences that say *you* and are also the English of a training pair (asserted: none).
 
 # %%
 t0 = time.perf_counter()
@@ -115,6 +116,10 @@ print(f"{len(data.train):,} training pairs, {len(data.test):,} test pairs ({time
 print("you-pairs in training:", you.summary())
 print(f"test sentences that say 'you': {len(test_you)}")
 print("a preference pair:", [" ".join(side) for side in you.preferences[0]])
+train_english = {tuple(english) for english, _ in data.train}
+seen = sum(tuple(english) in train_english for english in test_you)
+print(f"test sentences that say 'you' and are the English of a training pair: {seen}")
+assert seen == 0
 
 # %%
 not_you = [i for i, (english, _) in enumerate(data.test) if not addresses_you(english)]
@@ -141,16 +146,22 @@ for english, french in list(zip(test_you, base_translations))[:6]:
 references = vous_rate([" ".join(french) for english, french in data.test if addresses_you(english)])
 print(f"the references of those sentences: {references.vous} vous, {references.tu} tu, {references.both} both, "
       f"{references.neither} neither (vous rate {references.rate:.3f})")
+others = vous_rate([" ".join(data.test[i][1]) for i in not_you])
+print(f"the references of the {len(not_you)} test pairs without 'you': {others.vous} vous, {others.tu} tu, "
+      f"{others.both} both")
+if S.profile == "class":   # what the text says: few of them hold a second-person form
+    assert others.vous + others.tu + others.both < 0.05 * len(not_you)
 
 # %% [markdown]
 # The base model says *vous* in about two of five decided translations and *tu* in most of the others
-# (the counts above), sentence by sentence as its training pairs led it; the references of the same sentences are
-# split about the same way (last line above: 171 *vous*, 254 *tu*). So a fully formal model departs from the
-# reference's pronoun and verb forms on most of these sentences, however good its French: BLEU on the whole test
-# split charges every method below for the register it was asked to learn. BLEU is therefore printed twice: on all
-# test pairs, and on the pairs whose English does not say *you* — there the register matters much less (an
-# imperative such as *come here* still has one), so a drop there is mostly French forgotten rather than a reference
-# that happens to use the other register.
+# (the counts above); the references of the same sentences are split about the same way (171 *vous*, 254 *tu*).
+# So a fully formal model departs from the reference's pronoun and verb forms on most of these sentences, however
+# good its French: BLEU on the whole test split charges every method below for the register it was asked to
+# learn. BLEU is therefore printed twice: on all test pairs, and on the pairs whose English does not say *you*.
+# There the register matters much less: few of their references hold a *vous* or *tu* form at all (the last
+# line above; asserted: under 5 %). The count reads only the words listed at the top of §1, so an imperative
+# such as *venez ici*, whose register is in the verb alone, is not counted. A drop on those pairs therefore comes
+# mostly from the French itself, not from a reference in the other register.
 
 # %% [markdown]
 # ## 2. Supervised fine-tuning (SFT)
@@ -214,16 +225,21 @@ plt.show()
 print(f"committed full SFT: vous rate {sft_report['test']['untagged']['vous_rate']:.3f}, test BLEU "
       f"{sft_report['test']['bleu']:.2f} (base {base_report['test']['bleu']:.2f}), KL to the base "
       f"{sft_report['test']['kl_per_token']:.3f} nats/token")
+base_no_you = base_row["BLEU, no 'you'"]                                      # this run's base model
+print(f"committed full SFT on the test pairs without 'you': BLEU {sft_report['test']['bleu_not_you']:.2f} "
+      f"(base {base_no_you:.2f})")
 if S.profile == "class":   # what the text says
     assert sft_curve[-1][1] > sft_curve[0][1] + 0.3
     assert sft_report["test"]["untagged"]["vous_rate"] >= 0.99
     assert sft_report["test"]["bleu"] < base_report["test"]["bleu"]
+    assert base_no_you - sft_report["test"]["bleu_not_you"] > 1
 
 # %% [markdown]
 # Full SFT makes every decided translation formal, and loses about two and a half BLEU points on the test
-# split. Part of that loss need not be forgetting: where the English says *you* and the reference says *tu*, a
-# *vous* translation scores lower however good it is (this run's report does not split the two; §4 prints
-# BLEU on the pairs without *you* as well).
+# split (40.90 against 43.33). Part of that loss need not be forgetting: where the English says *you* and the
+# reference says *tu*, a *vous* translation scores lower however good it is. But on the pairs without *you*,
+# where the register matters much less (§1), it still loses more than a point (42.29 against 43.87; asserted):
+# training every weight on *vous* pairs changed the model's French beyond the register.
 
 # %% [markdown]
 # ## 3. LoRA: a low-rank update of frozen weights
@@ -305,15 +321,24 @@ lora_seconds = time.perf_counter() - t0
 print(f"LoRA SFT, {S.sft_updates} updates ({lora_seconds:.0f} s; full SFT took {sft_seconds:.0f} s):",
       ", ".join(f"{u}: {r:.2f}" for u, r in lora_curve))
 full, low = reports["sft"]["test"]["untagged"]["vous_rate"], reports["sft_lora"]["test"]["untagged"]["vous_rate"]
-print(f"committed runs (400 updates): full SFT {full:.3f}, LoRA SFT {low:.3f} with "
+assert reports["sft"]["updates"] == reports["sft_lora"]["updates"]
+print(f"committed runs ({reports['sft']['updates']} updates): full SFT {full:.3f}, LoRA SFT {low:.3f} with "
       f"{reports['sft_lora']['trainable_parameters'] / reports['sft_lora']['base_parameters']:.2%} of the parameters")
+full_test, low_test = reports["sft"]["test"], reports["sft_lora"]["test"]
+print(f"their test BLEU: full SFT {full_test['bleu']:.2f}, LoRA SFT {low_test['bleu']:.2f}; on the pairs without "
+      f"'you': {full_test['bleu_not_you']:.2f}, {low_test['bleu_not_you']:.2f}")
 assert abs(full - low) <= 0.03
+assert low_test["bleu"] > full_test["bleu"] and low_test["bleu_not_you"] > full_test["bleu_not_you"]
 
 # %% [markdown]
 # In the committed runs LoRA reaches the *vous* rate of full fine-tuning within a point (asserted: within 3)
 # while training under 1 % of the parameters; in the live runs it lags at 10 updates and ends a point lower. Its
 # 40 updates took less time in the stored run (the seconds above: one timing each, evaluations included). What
 # it stores per task is the adapter — for these shapes, 98 KiB in int8 — not a model.
+#
+# It also cost less BLEU (asserted): 42.00 on the test split and 43.50 on the pairs without *you*, where full
+# SFT has 40.90 and 42.29 (the base: 43.33 and 43.87). That is one run of each, and LoRA's learning rate is ten
+# times full SFT's; whether the gap comes from the frozen weights or from the recipe, this notebook does not test.
 
 # %% [markdown]
 # ## 4. Asking for it: a register tag (instruction tuning in miniature)
@@ -322,12 +347,18 @@ assert abs(full - low) <= 0.03
 # request
 # goes into the input: `formal :` or `informal :` before the English. The committed adapter (`tagged`: LoRA
 # rank 8, 1,200 updates) was trained on tagged *vous* and *tu* pairs mixed with as many untagged training
-# pairs, meant to keep untagged sentences as they were. The course's command line uses this adapter
-# (`translate transformer --register formal`, README).
+# pairs, meant to keep untagged sentences as they were (the counts are printed below, from the adapter's
+# report). The course's command line uses this adapter (`translate transformer --register formal`; see the
+# README, not run here).
 
 # %%
 t0 = time.perf_counter()
 tagged, tagged_report = pt.load_register_model(data)
+n_tagged = tagged_report["data"]["vous_pairs"] + tagged_report["data"]["tu_pairs"]
+print(f"the adapter's training pairs: {tagged_report['n_train']:,} — {n_tagged:,} tagged ("
+      f"{tagged_report['data']['vous_pairs']:,} formal, {tagged_report['data']['tu_pairs']:,} informal) and "
+      f"{tagged_report['n_train'] - n_tagged:,} untagged")
+assert tagged_report["n_train"] == 2 * n_tagged
 rows = [{"asked": "nothing (base model)", **base_row}]
 tagged_rows = {}
 for register in (None, *REGISTERS):
@@ -379,8 +410,10 @@ print(f"{followed} of these 10 follow both requests")
 # Our reward model is the base translation model with its output layer (d → vocabulary) replaced by one
 # output (d → 1), read at the last token of the French; its body is frozen and only that head (257 numbers)
 # is trained, on preference pairs of the training split. It is measured on 698 pairs built the same way from
-# the held-out English sentences (the split is by English sentence, notebook 05, so these pairs lie on the
-# held-out side).
+# the whole held-out pool of notebook 05 — every Tatoeba translation of every held-out English sentence, a larger
+# set than the 1,800 test pairs, which is why there are more pairs than the 436 test sentences that say *you*.
+# The last line below counts their English sentences, and those that are the English of a training pair
+# (asserted: none).
 
 # %%
 t0 = time.perf_counter()
@@ -414,6 +447,10 @@ rm_accuracy = (margin > 0).float().mean().item()
 rm_seconds = time.perf_counter() - t0
 print(f"reward model: Bradley–Terry loss {loss.item():.3f} on {len(rm_pairs)} training pairs; the vous answer "
       f"gets the higher reward in {rm_accuracy:.1%} of {len(held_out)} held-out pairs ({rm_seconds:.0f} s)")
+held_out_english = {tuple(english) for english, _, _ in held_out}
+print(f"the held-out pairs' English: {len(held_out_english)} sentences, of which the English of a training pair: "
+      f"{len(held_out_english & train_english)}")
+assert not held_out_english & train_english
 
 # %% [markdown]
 # The reward model ranks the *vous* translation first in almost every held-out pair: the register is written in
@@ -518,10 +555,12 @@ assert abs(ours - trl_loss) <= 1e-6
 # %% [markdown]
 # Now DPO on the translator: a LoRA policy starting at the base, the base itself as the frozen reference, pairs
 # *vous* chosen / *tu* rejected for the same English, β = 0.1, and a learning rate of 1e-3 so that 30 updates
-# show the effect in class — ten times the committed runs' 1e-4: a 300-update run at 1e-3 collapsed (its BLEU
-# and repetitions are in the teaching guide). The policy runs without dropout (`prepare_model` sets it to 0: its
-# log-probabilities are compared with the reference's). We watch the *vous* rate, and the **implicit reward**
-# $\beta \log \pi_\theta / \pi_{\text{ref}}$ on the held-out pairs: DPO's policy is also a reward model.
+# show the effect in class — ten times the committed runs' 1e-4 (read from their reports below): a 300-update
+# run at 1e-3 collapsed (not run here; its BLEU and repetitions are in the teaching guide). The policy runs
+# without dropout (`prepare_model` sets it to 0: its log-probabilities are compared with the reference's; the
+# last line below prints the dropout rates of the base and of the policy). We watch the *vous* rate, and the
+# **implicit reward** $\beta \log \pi_\theta / \pi_{\text{ref}}$ on the held-out pairs: DPO's policy is also a
+# reward model.
 
 # %%
 t0 = time.perf_counter()
@@ -546,6 +585,18 @@ print(f"DPO, {S.dpo_updates} updates ({time.perf_counter() - t0:.0f} s): vous ra
       ", ".join(f"{u}: {r:.2f}" for u, r in dpo_curve))
 print(f"implicit reward: the vous answer ranks first in {live_accuracy['accuracy']:.1%} of {live_accuracy['n']} "
       f"held-out pairs (mean margin {live_accuracy['margin']:+.2f})")
+committed_lr = sorted({r["recipe"]["lr"] for r in reports.values() if r["recipe"]["method"] == "dpo"})
+assert committed_lr == [1e-4]
+
+
+def dropout_rates(model):
+    return sorted({m.p for m in model.modules() if isinstance(m, torch.nn.Dropout)}
+                  | {m.dropout for m in model.modules() if isinstance(getattr(m, "dropout", None), float)})
+
+
+print(f"learning rate here {opt.param_groups[0]['lr']:g}, in the committed DPO runs {committed_lr[0]:g}; "
+      f"dropout rates in the base {dropout_rates(base)}, in the policy {dropout_rates(dpo_model)}")
+assert dropout_rates(dpo_model) == [0.0]
 if S.profile == "class":   # what the text says
     assert dpo_curve[-1][1] > dpo_curve[0][1] + 0.3 and live_accuracy["accuracy"] > 0.9
 
@@ -595,6 +646,14 @@ if S.profile == "class":   # the base row is this run's: the stored figures are 
         "untagged"]["vous_rate"]
     assert all(base_row["BLEU"] - t["bleu"] <= 1.1 for t in beta_1[:2]) and base_row["BLEU"] - beta_1[2]["bleu"] > 1
     assert all(base_row["BLEU, no 'you'"] - t["bleu_not_you"] < 1 for t in beta_1)
+    assert all(base_row["BLEU, no 'you'"] - t["bleu_not_you"] < base_row["BLEU"] - t["bleu"] for t in beta_1)
+    assert min(r["test"]["held_out_pairs"]["accuracy"] for r in sweep + shorter) > live_accuracy["accuracy"]
+ranked = [r["test"]["held_out_pairs"]["accuracy"] for r in sweep]
+assert ranked[0] < ranked[1] < ranked[2]
+lora_sft, dpo_1 = reports["sft_lora"]["test"], reports["dpo_beta_1"]["test"]
+assert abs(lora_sft["untagged"]["vous_rate"] - dpo_1["untagged"]["vous_rate"]) < 0.001
+assert lora_sft["bleu"] > dpo_1["bleu"] and lora_sft["bleu_not_you"] > dpo_1["bleu_not_you"]
+assert reports["sft_lora"]["recipe"]["lr"] == 1e-3 and reports["sft_lora"]["updates"] == 400
 
 # %% [markdown]
 # The smaller β, the farther the policy moves from the base (KL), the lower its BLEU and the more it repeats
@@ -609,14 +668,28 @@ if S.profile == "class":   # the base row is this run's: the stored figures are 
 # **Stopping earlier** (the last two rows: β = 1, the same recipe with its schedule ending at 100 or 150
 # updates) does not get both targets either. The *vous* rate is 0.854 and 0.939, below 0.95, and test BLEU is
 # still 1.06 and 1.09 below the base's 43.33 (the 300-update run: 1.95).
-# Most of what every β = 1 run loses is the register itself: on the pairs without *you* all three are within a
-# point of the base's 43.87 (43.52, 43.70, 43.01; asserted), while the *you* sentences, whose references say
-# *tu* about as often as the base did (§1), cost every *vous* answer BLEU. A target of "test BLEU within a point"
-# on the whole split asks a formal model to match informal references; on the pairs where the register matters
-# much less, DPO at β = 1 meets it with 0.99 *vous*.
+#
+# On the pairs without *you*, all three β = 1 runs are within a point of the base's 43.87 (43.52, 43.70, 43.01):
+# each loses less there than on the whole split (asserted). The whole split adds the *you*
+# sentences, whose references say *tu* about as often as the base did (§1). How much of the larger loss is the
+# references' *tu* and how much is French is not measured here: this notebook does not print BLEU on the *you*
+# sentences alone. A target of "test BLEU within a point" on the whole split asks a formal model to match
+# informal references as well. On the pairs without *you*, DPO at β = 1 meets it with 0.99 *vous* — and so does
+# the LoRA SFT of §3, with the same *vous* rate (0.991) and more BLEU on both columns (42.00 and 43.50, against
+# DPO's 41.38 and 43.01; asserted). In these runs (one each, and different recipes: 400 updates at 1e-3 for
+# LoRA SFT, 300 at 1e-4 for DPO) the preference pairs did no better than plain SFT on *vous* pairs.
+#
+# The last column is the implicit reward's ranking of the 698 held-out pairs. Every committed run ranks between
+# 0.970 and 0.981 of them right, more than the live run's 96.4 % (asserted), and at 300 updates the share rises a
+# little with β (0.970, 0.974, 0.981; asserted). Even the β = 0.01 run, whose translations repeat *vous*, ranks
+# the pairs well: ranking two given answers is not the same as translating.
 
 # %% [markdown]
 # ## 6. Side by side
+#
+# The seconds are one wall time per run. Do not read the full SFT's 625 s against LoRA's 205 s: another job
+# shared the machine during part of that run (noted when it was made; its report does not record it). The live
+# runs of §2–3, both timed in this run, took 25 s and 21 s.
 
 # %%
 def summary_row(method, trainable, updates, seconds, vous, bleu, bleu_not_you=None):
@@ -640,29 +713,33 @@ for register in REGISTERS:
                              tagged_report["updates"], tagged_report["train_seconds"], t["vous_rate"], t["bleu"]))
 table.append(summary_row(f"best-of-{S.best_of}, reward model (this run)", rm_trained, rm_steps,
                          best_of_seconds + rm_seconds, best_of_rate, None))
+cores = {(r["hardware"]["device"], r["hardware"]["cpu_count"]) for r in reports.values()}
+assert len(cores) == 1
+device, n_cores = cores.pop()
 viz.show_table(table, title="committed runs on the test split (vous rate: held-out 'you' sentences; BLEU: all "
-               "test pairs, and those whose English has no 'you' — not measured for the tagged runs asked a "
-               "register; seconds: each run's wall time on a 2-core CPU — the full SFT shared the machine with "
-               "another job for part of its run, §2–3 time both alone); best-of-n: this run")
+               "test pairs, and those whose English has no 'you' — for the tag asked a register, see §4; "
+               f"seconds: each run's wall time on a {device.upper()} with {n_cores} cores); best-of-n: this run")
 
 # %% [markdown]
 # ## Summary
 #
 # - **SFT** is the pre-training loss on chosen pairs: 400 updates on *vous* pairs made every decided translation
-#   formal and cost 2.4 BLEU on the test split, 1.6 on its pairs without *you* (where the references' *tu* does
-#   not count against it).
+#   formal and cost 2.4 BLEU on the test split, and still 1.6 on its pairs without *you* (where the register
+#   matters much less): full SFT changed more than the register.
 # - **LoRA** trains $\frac{\alpha}{r}BA$ beside frozen weights, $B = 0$ at the start: the same *vous* rate as full
 #   SFT within a point with 0.97 % of the parameters, an adapter of 98 KiB in int8, the base model's outputs at the
-#   start (difference 0), merged weights and `peft` giving the adapted model's outputs.
+#   start (difference 0), merged weights and `peft` giving the adapted model's outputs. In the committed runs it
+#   also lost less BLEU than full SFT: 1.3 on the test split and 0.4 without *you*.
 # - **An instruction in the input** turns a behaviour into a choice: `formal :` / `informal :` learned from tagged
 #   pairs mixed with untagged ones gives 96.5 % *vous* and 92.6 % *tu* on request, and the base model's habit
 #   and BLEU when nothing is asked (BLEU within half a point, *vous* rate within 1.3 points).
 # - **Preferences**: a Bradley–Terry reward model on the frozen body ranks 96.4 % of the held-out pairs right;
 #   best-of-n with it raises the *vous* rate without training. **DPO** optimises the KL-regularised objective
 #   directly — its loss equals `trl`'s on the same log-probabilities (checked on a tiny GPT-2) — and reaches a
-#   *vous* rate of 0.99–1.00. At β = 1 it costs 1.95 test BLEU, but on the pairs without *you* it keeps 43.01
-#   against the base's 43.87: most of the loss is the references' *tu*. Small β costs far more: the policy drifts
-#   (KL) into repetitions. Stopping earlier keeps more BLEU and gives up *vous* (0.94 at 150 updates).
+#   *vous* rate of 0.99–1.00. At β = 1 it costs 1.95 test BLEU, and less than a point on the pairs without *you*
+#   (43.01 against the base's 43.87); how much of the larger loss is the references' *tu* is not measured. LoRA SFT
+#   reached the same 0.991 with more BLEU on both. Small β costs far more: the policy drifts (KL) into
+#   repetitions. Stopping earlier keeps more BLEU and gives up *vous* (0.94 at 150 updates).
 # - Every method was measured on the behaviour **and** on what it costs: by the *vous* rate alone (1.000), the
 #   DPO run that repeats *vous* dozens of times would rank with the best.
 #

@@ -15,21 +15,26 @@
 # **Learning goals**
 # - Read the environment report: Python and PyTorch versions, the device the course will use
 #   (CUDA → MPS → CPU), and the active *profile*.
-# - Know which corpora are available offline and how to fetch the missing ones.
+# - Know which corpora are available offline, and the command that fetches missing ones.
 # - Understand profiles (`quick` / `class` / `full`) and where a notebook reads its size knobs.
 # - Train a tiny model end to end with `coursekit.training.loop` and save it as a safetensors checkpoint.
 #
 # The figures quoted in the text are those of the stored run in the `class` profile (on a CPU). The `quick`
-# profile, which CI runs, uses smaller sizes (150 steps and hidden size 16 instead of 600 and 32, as set in
-# the code of the sizes cell in §2), so its numbers differ; no `quick` output is stored here.
+# profile, which CI runs, uses smaller sizes (§2 prints them), so its numbers differ; no `quick` run is
+# stored here.
 
 # %%
 import math
+import os
+import random
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
+from safetensors import safe_open
 from torch import nn
 
 from coursekit import data, runtime
@@ -40,8 +45,8 @@ from coursekit.viz import plots as viz
 # %% [markdown]
 # ## 1. The environment report
 #
-# `coursekit.runtime` picks the device (CUDA, then Apple's MPS, then CPU, in that order in
-# `runtime.device`; set `COURSEKIT_DEVICE=cpu` to force one) and reads the profile from `COURSEKIT_PROFILE`.
+# `coursekit.runtime` picks the device: CUDA, then Apple's MPS, then CPU, in that order in the code of
+# `runtime.device`. It also reads the profile from `COURSEKIT_PROFILE` (§2 shows that).
 # The stored run had a CPU-only PyTorch (`torch: 2.13.0+cpu` below), so it could only pick `cpu`.
 
 # %%
@@ -49,6 +54,19 @@ report = runtime.environment_report()
 for key, value in report.items():
     print(f"{key:>13}: {value}")
 device = runtime.device()
+
+# %% [markdown]
+# The variable `COURSEKIT_DEVICE` overrides the choice. The next cell sets it for one call each
+# (the device above stays as it is). Asking for a device the machine lacks is an error, not a silent
+# fall-back to the CPU; on a machine without CUDA the second line shows that error.
+
+# %%
+for wanted in ("cpu", "cuda"):
+    with mock.patch.dict(os.environ, {"COURSEKIT_DEVICE": wanted}):
+        try:
+            print(f"COURSEKIT_DEVICE={wanted:5s} -> device", runtime.device())
+        except ValueError as err:
+            print(f"COURSEKIT_DEVICE={wanted:5s} -> ValueError:", err)
 
 # %% [markdown]
 # ## 2. Profiles: one notebook, three sizes
@@ -59,21 +77,38 @@ device = runtime.device()
 # | `class` (default) | teaching from a laptop CPU; the stored outputs | ≤ 5 min |
 # | `full` | a GPU box | ≤ 10 min, with the largest sizes |
 #
-# The times are targets, not measurements: this notebook times only its training cell (1.5 s in the
+# The times are targets, not measurements: this notebook times only its training cell (1.2 s in the
 # stored class run); `notebooks/timings.json` and the README's table hold each notebook's measured time.
 #
 # Each notebook reads its sizes in one `S = runtime.sizes(...)` cell, a rule that
 # `tests/course/test_notebooks_lint.py` checks in every notebook's source (the test's result is not shown
-# here). An instructor therefore switches profiles by setting `COURSEKIT_PROFILE`, without editing code.
-# This notebook's sizes cell, with the sizes of the active profile:
+# here). This notebook's sizes cell, with the sizes of the active profile:
 
 # %%
-S = runtime.sizes(
+knobs = dict(
     quick=dict(steps=150, hidden=16),
     class_=dict(steps=600, hidden=32),
     full=dict(steps=2000, hidden=64),
 )
+S = runtime.sizes(**knobs)
 print(S)
+
+# %% [markdown]
+# The same call under other values of `COURSEKIT_PROFILE`, set for this cell only (`S` above stays as it
+# is). Unset, the variable gives `class`, the default. So an instructor switches profiles by setting the
+# variable, without editing code. The first line shows whether this kernel had the variable set.
+
+# %%
+print("COURSEKIT_PROFILE in this kernel:", repr(os.environ.get("COURSEKIT_PROFILE")))
+picked = {}
+for value in (None, "quick", "class", "full"):
+    with mock.patch.dict(os.environ):
+        os.environ.pop("COURSEKIT_PROFILE", None)
+        if value is not None:
+            os.environ["COURSEKIT_PROFILE"] = value
+        picked[value] = runtime.sizes(**knobs)
+    print(f"COURSEKIT_PROFILE={value or '(unset)':8s} ->", picked[value])
+assert picked[None].profile == "class" and picked["quick"].profile == "quick"
 
 # %% [markdown]
 # All three profiles must define the same knobs — a profile that silently lacks one would be a
@@ -89,22 +124,25 @@ except ValueError as err:
 # %% [markdown]
 # ## 3. The corpora
 #
-# The course uses real corpora. The repository does not include them (their cache, `data/cache/`, is
-# git-ignored): `coursekit.data` knows each one's upstream address, license and **sha256**, and looks for a
-# file in an offline mirror (`COURSEKIT_DATA_MIRROR`), then in its cache, then downloads it (in the stored
-# run all 18 files came from the mirror). `data.path`, through which the loaders read, hashes a copy each
-# time it returns it (see `path` in `coursekit/data/store.py`); the cells below show that check for one
-# file and a wrong copy being refused.
-# The table prints each license only up to its first " (" or " —", which hides qualifiers. Printed, SST-2
-# and IMDB state "none" and rt-polarity "no explicit license"; the full strings in
-# `coursekit/data/registry.py` add a paper to cite for each. The "Apache-2.0" printed for
-# `word-embedding-eval` covers only `questions-words`: the registry gives its second file, WordSim-353,
-# no explicit license and a paper to cite.
+# The course uses real corpora. The repository does not include them: its `.gitignore` lists their cache,
+# `data/cache/`. `coursekit.data` knows each one's upstream address, license and **sha256**. `data.path`,
+# through which the loaders read, looks for a file in an offline mirror (`COURSEKIT_DATA_MIRROR`), then in
+# the cache, then downloads it, in that order in its code (`coursekit/data/store.py`). In the stored run
+# all 18 files came from the mirror (the third cell below lists them). `data.path` hashes a copy each time
+# it returns it; the cells after that show the hash of one file and two wrong copies being refused.
+# The first table prints each license only up to its first " (" or " —". The cell after it prints in full
+# every license that this cut shortens: the qualifiers ask for a citation or an attribution and, for
+# `word-embedding-eval`, say that its "Apache-2.0" covers only one of its two files.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for name, corpus in data.REGISTRY.items():
     print(f"{name:20s} {len(corpus.files)} file(s)  license: {corpus.license.split(' (')[0].split(' —')[0]}")
+
+# %%
+for name, corpus in data.REGISTRY.items():
+    if corpus.license != corpus.license.split(' (')[0].split(' —')[0]:
+        print(f"{name:20s} {corpus.license}")
 
 # %%
 missing = []
@@ -115,12 +153,12 @@ for name in data.REGISTRY:
 if missing:
     print("\nFetch the missing corpora while online with:\n  python -m coursekit.data fetch", *sorted(set(missing)))
 else:
-    print("\nEvery corpus is available offline.")
+    print("\nEvery corpus is available offline. A missing one would be fetched, while online, with:")
+    print("  python -m coursekit.data fetch NAME")
 
 # %% [markdown]
 # The registry entry of one file, and the check that the local copy has its hash. The cell compares the
-# hashes itself; `data.path`, which it calls to find the copy, also hashes it on every call (see
-# `coursekit/data/store.py`) and would have raised a `DataHashError` on a wrong copy:
+# hashes itself, on the path that `data.path` returns:
 
 # %%
 spec = data.corpus("tinyshakespeare").file("input.txt")
@@ -129,26 +167,41 @@ print("sha256:  ", spec.sha256)
 print("local copy has this sha256:", data.sha256_file(data.path("tinyshakespeare", "input.txt")) == spec.sha256)
 
 # %% [markdown]
-# A copy with other content is refused. Here we offer the cache a one-line "input.txt";
-# `data.copy_to_cache` hashes it before it writes anything (see `coursekit/data/store.py`), finds the hash
-# wrong and raises. The cell prints the error's short message; it does not list the cache:
+# A copy with other content is refused. The next cell makes a one-line "input.txt" and tries it twice,
+# with the mirror and the cache pointed at temporary folders for this cell only. First as the mirror's
+# copy: `data.path` hashes it, finds the hash wrong and raises a `DataHashError`. Then it offers the file
+# to the cache: `data.copy_to_cache` hashes it before it writes anything, and raises too. Each time the
+# cell prints the error's short message. The last line lists the files in the temporary cache afterwards;
+# the cell asserts that there are none.
 
 # %%
 with tempfile.TemporaryDirectory() as tmp:
+    mirror, cache = Path(tmp) / "mirror", Path(tmp) / "cache"
+    (mirror / "tinyshakespeare").mkdir(parents=True)
     fake = Path(tmp) / "input.txt"
     fake.write_text("Not Shakespeare.\n")
-    try:
-        data.copy_to_cache("tinyshakespeare", "input.txt", fake)
-        refused = False
-    except data.DataHashError as err:
-        refused = True
-        print("DataHashError:", err.short)
-assert refused, "a file with the wrong sha256 must be refused"
+    (mirror / "tinyshakespeare" / "input.txt").write_text("Not Shakespeare.\n")
+    refused = []
+    with mock.patch.dict(os.environ, {"COURSEKIT_DATA_MIRROR": str(mirror), "COURSEKIT_CACHE": str(cache)}):
+        try:
+            data.path("tinyshakespeare", "input.txt")
+        except data.DataHashError as err:
+            refused.append("data.path")
+            print("data.path:          DataHashError:", err.short)
+        try:
+            data.copy_to_cache("tinyshakespeare", "input.txt", fake)
+        except data.DataHashError as err:
+            refused.append("data.copy_to_cache")
+            print("data.copy_to_cache: DataHashError:", err.short)
+    written = sorted(str(f.relative_to(cache)) for f in cache.rglob("*"))
+    print("files in the temporary cache afterwards:", written)
+assert refused == ["data.path", "data.copy_to_cache"], "a file with the wrong sha256 must be refused"
+assert not written, "a refused copy must not reach the cache"
 
 # %% [markdown]
 # Loaders return Hugging Face `datasets` objects with documented columns. `load_sst2()` returns the two
-# labelled splits, train and validation. It does not read GLUE's SST-2 `test.tsv`, whose header (in the
-# mirror's copy; not printed here) is `index`, `sentence`: GLUE withholds the test labels.
+# labelled splits, train and validation. It does not read GLUE's SST-2 `test.tsv`: GLUE withholds the test
+# labels. The second cell below prints that file's header and asserts that it has no `label` column.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -159,6 +212,10 @@ print(pairs.column_names, pairs[1])
 
 # %%
 print(f"Tatoeba: {len(pairs):,} English–French pairs")
+with data.open_text("sst2", "test.tsv") as fh:
+    test_columns = fh.readline().rstrip("\n").split("\t")
+print("columns of SST-2's test.tsv (not loaded):", test_columns)
+assert "label" not in test_columns
 
 # %% [markdown]
 # ## 4. A first model, end to end
@@ -219,23 +276,27 @@ plt.show()
 # The accuracy is measured on the 1,000 training points themselves (`two_spirals(500, …)` draws 500 per
 # class; this toy has no held-out set), so the stored class run's 1.000 says the MLP fits them, not that it
 # generalises. The regression checks of a notebook are `assert`s with loose tolerances, meant to pass in
-# every profile. CI runs the notebooks in `quick` (150 steps, hidden size 16, from the sizes cell), where a
+# every profile. CI runs the notebooks in `quick` (150 steps, hidden size 16, as printed in §2), where a
 # failing `assert` fails the build. This notebook stores only the class run, so it does not show that the
-# checks pass in `quick`: in the curve above (hidden size 32) the loss stays on its plateau until about
-# step 80 and is still falling steeply at step 150.
+# checks pass in `quick`. The next cell prints this run's training loss at its first and last steps and at
+# steps 80 and 150, where `quick` stops; with hidden size 32, not 16, that only hints at what `quick` sees.
+# Its first `assert` asks the loss to at least halve; the first and last values show the margin.
 
 # %%
+loss_at = dict(zip(history.steps, history.train_loss))
+print("training loss at step", ", ".join(f"{s}: {loss_at[s]:.3f}" for s in sorted({1, 80, 150, S.steps})))
 assert history.train_loss[-1] < 0.5 * history.train_loss[0], "the loss should at least halve"
 assert history.evals[-1][1]["accuracy"] > 0.85, "the MLP should separate the spirals"
 
 # %% [markdown]
 # ## 5. Checkpoints
 #
-# Checkpoints are safetensors files (plain tensors, no pickle) with the model's configuration in
-# their metadata; loading with an `expected_config` that differs from the stored one is a clear error
-# naming the differing field. The second printed line below is not the error verbatim: the code replaces
-# the checkpoint's hidden size with "H", so that this `NBVAL_CHECK_OUTPUT` line reads the same in every
-# profile. The error itself names the number; in this run it is the `'hidden': 32` of the metadata line.
+# Checkpoints are safetensors files: named tensors and a JSON header, no pickled Python objects. The model's
+# configuration goes in that header's metadata. The next cell lists the tensors in the file and prints the
+# stored configuration. Loading with an `expected_config` that differs from the stored one is an error
+# naming the differing field; the cell prints the error's text after the file's (temporary) path.
+# The cell after it prints that text again with the checkpoint's hidden size replaced by "H", so that this
+# `NBVAL_CHECK_OUTPUT` line does not change with the profile's hidden size (16, 32 or 64).
 
 # %%
 config = {"in": 2, "hidden": S.hidden, "out": 2}
@@ -246,27 +307,32 @@ with tempfile.TemporaryDirectory() as tmp:
     train.load_checkpoint(path, clone, expected_config=config)
     identical = torch.equal(clone(x), model(x))
     assert identical
+    with safe_open(str(path), framework="pt") as f:
+        print("tensors in the file:", {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()})
     stored_config, _ = train.read_checkpoint_metadata(path)
     print("config in the checkpoint's metadata:", stored_config)
     try:
         train.load_checkpoint(path, clone, expected_config={**config, "hidden": 128})
     except ValueError as err:
         mismatch = str(err).split("— ")[1]
+print("config mismatch, as raised (after the path):", mismatch)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 print("reloaded model gives identical outputs:", identical)
 print("config mismatch reported as:", mismatch.replace(str(S.hidden), "H"))
+assert mismatch.replace(str(S.hidden), "H") == "hidden: checkpoint H vs expected 128"
 
 # %% [markdown]
 # ## 6. Seeds make runs repeatable
 #
 # `runtime.seed_everything(seed)` seeds Python's `random`, NumPy and PyTorch (see `coursekit/runtime.py`)
-# and returns a seeded CPU `torch.Generator`; the cells below draw only from that generator. Seeding twice
-# with 42 gives the same three numbers (below). The course creates data and initial weights on the CPU,
-# aiming to make them independent of the device that trains the model: PyTorch's reproducibility notes
-# warn that results may differ between CPU and GPU even with identical seeds. This run had only a CPU
-# (§1), so it compares no devices; the three numbers are printed to be compared with a run elsewhere.
+# and returns a seeded CPU `torch.Generator`. Seeding twice with 42 gives the same three numbers from that
+# generator (below); the third cell below does the same check for `random` and NumPy. The course creates
+# data and initial weights on the CPU, aiming to make them independent of the device that trains the model:
+# PyTorch's reproducibility notes warn that results may differ between CPU and GPU even with identical
+# seeds. This run had only a CPU (§1), so it compares no devices; the three numbers are printed to be
+# compared with a run elsewhere.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -277,25 +343,34 @@ print(torch.equal(a, b), a.shape)
 # %%
 print("the three numbers, to compare with another machine's run:", [round(v, 4) for v in a.tolist()])
 
+# %%
+runtime.seed_everything(42)
+first = (random.random(), float(np.random.rand()))
+runtime.seed_everything(42)
+again = (random.random(), float(np.random.rand()))
+runtime.seed_everything(42)  # leaves every generator as the cells above left it
+print("after seeding with 42 twice, random and NumPy draw the same:", first == again)
+assert first == again
+
 # %% [markdown]
 # ## Summary
 #
 # - `coursekit.runtime` chooses the device, seeds Python, NumPy and PyTorch, and gives each notebook its size
 #   knobs for the active profile (`COURSEKIT_PROFILE=quick|class|full`).
-# - `coursekit.data` finds each corpus in the offline mirror or cache, or downloads it, and verifies
-#   its sha256 each time it returns a path (shown above for one file; a wrong copy is refused, also shown
-#   above); `python -m coursekit.data fetch`
+# - `coursekit.data` finds each corpus in the offline mirror or cache, or downloads it, and `data.path`
+#   verifies its sha256 each time it returns a path (§3 shows one good copy and a wrong mirror copy refused;
+#   `data.copy_to_cache` also refuses a wrong copy). `python -m coursekit.data fetch`
 #   prefetches everything before a class (the stored run needed none: every file was in the mirror).
 # - `coursekit.training.loop.fit` is the small training loop the course uses; checkpoints are
-#   safetensors with their config.
-# - Notebooks check themselves with `assert`s; a few cells marked `NBVAL_CHECK_OUTPUT` are
-#   compared exactly by `nbval` in CI.
+#   safetensors files with their config in the metadata.
+# - Notebooks check themselves with `assert`s. CI also runs them with `nbval`, which compares the cells
+#   marked `NBVAL_CHECK_OUTPUT` exactly (this notebook shows no CI run).
 #
 # ## Exercises
 #
 # Each exercise cell ends with a check that compares your function with a reference on several inputs,
-# listed in `coursekit/exercises/checks/basics.py` (ten for the softmax, among them logits around 1000
-# and rows around +1000 and −1000); the check prints only its verdict, not the inputs. The solutions below
+# listed in `coursekit/exercises/checks/basics.py` (for the softmax, logits around 1000 and rows around
+# +1000 and −1000 among them); the check prints only its verdict, not the inputs. The solutions below
 # pass ("✅ … all cases match the reference"). A function that differs gets, by the check's code, a "❌"
 # line naming the input and, where the check recognises it, the likely mistake; no such line appears here,
 # since the stored solutions pass. These three warm-ups are the building blocks of everything that follows.

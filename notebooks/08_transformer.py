@@ -25,11 +25,12 @@
 #   equal to `torch.nn.Transformer` with copied weights.
 # - Train it with label smoothing and warm-up, decode greedily with a KV cache, and compare BLEU, size
 #   and training time with an RNN + attention model.
-# - Read attention maps per layer and head, and see where windowed attention pays for its n·w scores.
+# - Read attention maps per layer and head, and see where windowed attention, with its 3nw scores instead of n²,
+#   pays off.
 #
-# The figures quoted in the text are those of the stored run in the `class` profile (the reference models'
-# figures come from their committed reports and are the same in every profile); the `quick` profile, which CI
-# runs, trains less and prints other numbers.
+# The figures quoted in the text are those of the stored run in the `class` profile. The reference models'
+# figures (their BLEU, curves and training logs) are read from their committed reports, which no profile
+# changes; the `quick` profile, which CI runs, trains less and prints other numbers for everything else.
 
 # %%
 import collections
@@ -176,8 +177,9 @@ print(f"dimensions that move by more than 0.1 over these 20 positions: {len(movi
       f"{int(moving[-1]) + 1}; every dimension below {int((spread <= 0.1).nonzero()[0])} moves")
 
 # %% [markdown]
-# In the heatmap only the first few hundred dimensions change over 20 positions (counted above); the slow clocks
-# of the others tell positions apart only over longer distances.
+# Over these 20 positions, 250 of the 512 dimensions move by more than 0.1 (counted above): every dimension
+# below 209 and some up to 290, none from 291 on. The others move less — the slowest pair has only reached
+# [0.0001, 1.0] at position 1 — and their slow clocks tell positions apart only over longer distances.
 #
 # **Distance.** $PE_{pos+k}$ is a rotation of $PE_{pos}$ (each sin/cos pair is rotated by an angle
 # that depends only on $k$), so the dot product $PE_{pos} \cdot PE_{pos+k}$ depends only on the
@@ -216,7 +218,8 @@ assert drift["deck's variant"] > 1 > 1e-3 > drift["paper"]
 # The alternative is to **learn** one vector per position (`LearnedPositions`, used by BERT, GPT-2
 # and BART). Vaswani et al. found the two "nearly identical" in quality (Table 3, row E; not re-run here),
 # but a learned table cannot go beyond the longest position it has (below), while the sinusoids are defined
-# for any position. The model below uses the sinusoids.
+# for any position. The models below use the sinusoids: `TransformerConfig` defaults to `positions="sinusoidal"`,
+# and the reference recipe printed in section 4 does not set `positions` in its `arch`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -310,8 +313,10 @@ assert cache_diff < 1e-4
 #
 # Same data, same split, same vocabulary, same BLEU: `coursekit.translation.benchmark`, built in notebook 05
 # (Tatoeba English–French pairs of at most 25 words a side, one shared BPE vocabulary, a held-out test set of
-# short and long pairs; the sizes are printed below). The length bands further down count the English source
-# only, so some long pairs, long on the French side, fall in the short band.
+# short and long pairs; the sizes are printed below). A long pair has a side of 11–25 words, and the length
+# buckets further down count the English source only: 508 of the 800 long pairs have an English source of
+# 11–25 words (printed in the length section), so the other 292, long on the French side only, fall in the
+# buckets of at most 10 words (277 + 1,015 = 1,292 sources: the 1,000 short pairs and these 292).
 # Source, target and output layer share one embedding table. Two training tricks from §5 of the paper:
 #
 # - **label smoothing** (ε = 0.1): the target distribution puts 0.9 on the right token and
@@ -384,8 +389,9 @@ assert live_test.bleu >= S.min_bleu
 # In the class run the live model reaches 11.71 test BLEU after 700 updates (322 s on this run's machine), yet
 # none of the four translations above is right: three begin like their reference ("il a …", "laissez-moi …",
 # "que …") and then go astray, and *I've got a plan* becomes "j'ai un petit petit petit". Its label-smoothed
-# training loss fell from 7.84 to 4.24 and was still falling at the end (right-hand plot): the run stops far from
-# convergence. The reference model below had twelve times as many updates of a model four times the size.
+# training loss fell from 7.84 at update 50 to 4.24 at update 700 (the right-hand plot draws every logged point);
+# how much further it would fall with more updates is not measured here. The reference model below had twelve
+# times as many updates of a model four times the size.
 #
 # ### The reference Transformer, and the GRU with attention at an equal budget
 #
@@ -393,9 +399,10 @@ assert live_test.bleu >= S.min_bleu
 # — d = 256, 4 heads, FFN 1,024, 3 + 3 layers, pre-LN, one embedding table for source, target and
 # output — trained with the recipe printed above for 8,500 updates on the CPU, the last 1,500 of them
 # cooling down (shaded in the left plot). The GRUs of notebooks 05 and 06 were trained on the same
-# benchmark by the same function, `recipes.train` (Adam for every model, the same schedule
-# shape), with the same smoothing and batch size, for 3,000 updates, but with twice the peak rate, half the
-# warm-up and no cool-down (the recipe settings that differ are printed below). All three logged the validation
+# benchmark by the same function, `recipes.train`, whose code (in `coursekit/translation/recipes.py`, not
+# shown here) builds Adam and the same schedule shape for every recipe. They had the same smoothing and batch
+# size, for 3,000 updates, but twice the peak rate, half the warm-up and no cool-down (the recipe settings that
+# differ are printed below). All three logged the validation
 # BLEU as they trained (every 250 or 500 updates), so we can compare them at equal updates; at 3,000 updates the
 # Transformer's cool-down has not begun.
 
@@ -461,13 +468,15 @@ notes = report["hardware"]["note"] + " " + report["continued_from"]["note"]
 print(textwrap.fill("the Transformer's report notes: " + notes, 110, subsequent_indent="  "))
 
 # %% [markdown]
-# Taken at face value, the right-hand plot puts the Transformer ahead at equal minutes: its log even gives it
-# the lower cost per update (printed above). But the logged minutes do not compare the architectures fairly.
-# All three ran on a 2-core CPU, but, by the Transformer's report notes printed above, its first 5,000 updates
-# shared it with a second training, updates 5,001–7,000 ran alone on both cores and its cool-down ran in a later
-# session, partly shared with other jobs; the GRUs' logs were taken under other loads. So we time the cost of one
-# update here, now, on the same machine: both reference architectures from fresh weights, on the same
-# length-grouped batches of the recipe's 3,000 tokens.
+# Taken at face value, the right-hand plot (validation BLEU against logged minutes) puts the Transformer ahead
+# at equal minutes, and its log gives it a lower cost per update than the GRU with attention (2.20 against
+# 2.51 logged seconds, printed above; the GRU without attention logged 1.71). But the logged minutes do not
+# compare the architectures fairly. All three started on a 2-core CPU with one thread, but, by the Transformer's
+# report notes printed above, its first 5,000 updates shared it with a second training, updates 5,001–7,000 ran
+# alone on both cores and its cool-down ran in a later session, partly shared with other jobs. Nothing printed
+# says what else ran while the GRUs trained. So we time the cost of one update here, now, on the same machine:
+# both reference architectures from fresh weights, on the same length-grouped batches of the recipe's 3,000
+# tokens.
 
 # %%
 timing_batches = [data.make_batch(ix).to(device) for ix in
@@ -525,9 +534,9 @@ print(f"the Transformer's curve stays above the GRU's {gru_bleu:.2f} up to a cos
 # curve is read between points logged every 500 updates, so the break-even is an estimate too. In the stored
 # run the ratio was 1.41 (per batch 1.24 to 1.55) against a break-even of 1.74: ahead at equal wall time.
 #
-# For scale, the paper's own figures (Vaswani et al. 2017, Table 2; newstest2014 — another test set, so compare
-# the scale only); its Table 2 sets the Transformer against the best published systems of 2017, not against a
-# plain GRU like ours:
+# For scale, the paper's own figures (Vaswani et al. 2017: BLEU from Table 2, parameters from Table 3, training
+# time and steps from §5.2; newstest2014 — another test set, so compare the scale only). Its Table 2 sets the
+# Transformer against the best published systems of 2017, not against a plain GRU like ours:
 
 # %%
 viz.show_table([
@@ -551,8 +560,9 @@ viz.show_table([
 # Bahdanau et al. (2015, Fig. 2) plotted BLEU against sentence length: the encoder–decoder without
 # attention collapses as sentences grow, with attention it declines much less. The benchmark reaches 25 words, so we
 # can draw the course's version with all three reference models (the 21–25-word bucket holds only a
-# few sentences, counted below: read its point with care). The bands give one corpus BLEU over each
-# part of the test set: at most 10 words, and 11–25 words.
+# few sentences, counted below: read its point with care). The two bands give one corpus BLEU each: the
+# "≤ 10 words" band is the 1,000 short pairs (both sides at most 10 words), the "11–25 words" band the sources of
+# 11–25 words. The 292 long pairs with a short English source are in the buckets but in neither band.
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.5))
@@ -578,11 +588,12 @@ assert min(kept["GRU + attention"], kept["Transformer"]) > kept["GRU, no attenti
 # %% [markdown]
 # All three lose BLEU from the short band to the long one, but not alike: without attention the 11–25-word
 # sources keep 0.423 of the short-sentence BLEU, with Bahdanau attention 0.739 and with the Transformer 0.792.
-# The attention models' gain over the GRU without attention is larger on the long band (printed above) —
-# the curve Bahdanau et al. drew, in miniature. Bucket by bucket the decline is not strict (the GRU with
-# attention scores 34.85 on 6–10 words against 34.43 on 1–5), and no model holds up to 25 words: at 21–25
-# words all three are below 12, with the GRU with attention (7.36) above the Transformer (6.63) — on 3
-# sentences, too few to rank them.
+# That difference in the share kept is the curve Bahdanau et al. drew, in miniature. Measured in BLEU points,
+# the gain over the GRU without attention grows only a little from the short band to the long one (printed
+# above): from 15.7 to 17.7 for the GRU with attention, from 29.3 to 30.3 for the Transformer. Bucket by bucket
+# the decline is not strict (the GRU with attention scores 34.85 on 6–10 words against 34.43 on 1–5), and no
+# model holds up to 25 words: at 21–25 words all three are below 8, with the GRU with attention (7.36) above
+# the Transformer (6.63) — on 3 sentences, too few to rank them.
 #
 # Twenty sentences by eye — the first 12 of the test set and 8 everyday sentences written for the course,
 # none of which is among the benchmark's pairs (checked below) — translated by the three reference models:
@@ -670,8 +681,9 @@ assert torch.allclose(maps0["cross"].sum(-1), torch.ones_like(maps0["cross"].sum
 
 # %% [markdown]
 # In the grids above the rows of the decoder's maps are its *inputs* (`<bos>` and the translation so far), so
-# the row of a word is the step that predicts the *next* one; the explorer further down labels rows with the
-# outputs instead. One sentence shows little of what a head does in general. Averaged over 200 test sentences
+# the row of a word is the step that predicts the *next* one. The explorer over sentences, layers and heads
+# further down labels its rows the same way; the sentence explorer after it labels rows with the outputs
+# instead. One sentence shows little of what a head does in general. Averaged over 200 test sentences
 # (the class profile's; fewer in quick),
 # with their reference translations as the decoder's input, here is where each head puts its weight: on the
 # query's own position, the one before or after it, the first or last token (the source's `<eos>`, the target's
@@ -720,12 +732,15 @@ for kind, (title, _, _) in KINDS.items():
 
 # %% [markdown]
 # The heads do not all do the same thing. In the encoder's last layer, two heads give their largest share to the
-# previous piece (0.39 and 0.51 of their weight) and one to the next (0.34), while the first layer's heads spread
-# their weight (the largest weight of a row is about half). The decoder's heads give much of theirs to the current
-# piece and to `<bos>` (0.27–0.63 and 0.21–0.41). Cross-attention is the sharpest: a row's largest weight is
-# 0.70–0.87 on average, so most rows align one output step with one source piece, with part of the rest on the
-# source's `<eos>` — sharper than "soft", though not one-hot. These are averages of one trained model on 200
-# sentences; what a head is *for* is not measured here.
+# previous piece (0.39 and 0.51 of their weight) and one to the next (0.34). The encoder's heads spread their
+# weight in every layer: a row's largest weight is 0.45–0.69 on average. The decoder's heads give 0.27–0.63 of
+# their weight to the current piece and 0.21–0.41 to `<bos>`. These two columns overlap: for the first query
+# `<bos>` is the current piece, and for the second it is the previous one, so a decoder row's shares can add up to
+# more than 1 (0.50 + 0.21 + 0.32 for layer 0, head 0). In cross-attention a row's largest weight is 0.70–0.87 on
+# average (decoder self-attention: 0.60–0.84), with 0.09–0.24 on the source's `<eos>`: on average most of a row's
+# weight goes to one source piece — sharper than "soft", though not one-hot. How many rows have one dominant
+# piece is not counted here. These are averages of one trained model on 200 sentences; what a head is *for* is
+# not measured here.
 
 
 # %% [markdown]
@@ -750,9 +765,10 @@ widgets.explorer(render, [dict(sentence=correct[1], kind="cross", layer=n_layers
                  head=(0, n_heads - 1, 1))
 
 # %% [markdown]
-# Or type your own sentence: the three reference models translate it; the two with attention show where
-# they looked (for the Transformer, the last layer's cross-attention averaged over its heads; layers are counted
-# from 0, as above). Here the rows are the translation's output pieces.
+# Or type your own sentence: the three reference models translate it (greedily); the two with attention show
+# where they looked. For the Transformer, `translation_explorer` draws the last layer's cross-attention averaged
+# over its heads (the panel's title names the layer, counted from 0 as above). Here the rows are the
+# translation's output pieces, not the decoder's inputs.
 
 # %%
 translation_explorer({"Transformer": transformer, "GRU + attention": att_model, "no attention": s2s_model}, data,
@@ -769,7 +785,9 @@ translation_explorer({"Transformer": transformer, "GRU + attention": att_model, 
 # and keys (LSH) so that only similar ones are compared. We show the window as a mask and measure the time of a
 # chunked implementation against full attention: `sliding_window_attention` cuts the queries into blocks of
 # $w$ positions; a block can only see its own and the two neighbouring blocks of keys, so it computes a
-# $w \times 3w$ score matrix instead of a $w \times n$ one — $3nw$ scores in all instead of $n^2$. The time
+# $w \times 3w$ score matrix instead of a $w \times n$ one — $3nw$ scores in all instead of $n^2$. The first cell
+# below checks on one small case (T = 10, w = 2) that the chunked function gives the output of masked full
+# attention, to within 10⁻⁶ (`torch.allclose`); the timed runs, with w = 32, are not checked again. The time
 # below is measured; the score counts are these two formulas, drawn for comparison.
 
 # %%
@@ -818,9 +836,10 @@ assert full_ms[-1] > band_ms[-1]
 
 # %% [markdown]
 # The time is measured on this machine's CPU: for short sequences the chunked version is the slower one (the
-# lengths are printed above — 128 and 256 in the stored run: cutting into blocks costs more than the few
-# scores it saves); from 512 on it is faster, ×33.6 at 4,096 positions against the ×43 fewer scores of the
-# formulas. Memory was not measured here.
+# lengths are printed above — 128 and 256 in the stored run), although by the formulas it already computes fewer
+# scores there ($3nw < n^2$ once $n > 3w = 96$). What costs it the time there — the cutting into blocks, or many
+# small matrix products instead of one large one — is not measured here. From 512 on it is faster, ×33.6 at 4,096
+# positions against the ×43 fewer scores of the formulas. Memory was not measured here.
 #
 # ## Summary
 #
@@ -831,12 +850,15 @@ assert full_ms[-1] > band_ms[-1]
 #   only on the distance (the paper's formula; the deck's variant does not). Learned positions are the
 #   alternative, with a table the size of the context.
 # - Decoding runs step by step with a KV cache (same outputs; ×8.8 faster over 64 steps of an untrained probe
-#   in the class run). The decoding functions of `coursekit.decoding` — greedy, and the beam search of
-#   notebook 05 — serve the RNN models and the Transformer alike; every translation in this notebook is greedy.
+#   in the class run). `Transformer.translate` calls the same functions of `coursekit.decoding` as the RNN
+#   models — greedy search, and the beam search of notebook 05, not run here. Every translation in this notebook
+#   uses greedy search, the default (`beam_size=1`).
 # - On the course's EN→FR benchmark (sentences to 25 words) the reference Transformer (7.6 M parameters,
-#   8,500 updates, 312 minutes on the CPU) reaches 43.33 test BLEU: 48.52 on sources of at most 10 words,
-#   38.44 on 11–25 words. Over its last 1,500 updates, a cool-down of the learning rate to zero, the validation
-#   BLEU rose from 42.28 to 44.70 after 2,000 flat updates (no run without the cool-down is stored). At equal
+#   8,500 updates, 312 minutes on the CPU) reaches 43.33 test BLEU: 48.52 on the 1,000 short pairs, 38.44 on
+#   the 508 sources of 11–25 words. Its validation BLEU stayed between 42.28 and 42.59 at the four points logged
+#   from 5,500 to 7,000 updates; over its last 1,500 updates, a cool-down of the learning rate to zero run in a
+#   later session, it rose from 42.28 to 44.70 (no run without the cool-down is stored, so the rise is not shown
+#   to be the cool-down's doing). At equal
 #   updates it is ahead of the GRU with attention, trained by the same function with the same smoothing and
 #   batch size but its own peak rate and warm-up and no cool-down (validation BLEU 37.68 against 32.25 after
 #   3,000 updates). At equal wall time the verdict depends on the machine's cost ratio: in the stored run a
@@ -848,9 +870,9 @@ assert full_ms[-1] > band_ms[-1]
 #   (Bahdanau et al.'s Fig. 2, to 25 words); at 21–25 words (3 sentences) all three are low. In the class run a
 #   narrower Transformer trained live for 322 s reaches 11.71 test BLEU, though none of its four printed
 #   translations is right.
-# - Attention heads differ in where they look (previous or next piece, the current one, `<bos>`/`<eos>`), and
-#   cross-attention aligns most output steps with one source piece (a row's largest weight 0.70–0.87 on
-#   average).
+# - Attention heads differ in where they look (previous or next piece, the current one, `<bos>`/`<eos>`). In
+#   cross-attention a row's largest weight is 0.70–0.87 on average per head: most of an average row's weight is
+#   on one source piece.
 # - Windowed attention computes 3nw scores instead of n²; measured here, it is slower than full attention on
 #   short sequences and ×33.6 faster at 4,096 positions.
 #

@@ -475,7 +475,7 @@ def _test_figures(model: Transformer, base: Transformer, data: TranslationData, 
     report = evaluate(model, data, "test")
     out = {"bleu": round(report.bleu, 2), "n_test": len(report.references),
            "repetition_all": repetition_rate(report.hypotheses)}
-    # BLEU where the register cannot matter: the test pairs whose English does not say "you" (on the others a
+    # BLEU where the register matters much less: the test pairs whose English does not say "you" (on the others a
     # reference in the other register costs BLEU even for a perfect translation)
     others = [i for i, (e, _) in enumerate(data.test) if not addresses_you(e)]
     out["bleu_not_you"] = round(corpus_bleu([report.hypotheses[i] for i in others],

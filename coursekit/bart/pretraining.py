@@ -244,6 +244,7 @@ def _evaluate(model: Bart, corpus: PretrainingCorpus, recipe: BartRecipe, update
     model.train()
     return {"update": update, "seconds": round(seconds, 1), "held_out_loss": round(acc["loss"], 4),
             "copy_accuracy": round(acc["copy_accuracy"], 4), "fill_accuracy": round(acc["fill_accuracy"], 4),
+            "unigram_fill_accuracy": round(acc["unigram_fill_accuracy"], 4),
             "eval_seconds": round(time.monotonic() - start, 1)}
 
 

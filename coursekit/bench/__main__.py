@@ -72,7 +72,7 @@ def cost_main(argv: list[str] | None = None) -> int:
               "load_average_before": load, "load_average_after": os.getloadavg()[0], "torch": torch.__version__}
     for r in rows:
         print(f"{r['model']:<12} {r['impl']:<15} T={r['T']:>5} B={r['batch']:>3} {r['seconds'] * 1e3:>9.1f} ms  "
-              f"peak {r['peak_MB']:>9.1f} MB  saved {r['saved_MB']:>9.1f} MB")
+              f"peak {r['peak_MiB']:>9.1f} MiB  saved {r['saved_MiB']:>9.1f} MiB")
     print("length from which each doubling of T more than triples the time:", onset)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

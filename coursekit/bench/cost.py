@@ -7,7 +7,7 @@ This module measures both, from scratch and fused, on this machine:
 * **time**: the best of ``repeat`` forward + backward passes (:func:`coursekit.runtime.timed`);
 * **memory**: the peak bytes of tensors alive during forward + backward (:class:`PeakMemory`, which
   sees every tensor an operator creates and frees), and the activations autograd keeps between the two
-  (``saved_MB``, through ``torch.autograd.graph.saved_tensors_hooks``; parameters and inputs left out).
+  (``saved_MiB``, through ``torch.autograd.graph.saved_tensors_hooks``; parameters and inputs left out).
   The explicit softmax(QKᵀ/√d)V keeps its ``(B, H, T, T)`` weights; the fused kernel
   (``F.scaled_dot_product_attention``, FlashAttention's idea) recomputes them in the backward pass and
   keeps only a ``(B, H, T)`` log-sum-exp.
@@ -133,7 +133,7 @@ def _measure(forward: Callable[[], torch.Tensor], repeat: int) -> dict:
     with PeakMemory() as memory:
         train_step()
     seconds, _ = timed(train_step, "cpu", repeat=repeat, warmup=1)
-    return {"seconds": seconds, "peak_MB": memory.peak / 2 ** 20, "saved_MB": saved / 2 ** 20}
+    return {"seconds": seconds, "peak_MiB": memory.peak / 2 ** 20, "saved_MiB": saved / 2 ** 20}
 
 
 def _translation_loss(model, src, tgt, keep) -> torch.Tensor:
@@ -197,9 +197,9 @@ def plot_cost(rows: list[dict], path=None, *, threads: int | None = None):
         for key in dict.fromkeys((r["model"], r["impl"]) for r in mine):
             line = [r for r in mine if (r["model"], r["impl"]) == key]
             style = "-" if key[1] in ("explicit", "ours") else "--"
-            for ax, y in ((ax_t, "seconds"), (ax_m, "peak_MB")):
+            for ax, y in ((ax_t, "seconds"), (ax_m, "peak_MiB")):
                 ax.plot([r[x] for r in line], [r[y] for r in line], style, marker="o", label=f"{key[0]}: {key[1]}")
-        for ax, ylabel in ((ax_t, "forward + backward (s)"), (ax_m, "peak tensor memory (MB)")):
+        for ax, ylabel in ((ax_t, "forward + backward (s)"), (ax_m, "peak tensor memory (MiB)")):
             ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel)
             ax.grid(True, which="both", alpha=0.3)
         ax_m.legend(fontsize=8)

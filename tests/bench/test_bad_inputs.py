@@ -60,7 +60,7 @@ COST = [
         ValueError, r"factor"),
     Bad("no rows to plot", cost.plot_cost, lambda: cost.plot_cost([]), ValueError, r"non-empty list"),
     Bad("a float thread count", cost.plot_cost,
-        lambda: cost.plot_cost([{"model": "m", "impl": "ours", "T": 8, "seconds": 1.0, "peak_MB": 1.0}], threads=1.0),
+        lambda: cost.plot_cost([{"model": "m", "impl": "ours", "T": 8, "seconds": 1.0, "peak_MiB": 1.0}], threads=1.0),
         TypeError, r"threads must be an int, got float 1.0"),
 ]
 

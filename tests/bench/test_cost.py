@@ -19,14 +19,14 @@ def test_saved_bytes_counts_activations_not_parameters_or_inputs():
 
 def test_explicit_attention_keeps_the_weights_fused_does_not():
     rows = cost.attention_cost((32, 64), batch=2, n_heads=2, d_head=8, repeat=1)
-    saved = {(r["impl"], r["T"]): r["saved_MB"] * 2 ** 20 for r in rows}
+    saved = {(r["impl"], r["T"]): r["saved_MiB"] * 2 ** 20 for r in rows}
     # explicit: at least the (B, H, T, T) float32 weights; doubling T multiplies it by ~4
     assert saved["explicit", 64] >= 2 * 2 * 64 * 64 * 4
     assert saved["explicit", 64] / saved["explicit", 32] > 3.5
     # fused: linear in T (output and log-sum-exp), far below the explicit version
     assert saved["fused", 64] / saved["fused", 32] < 2.2
     assert saved["fused", 64] < saved["explicit", 64] / 4
-    peak = {(r["impl"], r["T"]): r["peak_MB"] for r in rows}
+    peak = {(r["impl"], r["T"]): r["peak_MiB"] for r in rows}
     assert peak["explicit", 64] > 2 * peak["fused", 64]
 
 

@@ -357,7 +357,7 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
     """Read, normalise, filter, split and index the Tatoeba English→French pairs (see the module doc).
 
     ``max_len``: longest sentence kept, in tokens, on both sides. ``n_train`` / ``n_test``: how many
-    training / test pairs to keep (``None`` = all). ``max_vocab`` caps each vocabulary (specials
+    training / test pairs to keep (``None`` = all; a count above the pool is a ``ValueError``). ``max_vocab`` caps each vocabulary (specials
     included; the most frequent tokens are kept), which bounds the cost of the output softmax.
     Keep ``max_len``, ``test_per_mille`` and ``n_test`` equal across notebooks to compare their BLEU
     (the course uses :data:`COURSE_SPLIT`). ``n_valid``: held-out sentences after the test set kept as
@@ -414,6 +414,12 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
     short = [pair for pair in held_out if max(map(len, pair)) <= short_len]
     long = [pair for pair in held_out if max(map(len, pair)) > short_len]
     n_train_pool, n_test_pool = len(train), len(held_out)
+    if n_train is not None and n_train > n_train_pool:
+        raise ValueError(f"n_train={n_train} but the training pool has {n_train_pool} pairs of at most "
+                         f"max_len={max_len} tokens (release {release!r}); ask for at most that many, or None for all")
+    if n_test is not None and n_test > len(short):
+        raise ValueError(f"n_test={n_test} but the held-out pool has {len(short)} pairs of at most "
+                         f"short_len={short_len} tokens (test_per_mille={test_per_mille})")
     if n_train is not None and n_train < len(train):
         order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:n_train]
         train = [train[i] for i in order.tolist()]

@@ -11,8 +11,8 @@ the pages show the outputs stored in the notebooks.
 Skipped when the ``site`` extra (``pip install -e ".[site]"``) is not installed. The browser test also
 needs Chromium (Debian: ``apt-get install -y chromium``) and Playwright for Python (in the extra); it is
 skipped, saying which is missing, without them. With ``COURSEKIT_REQUIRE_SITE=1`` (CI) each of these
-skips is a failure instead. It writes its screenshots to ``site/screenshots/`` (or to
-``$COURSEKIT_SITE_SCREENSHOTS`` when set).
+skips is a failure instead. It writes its screenshots to a temporary folder, so that a test run leaves the
+tracked tree as it was; set ``COURSEKIT_SITE_SCREENSHOTS=site/screenshots`` to refresh the committed ones.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ except ImportError as err:
     skip_or_fail(f'the site extra is not installed (pip install -e ".[site]"): {err}')
 
 SITE = ROOT / "site"
-SCREENSHOTS = Path(os.environ.get("COURSEKIT_SITE_SCREENSHOTS") or SITE / "screenshots")
+SCREENSHOTS_ENV = "COURSEKIT_SITE_SCREENSHOTS"   # unset: a temporary folder (committed ones stay untouched)
 MAX_SCREENSHOT_BYTES = 300_000
 HIDE_STICKY_HEADER = ".bd-header, .bd-header-article, .skip-link { visibility: hidden !important; }"
 
@@ -346,7 +346,7 @@ def _palette_png(path: Path) -> None:
     quantized.save(path, optimize=True)
 
 
-def test_browser_screenshots_front_page_and_a_notebook(served_site):
+def test_browser_screenshots_front_page_and_a_notebook(served_site, tmp_path):
     try:
         from playwright import sync_api
     except ImportError:
@@ -354,7 +354,8 @@ def test_browser_screenshots_front_page_and_a_notebook(served_site):
     chromium = chromium_executable()
     if chromium is None:
         skip_or_fail(NO_CHROMIUM)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    folder = Path(os.environ[SCREENSHOTS_ENV]) if os.environ.get(SCREENSHOTS_ENV) else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
     front = toc_files()[0]
     shots = {  # screenshot: (source, its title, text of the one cell to capture, or None: the viewport)
         "front_page.png": (front, markdown_title(ROOT / front), None),
@@ -371,16 +372,16 @@ def test_browser_screenshots_front_page_and_a_notebook(served_site):
                 assert title in heading.inner_text()
                 assert visit.page.title().startswith(title)
                 if cell_text is None:
-                    visit.page.screenshot(path=str(SCREENSHOTS / name))
+                    visit.page.screenshot(path=str(folder / name))
                 else:  # the explorer's cell: its static view (text and plots), not an empty widget box
                     cell = visit.page.locator(".cell", has_text=cell_text).first
                     sync_api.expect(cell).to_be_visible()
                     assert cell.locator("img").count() >= 1, "the static view shows no plot"
                     # the theme's sticky header would cover the top of the cell in an element screenshot
-                    cell.screenshot(path=str(SCREENSHOTS / name), style=HIDE_STICKY_HEADER)
+                    cell.screenshot(path=str(folder / name), style=HIDE_STICKY_HEADER)
                 assert not visit.errors, f"{visit.url}: console errors: {visit.errors}"
-                _palette_png(SCREENSHOTS / name)
-                size = (SCREENSHOTS / name).stat().st_size
+                _palette_png(folder / name)
+                size = (folder / name).stat().st_size
                 assert 5_000 < size < MAX_SCREENSHOT_BYTES, f"{name}: {size} bytes"
                 print(f"{name}: {size:,} bytes; requests to other hosts answered empty: {visit.external}")
                 visit.page.close()

@@ -63,7 +63,8 @@ def explorer(render: Callable[..., Any], static_examples: Sequence[dict], **cont
             raise ValueError(f"static example {example} uses arguments {sorted(unknown)} that are not controls "
                              f"({sorted(controls)})")
     if headless():
-        print(f"(static view: {len(static_examples)} example(s); run the notebook live for the interactive explorer)")
+        n = len(static_examples)
+        print(f"(static view: {n} example{'' if n == 1 else 's'}; run the notebook live for the interactive explorer)")
         for example in static_examples:
             render(**example)
         return None

@@ -375,7 +375,8 @@ axes[0].set(xlabel="update", ylabel="learning rate", title="the reference recipe
 if loss_points:
     axes[1].plot(*zip(*loss_points), marker=".")
     print(f"live training loss (label-smoothed, mean of each logged stretch): {loss_points[0][1]:.2f} at update "
-          f"{loss_points[0][0]}, {loss_points[-1][1]:.2f} at update {loss_points[-1][0]}")
+          f"{loss_points[0][0]}, {loss_points[-1][1]:.2f} at update {loss_points[-1][0]}; the last five logged:",
+          {u: round(v, 2) for u, v in loss_points[-5:]})
 axes[1].set(xlabel="update", ylabel="training loss (label-smoothed)", title="the live Transformer learning")
 for ax in axes:
     ax.grid(alpha=0.3)
@@ -386,12 +387,13 @@ for ex in live_test.examples(4):
 assert live_test.bleu >= S.min_bleu
 
 # %% [markdown]
-# In the class run the live model reaches 11.71 test BLEU after 700 updates (322 s on this run's machine), yet
-# none of the four translations above is right: three begin like their reference ("il a …", "laissez-moi …",
-# "que …") and then go astray, and *I've got a plan* becomes "j'ai un petit petit petit". Its label-smoothed
-# training loss fell from 7.84 at update 50 to 4.24 at update 700 (the right-hand plot draws every logged point);
-# how much further it would fall with more updates is not measured here. The reference model below had twelve
-# times as many updates of a model four times the size.
+# In the class run the live model reaches 11.71 test BLEU after 700 updates (263 s on this run's machine), yet none of
+# the four translations above is right: three begin like their reference ("il a …", "laissez-moi …", "que …") and then
+# go astray, and *I've got a plan* becomes "j'ai un petit petit petit". Its label-smoothed training loss fell from
+# 7.84 at update 50 to 4.24 at update 700 (the right-hand plot draws every logged point); over the last five logged
+# points (4.41, 4.35, 4.25, 4.29, 4.24 from update 500 to 700) it still edged down, with a bump at 650. How much
+# further it would fall with more updates is not measured here. The reference model below had twelve times as many
+# updates of a model four times the size.
 #
 # ### The reference Transformer, and the GRU with attention at an equal budget
 #
@@ -451,25 +453,42 @@ assert equal["Transformer"] > equal["GRU + attention"] > equal["GRU, no attentio
 before_cooling = valid_bleu_at(report, update=cool_from)
 print(f"Transformer validation BLEU: {before_cooling:.2f} after {cool_from:,} updates, "
       f"{report['curve'][-1]['valid_bleu']:.2f} after the {report['recipe']['cooldown']:,}-update cool-down; "
-      "the 2,000 updates before it:", {c["update"]: round(c["valid_bleu"], 2) for c in report["curve"]
+      "points logged in the 2,000 updates before it:", {c["update"]: round(c["valid_bleu"], 2) for c in report["curve"]
                                        if cool_from - 2000 < c["update"] <= cool_from})
-assert report["curve"][-1]["valid_bleu"] > before_cooling            # the cool-down paid
+assert report["curve"][-1]["valid_bleu"] > before_cooling            # BLEU rose over the cool-down
 assert report["test"]["bleu"] >= 42 and report["test"]["bleu_long"] >= 32    # the benchmark's targets
 gru_recipe = {k: v for k, v in att_report["recipe"].items() if k not in ("model", "arch")}
 assert gru_recipe == {k: v for k, v in s2s_report["recipe"].items() if k not in ("model", "arch")}  # the two GRUs
 print("recipe settings that differ, (Transformer, both GRUs):",
       {k: (v, gru_recipe.get(k, 0)) for k, v in report["recipe"].items()
        if k not in ("model", "arch") and v != gru_recipe.get(k, 0)})
+per_update_logged = {n: r["train_seconds"] / r["updates"] for n, r in reports.items()}
 for n, r in reports.items():
     print(f"{n} was trained on a {r['hardware']['cpu_count']}-core {r['hardware']['device']}, "
           f"{r['hardware']['torch_threads']} thread(s) at the start; logged seconds per update "
-          f"{r['train_seconds'] / r['updates']:.2f}")
+          f"{per_update_logged[n]:.2f}")
+assert per_update_logged["Transformer"] < per_update_logged["GRU + attention"]
+att_minutes = att_report["curve"][-1]["seconds"] / 60      # the GRU with attention's last logged minute
+
+
+def valid_bleu_at_minute(r: dict, minute: float) -> float:
+    """Validation BLEU after ``minute`` logged minutes, linear between two logged points."""
+    curve = [(0.0, 0.0)] + [(c["seconds"] / 60, c["valid_bleu"]) for c in r["curve"]]
+    (m0, b0), (m1, b1) = next((a, b) for a, b in zip(curve, curve[1:]) if a[0] <= minute <= b[0])
+    return b0 + (b1 - b0) * (minute - m0) / (m1 - m0)
+
+
+at_equal_minutes = {n: valid_bleu_at_minute(reports[n], att_minutes) for n in ("Transformer", "GRU + attention")}
+print(f"validation BLEU after {att_minutes:.0f} logged minutes (the GRU with attention's last point):",
+      {n: round(v, 2) for n, v in at_equal_minutes.items()})
+assert at_equal_minutes["Transformer"] > at_equal_minutes["GRU + attention"]
 notes = report["hardware"]["note"] + " " + report["continued_from"]["note"]
 print(textwrap.fill("the Transformer's report notes: " + notes, 110, subsequent_indent="  "))
 
 # %% [markdown]
 # Taken at face value, the right-hand plot (validation BLEU against logged minutes) puts the Transformer ahead
-# at equal minutes, and its log gives it a lower cost per update than the GRU with attention (2.20 against
+# at equal minutes (36.23 against 32.25 at the GRU with attention's last logged point, 125 minutes; printed and
+# asserted above), and its log gives it a lower cost per update than the GRU with attention (2.20 against
 # 2.51 logged seconds, printed above; the GRU without attention logged 1.71). But the logged minutes do not
 # compare the architectures fairly. All three started on a 2-core CPU with one thread, but, by the Transformer's
 # report notes printed above, its first 5,000 updates shared it with a second training, updates 5,001–7,000 ran
@@ -532,7 +551,7 @@ print(f"the Transformer's curve stays above the GRU's {gru_bleu:.2f} up to a cos
 # last printed line gives the cost ratio up to which the Transformer's fewer updates still reach a higher
 # validation BLEU than the GRU's 3,000, the ratio this machine measured, and the verdict. The Transformer's
 # curve is read between points logged every 500 updates, so the break-even is an estimate too. In the stored
-# run the ratio was 1.41 (per batch 1.24 to 1.55) against a break-even of 1.74: ahead at equal wall time.
+# run the ratio was 1.32 (per batch 1.11 to 1.58) against a break-even of 1.74: ahead at equal wall time.
 #
 # For scale, the paper's own figures (Vaswani et al. 2017: BLEU from Table 2, parameters from Table 3, training
 # time and steps from §5.2; newstest2014 — another test set, so compare the scale only). Its Table 2 sets the
@@ -551,8 +570,8 @@ viz.show_table([
     {"model": "ours: live run of this notebook", "EN-DE BLEU": "—", "EN-FR BLEU": round(live_test.bleu, 2),
      "parameters": f"{train.count_parameters(live) / 1e6:.1f}M",
      "training": f"{live_state['seconds']:.0f} s ({live_state['update']} steps)"},
-], title="the paper's rows copied from Vaswani et al. (2017), Table 2; ours measured (other test sets: "
-         "compare the scale only)")
+], title="the paper's rows copied from Vaswani et al. (2017): BLEU from Table 2, parameters from Table 3, "
+         "training from §5.2; ours measured (other test sets: compare the scale only)")
 
 # %% [markdown]
 # ### BLEU by source length: Bahdanau et al.'s Figure 2, in miniature
@@ -561,7 +580,7 @@ viz.show_table([
 # attention collapses as sentences grow, with attention it declines much less. The benchmark reaches 25 words, so we
 # can draw the course's version with all three reference models (the 21–25-word bucket holds only a
 # few sentences, counted below: read its point with care). The two bands give one corpus BLEU each: the
-# "≤ 10 words" band is the 1,000 short pairs (both sides at most 10 words), the "11–25 words" band the sources of
+# "1,000 short pairs" band holds the pairs with both sides at most 10 words, the "11–25 words" band the sources of
 # 11–25 words. The 292 long pairs with a short English source are in the buckets but in neither band.
 
 # %%
@@ -575,14 +594,16 @@ ax.grid(alpha=0.3)
 plt.show()
 print("test sentences per bucket:", {row["bucket"]: row["n"] for row in report["test"]["bleu_by_length"]})
 bands = {n: (r["test"]["short"]["bleu"], r["test"]["bleu_long"]) for n, r in reports.items()}
-viz.show_table([{"model": n, "≤ 10 words": short, f"11–25 words ({report['test']['n_long']} sources)": long_,
+short_band = f"{report['test']['short']['n']:,} short pairs"
+viz.show_table([{"model": n, short_band: short, f"11–25 words ({report['test']['n_long']} sources)": long_,
                  "long ÷ short": long_ / short} for n, (short, long_) in bands.items()],
                title="one corpus BLEU per band of the test set")
 kept = {n: long_ / short for n, (short, long_) in bands.items()}
 gain = {n: (bands[n][0] - bands["GRU, no attention"][0], bands[n][1] - bands["GRU, no attention"][1])
         for n in ("GRU + attention", "Transformer")}
-print("gain over no attention, ≤ 10 / 11–25 words:", {n: tuple(round(x, 1) for x in g) for n, g in gain.items()})
+print("gain over no attention, short pairs / 11–25 words:", {n: tuple(round(x, 1) for x in g) for n, g in gain.items()})
 assert gain["GRU + attention"][1] > gain["GRU + attention"][0]     # attention's gain grows with the length
+assert gain["Transformer"][1] > gain["Transformer"][0]             # for both attention models
 assert min(kept["GRU + attention"], kept["Transformer"]) > kept["GRU, no attention"] + 0.2  # both hold their share
 
 # %% [markdown]
@@ -799,7 +820,7 @@ print(local.int())
 q, k, v = (torch.randn(1, 2, 10, 8, generator=torch.Generator().manual_seed(i)) for i in range(3))
 banded = sliding_window_attention(q, k, v, w)
 masked, _ = scaled_dot_product_attention(q, k, v, local)
-print("banded == masked full attention:", torch.allclose(banded, masked, atol=1e-6))
+print("banded ≈ masked full attention (allclose, atol 1e-6):", torch.allclose(banded, masked, atol=1e-6))
 
 # %%
 window, d_head = 32, 64
@@ -838,7 +859,7 @@ assert full_ms[-1] > band_ms[-1]
 # The time is measured on this machine's CPU: for short sequences the chunked version is the slower one (the
 # lengths are printed above — 128 and 256 in the stored run), although by the formulas it already computes fewer
 # scores there ($3nw < n^2$ once $n > 3w = 96$). What costs it the time there — the cutting into blocks, or many
-# small matrix products instead of one large one — is not measured here. From 512 on it is faster, ×33.6 at 4,096
+# small matrix products instead of one large one — is not measured here. From 512 on it is faster, ×32.3 at 4,096
 # positions against the ×43 fewer scores of the formulas. Memory was not measured here.
 #
 # ## Summary
@@ -849,10 +870,10 @@ assert full_ms[-1] > band_ms[-1]
 # - Sinusoidal encodings give each position a pattern of clock hands; their dot products depend
 #   only on the distance (the paper's formula; the deck's variant does not). Learned positions are the
 #   alternative, with a table the size of the context.
-# - Decoding runs step by step with a KV cache (same outputs; ×8.8 faster over 64 steps of an untrained probe
-#   in the class run). `Transformer.translate` calls the same functions of `coursekit.decoding` as the RNN
-#   models — greedy search, and the beam search of notebook 05, not run here. Every translation in this notebook
-#   uses greedy search, the default (`beam_size=1`).
+# - Decoding runs step by step with a KV cache (same outputs; ×2.5 faster over 64 steps of an untrained probe in the
+#   class run, one timing each, so the factor moves from run to run). `Transformer.translate` calls the same
+#   functions of `coursekit.decoding` as the RNN models — greedy search, and the beam search of notebook 05, not run
+#   here. Every translation in this notebook uses greedy search, the default (`beam_size=1`).
 # - On the course's EN→FR benchmark (sentences to 25 words) the reference Transformer (7.6 M parameters,
 #   8,500 updates, 312 minutes on the CPU) reaches 43.33 test BLEU: 48.52 on the 1,000 short pairs, 38.44 on
 #   the 508 sources of 11–25 words. Its validation BLEU stayed between 42.28 and 42.59 at the four points logged
@@ -862,19 +883,19 @@ assert full_ms[-1] > band_ms[-1]
 #   updates it is ahead of the GRU with attention, trained by the same function with the same smoothing and
 #   batch size but its own peak rate and warm-up and no cool-down (validation BLEU 37.68 against 32.25 after
 #   3,000 updates). At equal wall time the verdict depends on the machine's cost ratio: in the stored run a
-#   Transformer update cost 1.41 GRU updates (standard error 0.05) against a break-even of 1.74, so it was
-#   ahead (35.16 against 32.25 validation BLEU); on a machine where its updates cost more it may not be. The
+#   Transformer update cost 1.32 GRU updates (standard error 0.08) against a break-even of 1.74, so it was
+#   ahead (35.76 against 32.25 validation BLEU); on a machine where its updates cost more it may not be. The
 #   GRU with attention is itself far ahead of the GRU without (14.97 after 3,000 updates).
 # - All three lose BLEU from short to long sources, the GRU without attention most: its 11–25-word sources keep
 #   0.423 of its short-sentence BLEU, against 0.739 with Bahdanau attention and 0.792 for the Transformer
 #   (Bahdanau et al.'s Fig. 2, to 25 words); at 21–25 words (3 sentences) all three are low. In the class run a
-#   narrower Transformer trained live for 322 s reaches 11.71 test BLEU, though none of its four printed
+#   narrower Transformer trained live for 263 s reaches 11.71 test BLEU, though none of its four printed
 #   translations is right.
 # - Attention heads differ in where they look (previous or next piece, the current one, `<bos>`/`<eos>`). In
 #   cross-attention a row's largest weight is 0.70–0.87 on average per head: most of an average row's weight is
 #   on one source piece.
 # - Windowed attention computes 3nw scores instead of n²; measured here, it is slower than full attention on
-#   short sequences and ×33.6 faster at 4,096 positions.
+#   short sequences and ×32.3 faster at 4,096 positions.
 #
 # ## Exercises
 

@@ -11,9 +11,10 @@
 #
 # Sentence classification maps a whole sentence to a label — here the sentiment of a movie review
 # sentence (SST-2: positive or negative). We build four classifiers on top of word embeddings, each
-# with more parameters than the last (§6 measures whether that buys accuracy here), train the three whose
-# embeddings are 100-dimensional vectors with random and with pretrained (notebook 01) embeddings, and then
-# try to *break* them with sentences whose sentiment depends on how words combine.
+# with more parameters than the last (most of them in the embedding table; §6 measures whether they
+# buy accuracy here), train the three whose embeddings are 100-dimensional vectors with random and with
+# pretrained (notebook 01) embeddings, and then try to *break* them with sentences whose sentiment depends on
+# how words combine.
 #
 # **Learning goals**
 # - Build a bag-of-words (BOW) classifier, a continuous bag of words (CBOW: sum/average of
@@ -121,7 +122,8 @@ def dev_accuracy(model):
 # The simplest model gives every word one score per class and adds them up:
 # $\text{logits}(x) = \sum_t s(w_t) + b$. *Padding* (the zeros that fill a batch to one length)
 # must contribute nothing: we multiply by the mask. Here is the BOW forward pass by hand, checked
-# against `coursekit.embeddings.classifiers.BOW`, and the proof that padding does not change the output.
+# against `coursekit.embeddings.classifiers.BOW`, and a check (the second assert) that five extra padding
+# positions do not change the output. The cell prints only the shapes; §4 prints the differences.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -147,12 +149,15 @@ assert torch.allclose(bow_demo(probe_ids, probe_mask), bow_demo(padded_ids, padd
 # $z_0 = \frac{1}{T}\sum_t e(w_t)$, $z_i = \mathrm{ReLU}(W_i z_{i-1} + b_i)$, logits $= W_s z_n + b_s$.
 # Its hidden units can fire for *combinations* of words — *not* together with *bad* — that no sum
 # of per-word scores can express. A toy task makes the point: the label is 1 iff a sentence
-# contains exactly one of *not* and *bad* (an XOR). The DAN fits it; BOW and CBOW do not. On *not* and
-# *bad* alone a linear model could still get 3 of the 4 cases right, yet they reach only 0.562;
-# one likely reason is that on a balanced XOR the cross-entropy of a linear score is lowest with no
-# weight on *not* and *bad* at all, so training does not head for the three-of-four solution. Being able to
-# represent a combination is not the same as learning it from data: §7 probes the trained models with
-# *This movie is not bad*.
+# contains exactly one of *not* and *bad* (an XOR); the other four words of each sentence are random
+# fillers. The accuracy below is measured on the same 400 sentences the models are trained on. The DAN fits
+# them; BOW and CBOW do not. On *not* and *bad* alone a linear model could still get 3 of the 4 cases right,
+# yet they reach only 0.562 (225 of 400). A likely reason, which the cell does not measure: with *not* and
+# *bad* as the only features, the cross-entropy of a linear score on a balanced XOR is lowest with no weight
+# on either (the loss is convex and its gradient is zero there), so training does not head for the
+# three-of-four solution. The rest above one half may come from fitting the random fillers; we do not print
+# the learned weights to check. Being able to represent a combination is not the same as learning it from
+# data: §7 probes the trained models with *This movie is not bad*.
 
 # %%
 toy_gen = torch.Generator().manual_seed(0)
@@ -201,7 +206,7 @@ assert torch.equal(CL.masked_max(feature_maps, mask), torch.tensor([[-1.0, 3.0]]
 # $h-1$ at both ends, so a one-word sentence still produces features), ReLU, masked max-over-time
 # pooling, dropout 0.5 and a linear layer. All four models should be padding-invariant; we check it on the
 # two sentences above with five extra padding positions, for each untrained model (§7 repeats the check on
-# the trained ones):
+# the trained models, with the eight probe sentences, and prints the largest change there too):
 
 # %%
 def build(kind, pretrained=None):
@@ -230,10 +235,12 @@ print("max |logits with − without 5 padding positions|, untrained:", {k: f"{v:
 # Notebook 01 trained skip-gram vectors on WikiText-2 and saved them. We copy them into the embedding
 # table instead of random vectors; the hope is that words the classifier rarely sees with a label start
 # near words used in similar contexts. §6 measures whether it helps. Words the vectors do not know are
-# drawn from $N(0, \sigma^2)$ with the spread $\sigma$ of the pretrained vectors (as Kim 2014 does), so
-# that they are on the scale of the pretrained ones rather than of `nn.Embedding`'s $N(0, 1)$ ($\sigma$ is
-# printed below; we do not compare other choices). If the file is missing (notebook 01 not run), the cell
-# trains a stand-in: one epoch of SGNS on WikiText-2's validation split only.
+# drawn from $N(0, \sigma^2)$ with the spread $\sigma$ of the pretrained vectors, so that they are on the
+# scale of the pretrained ones rather than of `nn.Embedding`'s $N(0, 1)$. (Kim 2014 draws them from a
+# uniform distribution with the same variance as the pretrained vectors; we use a normal one and do not
+# compare other choices.) The cell prints $\sigma$ and the spread of the rows actually drawn. If the file
+# is missing (notebook 01 not run), the cell trains a stand-in: one epoch of SGNS on WikiText-2's
+# validation split only.
 
 # %%
 try:
@@ -248,11 +255,14 @@ except FileNotFoundError as err:
     sgns, _ = SG.train_sgns(E.encode_sentences(wiki_sents, wiki_vocab), wiki_counts, dim=S.embed_dim, epochs=1,
                             lr=0.1, sample=1e-4)
     pretrained = WV.WordVectors(wiki_vocab.itos, sgns.vectors())
-_, cov = build("cbow", pretrained)
+cbow_pre, cov = build("cbow", pretrained)
 token_cov = np.mean([t in pretrained for s in train_sentences for t in s])
 print(f"{cov:.1%} of the SST-2 vocabulary types and {token_cov:.1%} of the training tokens have a pretrained vector")
 print(f"σ of the pretrained vectors: {torch.as_tensor(pretrained.vectors).std().item():.3f} "
       "(nn.Embedding's random rows: 1)")
+drawn = [i for i, w in enumerate(vocab.itos) if w not in pretrained and i != vocab.pad_id]
+print(f"spread of the {len(drawn):,} rows drawn for words without a vector: "
+      f"{cbow_pre.embed.weight[drawn].std().item():.3f}")
 assert pretrained.dim == S.embed_dim
 
 # %% [markdown]
@@ -261,7 +271,10 @@ assert pretrained.dim == S.embed_dim
 # Every model: Adam, cross-entropy, mini-batches of 64 random training sentences, the same number
 # of steps (as many sentences as `epochs` passes over the training subset, drawn at random with replacement),
 # a learning rate per model (in the code), evaluated on the full dev set. BOW's table holds two class scores
-# per word, not 100-dimensional vectors, so it has nothing to take from notebook 01 and runs once.
+# per word, not 100-dimensional vectors, so it has nothing to take from notebook 01 and runs once. During
+# training the DAN also drops words of each sentence at random (*word dropout*, Iyyer et al. 2015); its rate
+# is printed below the tables. Each run is evaluated every `steps // evals` steps and once more after the
+# last step; its time (`train s`) includes these evaluations.
 
 # %%
 steps = S.epochs * len(train_seqs) // S.batch_size
@@ -284,7 +297,7 @@ for kind in ["bow", "cbow", "dan", "cnn"]:
 # %%
 table = [{k: v for k, v in r.items() if k != "curve"} for r in runs]
 viz.show_table(table, title=f"ours: SST-2 sentiment, {len(train_seqs):,} training sentences, {steps} steps "
-               f"({S.profile} profile), accuracy on the 872 dev sentences")
+               f"({S.profile} profile), accuracy on the {len(dev_labels)} dev sentences")
 viz.show_table([
     {"model": "DAN (Iyyer et al. 2015)", "embeddings": "GloVe 840B", "SST-2 test accuracy": 0.863},
     {"model": "CNN-multichannel (Kim 2014)", "embeddings": "word2vec 100B", "SST-2 test accuracy": 0.881},
@@ -303,10 +316,21 @@ std_error = math.sqrt(p * (1 - p) / len(dev_labels))        # of one accuracy me
 print(f"the best run leads the next by {lead} of {len(dev_labels)} dev sentences; best − worst: {spread:.3f}; "
       f"standard error of one accuracy on {len(dev_labels)} sentences: {std_error:.3f}")
 print(f"training time of all {len(runs)} runs together: {sum(r['train s'] for r in runs):.0f} s")
+above = {names[k]: count_parameters(m) - m.embed.weight.numel() for (k, init), m in models.items()
+         if init == "random" and k != "bow"}
+print(f"embedding table: {len(vocab):,} × {S.embed_dim} = {len(vocab) * S.embed_dim:,} parameters; "
+      f"parameters above it: {above}")
+print("DAN word dropout (training only):", models[("dan", "random")].word_dropout)
 assert best["dev accuracy"] > (0.80 if S.profile != "quick" else 0.6)
-if S.profile == "class":   # what the text below says about the ranking
+if S.profile == "class":   # what the text below says about the ranking, the parameters and the times
     assert lead / len(dev_labels) < 2 * std_error, "the best run's lead is within two standard errors"
     assert all(abs(g) < 0.03 for g in gains.values()), gains
+    bow_acc = acc[("BOW", "random")]
+    assert sum(a > bow_acc for a in acc.values()) == 1, acc           # BOW ends below one run only
+    assert all(abs(acc[(names["cnn"], e)] - bow_acc) < std_error for e in ("random", "pretrained (01)"))
+    assert all(m.embed.weight.numel() > 0.9 * count_parameters(m) for (k, _), m in models.items() if k != "bow")
+    secs = {(r["model"], r["embeddings"]): r["train s"] for r in runs}
+    assert min(secs[(names["cnn"], e)] for e in ("random", "pretrained (01)")) > 3 * secs[("BOW", "random")], secs
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.5))
@@ -327,22 +351,49 @@ first_lead = sum(first[(m, "pretrained (01)")] - first[(m, "random")] for m in g
 print(f"pretrained − random at the first evaluation, mean over the three models: {first_lead:+.3f}")
 if S.profile == "class":   # what the text below says about the curves
     assert first_lead > 0, first
+    curves = {(r["model"], r["embeddings"]): r["curve"][1] for r in runs}
+    at = runs[0]["curve"][0]
+    assert at[-1] - at[-2] == 2, at                                # the last two evaluations are 2 steps apart
+    last_move = max(abs(ys[-1] - ys[-2]) for ys in curves.values())   # ... and a run still moves, by up to:
+    assert round(last_move * len(dev_labels)) == 5, curves            # 5 dev sentences
+    peak_mid = [k for k, ys in curves.items() if max(ys) == ys[1] > ys[-1]]   # best at the 2nd evaluation
+    assert len(peak_mid) == 6 and (names["cnn"], "random") not in peak_mid, peak_mid
+    assert curves[(names["cnn"], "random")][-1] == max(curves[(names["cnn"], "random")])
+    assert max(max(ys) for ys in curves.values()) == curves[("BOW", "random")][1]   # BOW at step 832: highest
+    dan = [curves[(names["dan"], e)] for e in ("random", "pretrained (01)")]
+    assert abs(dan[1][-2] - dan[0][-2]) * len(dev_labels) < 1.5, dan   # one sentence apart 2 steps before the end
 
 # %% [markdown]
-# The table reports each run's *last* evaluation; the lines above show how much a run still moves
-# between evaluations. On 872 sentences one accuracy has a standard error of about 0.013 (printed), and
-# the best of our runs leads the next by less than two of them (asserted): with one seed and no repeat, the
-# order of the top runs is not a result (the difference of two models on the same sentences has its own
-# standard error, which depends on how often they disagree; we do not compute it).
+# The table reports each run's *last* evaluation. In the class run the evaluations fall at steps 416, 832
+# and 1248, and once more after the last step, 1250 (printed above): the last two are only 2 steps apart,
+# almost one above the other in the plot. Even 2 steps move a run: the DAN with pretrained vectors goes from
+# 0.792 to 0.798, 5 dev sentences. Six of the seven runs are highest at step 832 and end lower, for example
+# BOW 0.820 → 0.811 and CBOW with pretrained vectors 0.800 → 0.787; only the CNN with random vectors climbs
+# to the end (0.792 → 0.819). The highest accuracy of any run at any evaluation is BOW's 0.820 at step 832
+# (asserted). With one seed we cannot tell whether this fall is overfitting or noise.
+#
+# On 872 sentences one accuracy has a standard error of about 0.013 (printed), and the best of our runs
+# leads the next by less than two of them (asserted): with one seed and no repeat, the order of the top runs
+# is not a result (the difference of two models on the same sentences has its own standard error, which
+# depends on how often they disagree; we do not compute it). Plain BOW (0.811) ends ahead of five of the six
+# runs of the bigger models; only the CNN with random vectors ends higher (asserted), at 0.819: the lead of
+# 7 dev sentences printed above.
+#
+# "Bigger" means mostly the embedding table: 12,279 words × 100 = 1,227,900 parameters. The layers above it
+# have 202 parameters in CBOW, 20,402 in the DAN and 77,378 in the CNN (printed). The CNN runs take
+# several times as long as BOW's (75 and 84 s against 7 s; one timing each on a shared CPU, asserted only
+# to be more than three times) for 7 dev sentences more with random vectors, or 7 fewer with pretrained
+# ones: less than one standard error either way (asserted).
 #
 # The papers trained on every phrase of the treebank (the title of their table) with embeddings learned
 # from 100–840 billion words of text, and report test-set accuracy. Our pretrained vectors were trained in
 # notebook 01 on WikiText-2 — millions of words, not billions — and know only part of the SST-2 vocabulary
 # (coverage above). On average over the three models they are ahead at the first evaluation (asserted); at
-# the end they change dev accuracy by less than 3 points either way (asserted), and in this run they end
-# lower than random initialisation for CBOW and the CNN, higher for the DAN (the signs printed above). Nothing here
-# tells how much of the papers' lead comes from their vectors and how
-# much from their data, their test set or their tuning.
+# the end they change dev accuracy by less than 3 points either way (asserted). At the last evaluation they
+# are lower than random initialisation for CBOW and the CNN and higher for the DAN (+0.009, the signs printed
+# above). The DAN's sign is not a stable result: 2 steps earlier, at step 1248, its two runs were one dev
+# sentence apart (0.792 and 0.791). Nothing here tells how much of the papers' lead comes from their vectors
+# and how much from their data, their test set or their tuning.
 #
 # ## 7. Build it, break it
 #
@@ -350,8 +401,9 @@ if S.profile == "class":   # what the text below says about the curves
 # pair is *I don't love this movie* (negative) and *There's nothing I don't love about this movie*
 # (positive): almost the same words, opposite meanings. A bag of words sees nearly the same bag.
 # We write the probes the way SST-2's sentences are written (*do n't*, *there 's*): our tokenizer keeps
-# *don't* as one token, while SST-2 writes *do n't*. Our tokenizer then reads the probes as it read the
-# training sentences: *n't* stays one token, while a detached *'s* becomes *'* and *s* (printed below).
+# *don't* as one token (the first line printed below), while SST-2 writes *do n't*. Our tokenizer then reads
+# the probes as it read the training sentences: *n't* stays one token, while a detached *'s* becomes *'* and
+# *s* (the next two lines).
 # A token the vocabulary lacks is read as `<unk>`; the probe cell lists any such token, and whether the
 # vocabulary has *don't*.
 
@@ -368,6 +420,7 @@ probes = [
     ("A masterpiece of boredom", 0),
 ]
 probe_tokens = [text.tokenize(sentence) for sentence, _ in probes]
+print(text.tokenize("I don't love this movie"), "<- written with don't")
 for tokens in probe_tokens[:2]:
     print(tokens)
 
@@ -375,30 +428,40 @@ for tokens in probe_tokens[:2]:
 p_ids, p_mask = encode(probe_tokens)
 labels = torch.tensor([label for _, label in probes])
 rows = [{"sentence": sentence, "expected": "pos" if label else "neg"} for sentence, label in probes]
-n_right, p_all = {}, {}
+n_right, p_all, pad_change = {}, {}, {}
 for (kind, init), model in models.items():
     column = kind + ("+pre" if init != "random" else "")
     p_pos = predict_proba(model, p_ids, p_mask)                  # (n_probes,)
     p_padded = predict_proba(model, F.pad(p_ids, (0, 5), value=vocab.pad_id), F.pad(p_mask, (0, 5), value=False))
     assert torch.allclose(p_pos, p_padded, atol=1e-5), column   # padding-invariant after training too
-    for row, p in zip(rows, p_pos.tolist()):
-        row[column] = f"{p:.2f}"
+    pad_change[column] = f"{(p_pos - p_padded).abs().max().item():.1e}"
+    for row, p, label in zip(rows, p_pos.tolist(), labels.tolist()):
+        row[column] = f"{p:.2f}" + (" ✗" if (p > 0.5) != bool(label) else "")
     n_right[column] = int(((p_pos > 0.5).long() == labels).sum())
     p_all[column] = p_pos
-viz.show_table(rows, title="P(positive) on the probe sentences")
+viz.show_table(rows, title="P(positive) on the probe sentences (✗: on the wrong side of 0.5)")
 print("probes right per model:", n_right, "of", len(probes))
+print("max |P(pos) with − without 5 padding positions|, trained:", pad_change)
 unknown = sorted({t for tokens in probe_tokens for t in tokens if t not in vocab.stoi})
 print("probe tokens missing from the vocabulary (read as <unk>):", unknown or "none",
       "| \"don't\" in the vocabulary:", "don't" in vocab.stoi)
 if S.profile == "class":   # what the text below says
     assert all(p[3] < 0.5 for p in p_all.values())              # every model calls "not bad" negative
+    assert all(p[4] > p[3] for p in p_all.values())             # ... and gives "not good" the higher P(pos)
+    assert all((p[4] > 0.5) == col.startswith("dan") for col, p in p_all.items())   # only the DANs: "good"
 
 # %% [markdown]
 # The counts per model are printed above; with 8 probes one sentence moves a count by an eighth, so they rank
 # nothing firmly. Every model calls *This movie is not bad* negative (asserted) — the DAN included: it
 # can represent *not* + *bad* (the toy task of §3), but training on SST-2 did not make it do so here. The
-# table shows three more probes that every model gets wrong: *There 's nothing I do n't love about this
-# movie*, *It 's not that I did n't enjoy it* and *A masterpiece of boredom*.
+# pair *not bad* / *not good* shows more. Every model gives *This movie is not good* the higher P(positive)
+# of the two (asserted). Both DAN runs even call it positive (0.52 and 0.59, against 0.04 and 0.05 for *not
+# bad*), so they read this pair backwards; the other models call it negative (asserted). The table marks
+# each wrong answer with ✗, which also settles the values printed as 0.50 or 0.51. It shows three more probes
+# that every model gets wrong: *There 's nothing I do n't love about this movie*, *It 's not that I did n't
+# enjoy it* and *A masterpiece of boredom*. The cell also adds five padding positions to the probes: the
+# assert allows each trained model's P(positive) to move by about 1e-5 at most, and the largest change is
+# printed.
 #
 # What does the BOW model *see*? Its logit difference is the sum of per-word scores plus a bias, so we
 # can print each word's contribution (positive minus negative score), the bias, and the probability
@@ -423,8 +486,9 @@ for i in (0, 1, 3):
 #
 # - BOW sums per-word class scores; CBOW averages embeddings and applies a linear layer; both are
 #   linear in the words and cannot represent combinations like *not* + *bad* (the XOR toy task).
-# - A Deep Averaging Network adds an MLP on the average (combination features) and word dropout;
-#   a Kim CNN learns n-gram filters and keeps the strongest match by max-over-time pooling.
+# - A Deep Averaging Network adds an MLP on the average (combination features) and, in training, word
+#   dropout (rate printed in §6); a Kim CNN learns n-gram filters and keeps the strongest match by
+#   max-over-time pooling.
 # - Masks (masked mean, masked max with −∞) make the models padding-invariant up to float rounding:
 #   checked on short sentences for all four, untrained and trained.
 # - Pretrained embeddings (notebook 01) put the models ahead at the first evaluation, on average; by the
@@ -432,9 +496,13 @@ for i in (0, 1, 3):
 #   CNN-MC 88.1, on the SST test set) come from every phrase of the treebank and vectors trained on
 #   billions of words.
 # - Our seven runs end within 0.032 of each other, the best less than two standard errors ahead of the
-#   next (§6): with 40,000 training sentences, one seed and a few minutes of CPU, the extra capacity of
-#   CBOW, DAN and the CNN shows no clear gain over plain BOW. The papers also differ in data, vectors,
-#   test set and tuning.
+#   next (§6). Plain BOW (0.811) ends ahead of five of the six runs of the bigger models; only the CNN with
+#   random vectors ends higher, by 7 of 872 dev sentences. So in this run the extra parameters of CBOW, the
+#   DAN and the CNN, almost all of them in the embedding table, show no clear gain over BOW. We vary neither
+#   the amount of data nor the training length, so this run does not say why. The papers also differ in
+#   data, vectors, test set and tuning.
+# - Six of the seven runs are best at step 832 of 1250 and end lower, and even the last 2 steps move a
+#   run by up to 5 dev sentences: the table's last evaluation is one noisy point of each curve.
 # - The probes still break all of them: every model calls *This movie is not bad* negative. Next come
 #   models that read the sentence in order (RNNs, notebook 03).
 #

@@ -31,6 +31,12 @@
 # The figures quoted in the text are those of the stored run in the `class` profile. The reference models'
 # figures (their BLEU, curves and training logs) are read from their committed reports, which no profile
 # changes; the `quick` profile, which CI runs, trains less and prints other numbers for everything else.
+#
+# The first code cell prints the profile's sizes. `n_train=None` means the whole training set (158,696 pairs,
+# printed in section 4); `n_test` and `n_test_long` are the numbers of short and long test pairs. `d_model` to
+# `lr` set the Transformer trained live in section 4, and `min_bleu` is the test BLEU it must reach (checked
+# there). `time_updates` is the number of batches on which section 4 times one update of each model, and
+# `windows_T` the sequence lengths timed in section 6.
 
 # %%
 import collections
@@ -218,8 +224,9 @@ assert drift["deck's variant"] > 1 > 1e-3 > drift["paper"]
 # The alternative is to **learn** one vector per position (`LearnedPositions`, used by BERT, GPT-2
 # and BART). Vaswani et al. found the two "nearly identical" in quality (Table 3, row E; not re-run here),
 # but a learned table cannot go beyond the longest position it has (below), while the sinusoids are defined
-# for any position. The models below use the sinusoids: `TransformerConfig` defaults to `positions="sinusoidal"`,
-# and the reference recipe printed in section 4 does not set `positions` in its `arch`.
+# for any position. The models below use the sinusoids: `TransformerConfig` defaults to `positions="sinusoidal"`
+# (in `coursekit/transformer/model.py`), and the reference recipe printed in section 4 does not set `positions`
+# in its `arch`.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -285,9 +292,10 @@ print("on this batch, every weight of cross-attention on a padded source positio
 # %% [markdown]
 # **Decoding with a KV cache.** At inference the decoder produces one token at a time. The keys
 # and values of earlier target positions never change (the causal mask hides the future), so each
-# layer keeps them in a `KVCache` and the new token only computes its own; the keys and values of the encoder
-# memory are projected once, at `start`, for every step's cross-attention. The outputs are the same; the time,
-# on an untrained probe, is printed:
+# layer keeps them in a `KVCache` and the new token only computes its own. The encoder runs once, at `start`;
+# by the package's code, each layer projects the memory's keys and values for cross-attention at the first
+# step and keeps them for every later one. The outputs are the same; the time, on an untrained probe, is
+# printed:
 
 # %%
 torch.manual_seed(0)
@@ -404,7 +412,8 @@ assert live_test.bleu >= S.min_bleu
 # benchmark by the same function, `recipes.train`, whose code (in `coursekit/translation/recipes.py`, not
 # shown here) builds Adam and the same schedule shape for every recipe. They had the same smoothing and batch
 # size, for 3,000 updates, but twice the peak rate, half the warm-up and no cool-down (the recipe settings that
-# differ are printed below). All three logged the validation
+# differ are printed below; the GRU reports were written before recipes had a cool-down setting, so theirs is
+# the recipe's default, 0). All three logged the validation
 # BLEU as they trained (every 250 or 500 updates), so we can compare them at equal updates; at 3,000 updates the
 # Transformer's cool-down has not begun.
 
@@ -488,14 +497,20 @@ print(textwrap.fill("the Transformer's report notes: " + notes, 110, subsequent_
 # %% [markdown]
 # Taken at face value, the right-hand plot (validation BLEU against logged minutes) puts the Transformer ahead
 # at equal minutes (36.23 against 32.25 at the GRU with attention's last logged point, 125 minutes; printed and
-# asserted above), and its log gives it a lower cost per update than the GRU with attention (2.20 against
-# 2.51 logged seconds, printed above; the GRU without attention logged 1.71). But the logged minutes do not
-# compare the architectures fairly. All three started on a 2-core CPU with one thread, but, by the Transformer's
-# report notes printed above, its first 5,000 updates shared it with a second training, updates 5,001–7,000 ran
-# alone on both cores and its cool-down ran in a later session, partly shared with other jobs. Nothing printed
-# says what else ran while the GRUs trained. So we time the cost of one update here, now, on the same machine:
-# both reference architectures from fresh weights, on the same length-grouped batches of the recipe's 3,000
-# tokens.
+# asserted above). Averaged over each whole run, its log also gives it fewer seconds per update than the GRU
+# with attention (2.20 against 2.51, printed and asserted above; the GRU without attention logged 1.71). Over
+# the first 3,000 updates, though, the logs point the other way. At 125 minutes the Transformer's curve reads
+# 36.23, below the 37.68 it reached at 3,000 updates, and its curve rises all the way to 3,000 updates (left
+# plot). So by the GRU's last logged minute it had made fewer than 3,000 updates: over that stretch its updates
+# took longer on average than the GRU's, and its later updates must have been quicker.
+#
+# The conditions changed along the way. All three runs started on a 2-core CPU with one thread. By the
+# Transformer's report notes printed above, its first 5,000 updates shared the CPU with a second training,
+# updates 5,001–7,000 ran alone with two threads, and the 1,500 updates of its cool-down took 1,268 s of
+# training in a later session, partly shared with other jobs. Nothing printed says what else ran while the
+# GRUs trained. So the logged minutes do not compare the architectures fairly, and we time the cost of one
+# update here, now, on the same machine: both reference architectures from fresh weights, on the same
+# length-grouped batches of the recipe's 3,000 tokens.
 
 # %%
 timing_batches = [data.make_batch(ix).to(device) for ix in
@@ -555,7 +570,9 @@ print(f"the Transformer's curve stays above the GRU's {gru_bleu:.2f} up to a cos
 #
 # For scale, the paper's own figures (Vaswani et al. 2017: BLEU from Table 2, parameters from Table 3, training
 # time and steps from §5.2; newstest2014 — another test set, so compare the scale only). Its Table 2 sets the
-# Transformer against the best published systems of 2017, not against a plain GRU like ours:
+# Transformer against the best published systems of 2017, not against a plain GRU like ours, and gives its BLEU
+# to one decimal (27.3 to 41.8). Our reference's training time is its logged wall time, 312 minutes, with the
+# shared stretches that its notes describe (above):
 
 # %%
 viz.show_table([
@@ -641,11 +658,14 @@ print("training pairs' English words:", {w: train_words[w] for w in ("marksman",
 
 # %% [markdown]
 # By exact match the Transformer and the GRU with attention tie on these twenty (7 each; without attention, 1),
-# although their test BLEU is 43.33 against 30.87: twenty sentences are too few to rank two models, and an exact
-# match counts near misses and correct alternatives as wrong — all three models translate *I've got a plan* as
-# "j'ai un plan .", which is right, against the reference "je dispose d'un plan .". Both attention models mangle
-# *marksman* ("markkesesssi", "lokkaan"), a word no training pair's English contains (printed above), and the
-# Transformer turns *winked at her* (*winked*: also never in training) into "le vent lui a fait un œil".
+# although their test BLEU is 43.33 against 30.87: twenty sentences are too few to rank two models. On all 1,800
+# test sentences the Transformer's translations are exact about twice as often: 0.157 of them against 0.078 for
+# the GRU with attention and 0.022 without attention (the `exact` column of the table in section 4; section 5
+# counts the Transformer's 282). An exact match also counts near misses and correct alternatives as wrong — all
+# three models translate *I've got a plan* as "j'ai un plan .", which is right, against the reference "je dispose
+# d'un plan .". Both attention models mangle *marksman* ("markkesesssi", "lokkaan"), a word no training pair's
+# English contains (printed above), and the Transformer turns *winked at her* (*winked*: also never in training)
+# into "le vent lui a fait un œil".
 
 # %% [markdown]
 # ## 5. Attention maps, per layer and head
@@ -704,12 +724,13 @@ assert torch.allclose(maps0["cross"].sum(-1), torch.ones_like(maps0["cross"].sum
 # In the grids above the rows of the decoder's maps are its *inputs* (`<bos>` and the translation so far), so
 # the row of a word is the step that predicts the *next* one. The explorer over sentences, layers and heads
 # further down labels its rows the same way; the sentence explorer after it labels rows with the outputs
-# instead. One sentence shows little of what a head does in general. Averaged over 200 test sentences
-# (the class profile's; fewer in quick),
-# with their reference translations as the decoder's input, here is where each head puts its weight: on the
-# query's own position, the one before or after it, the first or last token (the source's `<eos>`, the target's
-# `<bos>`), and how large a row's largest weight is (1 = all of it on one token; notebook 06's "soft" alignments
-# are rows well below 1).
+# instead. One sentence shows little of what a head does in general. Averaged over the first 200 test
+# sentences (the class profile's; fewer in quick), with their reference translations as the decoder's input,
+# here is where each head puts its weight: on the query's own position, the one before or after it, the first
+# or last token (the source's `<eos>`, the target's `<bos>`), and how large a row's largest weight is (1 = all
+# of it on one token). The test set lists its 1,000 short pairs first (`benchmark.load_benchmark`), so these
+# 200 are all short pairs, both sides of at most 10 words. A row's largest weight is at least 1 divided by its
+# number of keys, so it can depend on the sentence's length; longer sentences are not measured here.
 
 # %%
 stats_batch = data.make_batch(list(range(min(200, len(data.test)))), split="test").to(device)
@@ -757,11 +778,13 @@ for kind, (title, _, _) in KINDS.items():
 # weight in every layer: a row's largest weight is 0.45–0.69 on average. The decoder's heads give 0.27–0.63 of
 # their weight to the current piece and 0.21–0.41 to `<bos>`. These two columns overlap: for the first query
 # `<bos>` is the current piece, and for the second it is the previous one, so a decoder row's shares can add up to
-# more than 1 (0.50 + 0.21 + 0.32 for layer 0, head 0). In cross-attention a row's largest weight is 0.70–0.87 on
-# average (decoder self-attention: 0.60–0.84), with 0.09–0.24 on the source's `<eos>`: on average most of a row's
-# weight goes to one source piece — sharper than "soft", though not one-hot. How many rows have one dominant
-# piece is not counted here. These are averages of one trained model on 200 sentences; what a head is *for* is
-# not measured here.
+# more than 1 (0.50 + 0.21 + 0.32 for layer 0, head 0). The mask also raises the decoder's `largest` column:
+# the first query has one key, so its largest weight is 1, and the second has two, so its largest is at least
+# 0.5. Its 0.60–0.84 is therefore not like for like with cross-attention, where every query sees the whole
+# source. In cross-attention a row's largest weight is 0.70–0.87 on average, with 0.09–0.24 on the source's
+# `<eos>`: on average most of a row's weight goes to one source piece, though rows are not one-hot. How many
+# rows have one dominant piece is not counted here. These are averages of one trained model on 200 short test
+# sentences; what a head is *for* is not measured here.
 
 
 # %% [markdown]
@@ -856,11 +879,12 @@ print("lengths at which the window is slower than full attention:",
 assert full_ms[-1] > band_ms[-1]
 
 # %% [markdown]
-# The time is measured on this machine's CPU: for short sequences the chunked version is the slower one (the
-# lengths are printed above — 128 and 256 in the stored run), although by the formulas it already computes fewer
-# scores there ($3nw < n^2$ once $n > 3w = 96$). What costs it the time there — the cutting into blocks, or many
-# small matrix products instead of one large one — is not measured here. From 512 on it is faster, ×32.3 at 4,096
-# positions against the ×43 fewer scores of the formulas. Memory was not measured here.
+# The time is measured on this machine's CPU, in one run: each time is the mean of two calls, so the times and
+# their ratios move from run to run. In the stored run the chunked version is the slower one for short sequences
+# (the lengths are printed above — 128 and 256), although by the formulas it already computes fewer scores there
+# ($3nw < n^2$ once $n > 3w = 96$). What costs it the time there — the cutting into blocks, or many small matrix
+# products instead of one large one — is not measured here. From 512 on it is faster in the stored run: ×32.3
+# at 4,096 positions, against the ×43 fewer scores of the formulas. Memory was not measured here.
 #
 # ## Summary
 #
@@ -871,31 +895,33 @@ assert full_ms[-1] > band_ms[-1]
 #   only on the distance (the paper's formula; the deck's variant does not). Learned positions are the
 #   alternative, with a table the size of the context.
 # - Decoding runs step by step with a KV cache (same outputs; ×2.5 faster over 64 steps of an untrained probe in the
-#   class run, one timing each, so the factor moves from run to run). `Transformer.translate` calls the same
-#   functions of `coursekit.decoding` as the RNN models — greedy search, and the beam search of notebook 05, not run
-#   here. Every translation in this notebook uses greedy search, the default (`beam_size=1`).
-# - On the course's EN→FR benchmark (sentences to 25 words) the reference Transformer (7.6 M parameters,
-#   8,500 updates, 312 minutes on the CPU) reaches 43.33 test BLEU: 48.52 on the 1,000 short pairs, 38.44 on
-#   the 508 sources of 11–25 words. Its validation BLEU stayed between 42.28 and 42.59 at the four points logged
-#   from 5,500 to 7,000 updates; over its last 1,500 updates, a cool-down of the learning rate to zero run in a
-#   later session, it rose from 42.28 to 44.70 (no run without the cool-down is stored, so the rise is not shown
-#   to be the cool-down's doing). At equal
-#   updates it is ahead of the GRU with attention, trained by the same function with the same smoothing and
-#   batch size but its own peak rate and warm-up and no cool-down (validation BLEU 37.68 against 32.25 after
-#   3,000 updates). At equal wall time the verdict depends on the machine's cost ratio: in the stored run a
-#   Transformer update cost 1.32 GRU updates (standard error 0.08) against a break-even of 1.74, so it was
-#   ahead (35.76 against 32.25 validation BLEU); on a machine where its updates cost more it may not be. The
-#   GRU with attention is itself far ahead of the GRU without (14.97 after 3,000 updates).
+#   class run, one timing each, so the factor moves from run to run). By the package's code, `Transformer.translate`
+#   calls the same functions of `coursekit.decoding` as the RNN models — greedy search, and the beam search of
+#   notebook 05, not run here. Every translation in this notebook uses greedy search, the default
+#   (`beam_size=1`).
+# - On the course's EN→FR benchmark (sentences to 25 words) the reference Transformer (7.6 M parameters, 8,500
+#   updates, 312 logged minutes on a 2-core CPU, partly shared with other jobs by its report's notes) reaches 43.33
+#   test BLEU: 48.52 on the 1,000 short pairs, 38.44 on the 508 sources of 11–25 words. Its validation BLEU stayed
+#   between 42.28 and 42.59 at the four points logged from 5,500 to 7,000 updates; over its last 1,500 updates, a
+#   cool-down of the learning rate to zero run in a later session, it rose from 42.28 to 44.70 (no run without the
+#   cool-down is stored, so the rise is not shown to be the cool-down's doing). At equal updates it is ahead of the
+#   GRU with attention, trained by the same function with the same smoothing and batch size but its own peak rate
+#   and warm-up and no cool-down (validation BLEU 37.68 against 32.25 after 3,000 updates). At equal wall time the
+#   verdict depends on the machine's cost ratio: in the stored run a Transformer update cost 1.32 GRU updates
+#   (standard error 0.08) against a break-even of 1.74, so it was ahead (35.76 against 32.25 validation BLEU); on a
+#   machine where its updates cost more it may not be. The GRU with attention is itself far ahead of the GRU without
+#   (14.97 after 3,000 updates).
 # - All three lose BLEU from short to long sources, the GRU without attention most: its 11–25-word sources keep
 #   0.423 of its short-sentence BLEU, against 0.739 with Bahdanau attention and 0.792 for the Transformer
 #   (Bahdanau et al.'s Fig. 2, to 25 words); at 21–25 words (3 sentences) all three are low. In the class run a
 #   narrower Transformer trained live for 263 s reaches 11.71 test BLEU, though none of its four printed
 #   translations is right.
 # - Attention heads differ in where they look (previous or next piece, the current one, `<bos>`/`<eos>`). In
-#   cross-attention a row's largest weight is 0.70–0.87 on average per head: most of an average row's weight is
-#   on one source piece.
+#   cross-attention a row's largest weight is 0.70–0.87 on average per head, on the first 200 test sentences
+#   (all short pairs): most of an average row's weight is on one source piece.
 # - Windowed attention computes 3nw scores instead of n²; measured here, it is slower than full attention on
-#   short sequences and ×32.3 faster at 4,096 positions.
+#   short sequences and ×32.3 faster at 4,096 positions in the stored run (two timed calls per length, so the
+#   factor moves from run to run).
 #
 # ## Exercises
 

@@ -20,8 +20,8 @@
 # chooses without being asked.
 #
 # **Learning goals**
-# - Measure a behaviour (the *vous* rate) and what it costs (BLEU; for the committed runs, the KL to the base)
-#   before and after each method.
+# - Measure a behaviour (the *vous* rate) before and after each method, and what the committed runs cost (BLEU;
+#   for full SFT and the DPO runs, also the KL to the base).
 # - Fine-tune on chosen pairs (SFT) and watch the behaviour move with the number of updates.
 # - Write LoRA from its equation: a frozen $W_0$ plus $\frac{\alpha}{r} BA$, $B = 0$ at the start; merge it;
 #   compare with Hugging Face `peft`; count what it trains and stores.
@@ -100,9 +100,10 @@ for french in ["Pourriez-vous m'aider ?", "Je t'aime.", "Tu sais, vous êtes en 
 # The data are the benchmark's pairs (notebook 05): the training pairs whose English says *you* (with
 # *your*, *yourself*, *you're*…), sorted by the register of their French, and the English sentences that have
 # both a *vous* and a *tu* translation — one preference pair each. The test sentences that say *you* are held out:
-# the split is a hash of the English sentence (notebook 05), and every training pair below — of the base model
-# and of every post-training run — is drawn from the training split. The last line below counts the test
-# sentences that say *you* and are also the English of a training pair (asserted: none).
+# the split is a hash of the English sentence (notebook 05), and every training pair below is drawn from the
+# training split. The last line below counts the test sentences that say *you* and are also the English of a
+# training pair (asserted: none). The base model's report names the same benchmark, split and tokenizer
+# (asserted), and the committed runs' reports count as many *you*-pairs as this run (asserted in §2, in class).
 
 # %%
 t0 = time.perf_counter()
@@ -120,6 +121,7 @@ train_english = {tuple(english) for english, _ in data.train}
 seen = sum(tuple(english) in train_english for english in test_you)
 print(f"test sentences that say 'you' and are the English of a training pair: {seen}")
 assert seen == 0
+assert base_report["benchmark"] == data.info["benchmark"]     # the base: the same split settings and tokenizer
 
 # %%
 not_you = [i for i, (english, _) in enumerate(data.test) if not addresses_you(english)]
@@ -140,7 +142,10 @@ def measure(model, *, register=None):
 
 t0 = time.perf_counter()
 base_row, base_translations = measure(base)
-print(f"base model: {base_row}  ({time.perf_counter() - t0:.0f} s)")
+base_no_you = base_row["BLEU, no 'you'"]
+print(f"base model: {base_row['vous']} vous, {base_row['tu']} tu, {base_row['both/neither']} both/neither (vous rate "
+      f"{base_row['vous rate']:.3f}); test BLEU {base_row['BLEU']:.2f}, on the pairs without 'you' {base_no_you:.2f} "
+      f"({time.perf_counter() - t0:.0f} s)")
 for english, french in list(zip(test_you, base_translations))[:6]:
     print(f"  {' '.join(english):45} → {french}")
 references = vous_rate([" ".join(french) for english, french in data.test if addresses_you(english)])
@@ -160,8 +165,8 @@ if S.profile == "class":   # what the text says: few of them hold a second-perso
 # learn. BLEU is therefore printed twice: on all test pairs, and on the pairs whose English does not say *you*.
 # There the register matters much less: few of their references hold a *vous* or *tu* form at all (the last
 # line above; asserted: under 5 %). The count reads only the words listed at the top of §1, so an imperative
-# such as *venez ici*, whose register is in the verb alone, is not counted. A drop on those pairs therefore comes
-# mostly from the French itself, not from a reference in the other register.
+# such as *venez ici*, whose register is in the verb alone, is not counted. So a reference in the other register
+# can explain only part of a drop on those pairs; how large a part, this notebook does not measure.
 
 # %% [markdown]
 # ## 2. Supervised fine-tuning (SFT)
@@ -204,13 +209,19 @@ print(f"full SFT, {S.sft_updates} updates of 32 vous pairs ({sft_seconds:.0f} s)
 
 # %% [markdown]
 # A few dozen updates are enough to make the model formal (the live curve above, on the first test sentences
-# that say *you*). The committed run (`sft`: 400 updates, the same recipe) shows what it costs: its curve is the
-# *vous* rate on the validation sentences that say *you*, its final figures are on the test split.
+# that say *you*). The committed run (`sft`: 400 updates) shows what it costs. Its learning rate, batch and label
+# smoothing are the live run's (printed below from its report; asserted); unlike the live run, its learning rate
+# rises over a short warm-up, then falls to zero at the last update. Its curve is the *vous* rate on the
+# validation sentences that say *you*; its final figures are on the test split.
 
 # %%
 reports = {name: json.loads((model_dir("translation") / "register" / f"{name}.json").read_text())
            for name in pt.RECIPES}
 sft_report = reports["sft"]
+sft_recipe = sft_report["recipe"]
+print(f"committed full SFT's recipe: lr {sft_recipe['lr']:g}, batch {sft_recipe['batch_size']}, label smoothing "
+      f"{sft_recipe['label_smoothing']:g}, warm-up {sft_recipe['warmup']} updates")
+assert (sft_recipe["lr"], sft_recipe["batch_size"], sft_recipe["label_smoothing"]) == (1e-4, 32, 0.1)   # the live run's
 fig, ax = plt.subplots(figsize=(6, 3))
 for name in ("sft", "sft_lora"):
     steps, points = zip(*reports[name]["valid_curve"])
@@ -225,7 +236,6 @@ plt.show()
 print(f"committed full SFT: vous rate {sft_report['test']['untagged']['vous_rate']:.3f}, test BLEU "
       f"{sft_report['test']['bleu']:.2f} (base {base_report['test']['bleu']:.2f}), KL to the base "
       f"{sft_report['test']['kl_per_token']:.3f} nats/token")
-base_no_you = base_row["BLEU, no 'you'"]                                      # this run's base model
 print(f"committed full SFT on the test pairs without 'you': BLEU {sft_report['test']['bleu_not_you']:.2f} "
       f"(base {base_no_you:.2f})")
 if S.profile == "class":   # what the text says
@@ -233,13 +243,15 @@ if S.profile == "class":   # what the text says
     assert sft_report["test"]["untagged"]["vous_rate"] >= 0.99
     assert sft_report["test"]["bleu"] < base_report["test"]["bleu"]
     assert base_no_you - sft_report["test"]["bleu_not_you"] > 1
+    assert all(r["data"] == you.summary() for r in reports.values())     # as many you-pairs as this run's
 
 # %% [markdown]
 # Full SFT makes every decided translation formal, and loses about two and a half BLEU points on the test
 # split (40.90 against 43.33). Part of that loss need not be forgetting: where the English says *you* and the
 # reference says *tu*, a *vous* translation scores lower however good it is. But on the pairs without *you*,
-# where the register matters much less (§1), it still loses more than a point (42.29 against 43.87; asserted):
-# training every weight on *vous* pairs changed the model's French beyond the register.
+# where the register matters much less (§1), it still loses more than a point (42.29 against 43.87; asserted).
+# That is a sign that training every weight on *vous* pairs changed the model's French beyond the register (how
+# much of the drop is French, this notebook does not measure).
 
 # %% [markdown]
 # ## 3. LoRA: a low-rank update of frozen weights
@@ -332,9 +344,9 @@ assert low_test["bleu"] > full_test["bleu"] and low_test["bleu_not_you"] > full_
 
 # %% [markdown]
 # In the committed runs LoRA reaches the *vous* rate of full fine-tuning within a point (asserted: within 3)
-# while training under 1 % of the parameters; in the live runs it lags at 10 updates and ends a point lower. Its
-# 40 updates took less time in the stored run (the seconds above: one timing each, evaluations included). What
-# it stores per task is the adapter — for these shapes, 98 KiB in int8 — not a model.
+# while training under 1 % of the parameters; in the live runs it lags at 10 updates and ends a point lower. The
+# seconds above are one timing each, evaluations included: they do not rank the two methods' speed. What it
+# stores per task is the adapter — for these shapes, 98 KiB in int8 — not a model.
 #
 # It also cost less BLEU (asserted): 42.00 on the test split and 43.50 on the pairs without *you*, where full
 # SFT has 40.90 and 42.29 (the base: 43.33 and 43.87). That is one run of each, and LoRA's learning rate is ten
@@ -343,13 +355,16 @@ assert low_test["bleu"] > full_test["bleu"] and low_test["bleu_not_you"] > full_
 # %% [markdown]
 # ## 4. Asking for it: a register tag (instruction tuning in miniature)
 #
-# SFT on *vous* pairs makes the model formal whatever it is asked. To get formal *or* informal **on request**, the
-# request
-# goes into the input: `formal :` or `informal :` before the English. The committed adapter (`tagged`: LoRA
+# SFT on *vous* pairs makes the model formal whatever it is asked. To get formal *or* informal **on request**,
+# the request goes into the input: `formal :` or `informal :` before the English. The committed adapter (`tagged`: LoRA
 # rank 8, 1,200 updates) was trained on tagged *vous* and *tu* pairs mixed with as many untagged training
 # pairs, meant to keep untagged sentences as they were (the counts are printed below, from the adapter's
 # report). The course's command line uses this adapter (`translate transformer --register formal`; see the
 # README, not run here).
+#
+# We set two targets for the methods of §4 and §5. The first is a *vous* rate of at least 0.95 (for the tag: when
+# asked formal, with at least 90 % *tu* when asked informal). The second is test BLEU within a point of the base's
+# 43.33 (for the tag: when nothing is asked).
 
 # %%
 t0 = time.perf_counter()
@@ -365,24 +380,41 @@ for register in (None, *REGISTERS):
     row, translations = measure(tagged, register=register)
     tagged_rows[register] = (row, translations)
     rows.append({"asked": register or "nothing (tagged adapter)", **row})
-viz.show_table(rows, title=f"the register adapter on the {len(test_you)} held-out 'you' sentences; BLEU on the "
-               f"{len(data.test)} test pairs, asked in that register")
+viz.show_table(rows, title=f"the base model and the register adapter: vous rate on the {len(test_you)} held-out "
+               f"'you' sentences; BLEU on the {len(data.test)} test pairs and on the {len(not_you)} without 'you', "
+               "asked in that register")
 print(f"({time.perf_counter() - t0:.0f} s)")
 formal, informal = tagged_rows["formal"][0], tagged_rows["informal"][0]
 tu_share = informal["tu"] / (informal["tu"] + informal["vous"])
 print(f"formal: {formal['vous rate']:.1%} vous; informal: {tu_share:.1%} tu; untagged BLEU "
       f"{tagged_rows[None][0]['BLEU']:.2f} vs base {base_row['BLEU']:.2f}")
-if S.profile == "class":   # the issue's targets, on the full test split (the same figures as the adapter's report)
+if S.profile == "class":   # the two targets, on the full test split (the same figures as the adapter's report)
     assert formal["vous rate"] >= 0.95 and tu_share >= 0.90
     assert base_row["BLEU"] - tagged_rows[None][0]["BLEU"] <= 1.0
+if S.profile == "class":   # what the text says
+    untagged = tagged_rows[None][0]
+    assert abs(base_row["BLEU"] - untagged["BLEU"]) < 0.5
+    sft_drop = base_no_you - sft_report["test"]["bleu_not_you"]                # full SFT, without 'you'
+    for row in (formal, informal):   # asking costs BLEU on both columns; without 'you', more than full SFT lost
+        assert row["BLEU"] < untagged["BLEU"] and row["BLEU, no 'you'"] < untagged["BLEU, no 'you'"]
+        assert base_no_you - row["BLEU, no 'you'"] > sft_drop
+    assert formal["BLEU"] < sft_report["test"]["bleu"]
 
 # %% [markdown]
 # Asked *formal*, the adapter says *vous* in 96.5 % of the decided translations; asked *informal*, *tu* in
-# 92.6 %; asked nothing, it keeps the base model's habit (a *vous* rate of 0.407 against 0.394) and its BLEU
-# (42.87 against 43.33; no run without the untagged pairs was made to tell how much they matter). Asked for a
-# register, BLEU on all test pairs is lower, and so is BLEU on the pairs without *you* (why, this notebook
-# does not test). The ten pairs below show what the rates mean, failures included: the count is of registers,
-# and some translations that follow both requests are still wrong French (*retiens et vous présenter*).
+# 92.6 %: both meet the first target (asserted). Asked nothing, it keeps the base model's habit (a *vous* rate of
+# 0.407 against 0.394) and its BLEU (42.87 against 43.33, within half a point; asserted). No run without the
+# untagged pairs was made to tell how much they matter.
+#
+# Asking for a register costs BLEU, on both columns (asserted). Asked formal, test BLEU is 40.58, below even full
+# SFT's 40.90 (asserted); asked informal, it is 41.87. On the pairs without *you*, where the register matters much
+# less, both requests score about 42.0 (42.055 and 42.015, against the base's 43.870). That is a loss of about 1.8
+# points, more than full SFT lost there (it scores 42.29; asserted). On the whole split, both requests depart from
+# some references' register: asked informal, the adapter is far more informal than the references (a *vous* rate of
+# 0.074 against their 0.402, §1). Why asking costs BLEU even without *you*, this notebook does not test.
+#
+# The ten pairs below show what the rates mean, failures included: the count is of registers, and some
+# translations that follow both requests are still wrong French (*retiens et vous présenter*).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -410,10 +442,10 @@ print(f"{followed} of these 10 follow both requests")
 # Our reward model is the base translation model with its output layer (d → vocabulary) replaced by one
 # output (d → 1), read at the last token of the French; its body is frozen and only that head (257 numbers)
 # is trained, on preference pairs of the training split. It is measured on 698 pairs built the same way from
-# the whole held-out pool of notebook 05 — every Tatoeba translation of every held-out English sentence, a larger
-# set than the 1,800 test pairs, which is why there are more pairs than the 436 test sentences that say *you*.
-# The last line below counts their English sentences, and those that are the English of a training pair
-# (asserted: none).
+# the whole held-out pool of notebook 05: every Tatoeba translation of every held-out English sentence. The test
+# split's 1,800 pairs are only part of that pool. The last line below counts the pairs' English sentences: more
+# than the 436 test sentences that say *you* (asserted), and none of them the English of a training pair
+# (asserted).
 
 # %%
 t0 = time.perf_counter()
@@ -451,13 +483,16 @@ held_out_english = {tuple(english) for english, _, _ in held_out}
 print(f"the held-out pairs' English: {len(held_out_english)} sentences, of which the English of a training pair: "
       f"{len(held_out_english & train_english)}")
 assert not held_out_english & train_english
+if S.profile == "class":   # what the text says: the pool is larger than the test split
+    assert len(held_out_english) > len(test_you)
 
 # %% [markdown]
 # The reward model ranks the *vous* translation first in almost every held-out pair: the register is written in
 # the decoder's last hidden state, and one linear read-out finds it.
 #
 # **Best-of-n** is the simplest way to use a reward model: sample $n$ translations from the base model and keep
-# the one with the highest reward. Nothing is trained; the price is $n$ decodings per sentence.
+# the one with the highest reward. The translation model is not trained (only the reward model's head was, above);
+# the price is $n$ decodings per sentence.
 
 # %%
 t0 = time.perf_counter()
@@ -473,13 +508,30 @@ first_sample_rate = vous_rate([row[0] for row in samples]).rate
 best_of_seconds = time.perf_counter() - t0
 print(f"best-of-{S.best_of} by the reward model: vous rate {best_of_rate:.3f} (one sample: {first_sample_rate:.3f}, "
       f"greedy base: {base_row['vous rate']:.3f}) ({best_of_seconds:.0f} s)")
+
+
+def best_possible(row):
+    """The pick that favours vous most among one sentence's samples: a vous sample, else one without tu."""
+    found = [register_of(s) for s in row]
+    return row[found.index("vous")] if "vous" in found else next((s for s, r in zip(row, found) if r != "tu"), row[0])
+
+
+reachable = vous_rate([best_possible(row) for row in samples]).rate
+print(f"the highest vous rate any pick among the same {S.best_of} samples could reach: {reachable:.3f}")
+trained_rates = [r["test"]["untagged"]["vous_rate"] for name, r in reports.items() if name != "tagged"]
+trained_rates.append(reports["tagged"]["test"]["formal"]["vous_rate"])             # the tag, asked formal
 if S.profile == "class":   # what the text says
     assert rm_accuracy > 0.9 and best_of_rate > max(first_sample_rate, base_row["vous rate"])
+    assert best_of_rate <= reachable and best_of_rate < min(trained_rates)
 
 # %% [markdown]
-# Best-of-n moves the rate without touching a weight, but only as far as the samples reach: when none of the
-# n samples says *vous*, the best of them does not either (how often that happened is not counted here). Its
-# cost is paid at every request (n decodings and n rewards), where fine-tuning pays once.
+# Best-of-4 moves the *vous* rate from 0.394 (greedy) and 0.447 (one sample) to 0.808 without touching a weight
+# of the translator. That is still below every committed run trained towards *vous* in §5–6 (0.854 to 1.000;
+# asserted), although the reward model ranks 96.4 % of the held-out pairs right. It reaches only as far as the
+# samples do: when none of the n samples says *vous*, the best of them does not either. The last line above is
+# that limit, the highest rate any pick among these samples could reach; best-of-n cannot pass it (asserted).
+# Any gap between the two rates is the reward model's choice: a less formal sample kept where a more formal one
+# was there. Its cost is paid at every request (n decodings and n rewards), where fine-tuning pays once.
 
 # %% [markdown]
 # **DPO.** The KL-regularised objective has a closed-form optimum (Rafailov et al. 2023, Eq. 4):
@@ -555,12 +607,14 @@ assert abs(ours - trl_loss) <= 1e-6
 # %% [markdown]
 # Now DPO on the translator: a LoRA policy starting at the base, the base itself as the frozen reference, pairs
 # *vous* chosen / *tu* rejected for the same English, β = 0.1, and a learning rate of 1e-3 so that 30 updates
-# show the effect in class — ten times the committed runs' 1e-4 (read from their reports below): a 300-update
-# run at 1e-3 collapsed (not run here; its BLEU and repetitions are in the teaching guide). The policy runs
-# without dropout (`prepare_model` sets it to 0: its log-probabilities are compared with the reference's; the
-# last line below prints the dropout rates of the base and of the policy). We watch the *vous* rate, and the
-# **implicit reward** $\beta \log \pi_\theta / \pi_{\text{ref}}$ on the held-out pairs: DPO's policy is also a
-# reward model.
+# show the effect in class — ten times the committed runs' 1e-4 (read from their reports below). A longer run at
+# 1e-3 collapses: the last line below reads the report of a 300-update run, made when the committed recipe was
+# chosen (not run here). Its test BLEU is below every committed run's, and more of its outputs repeat a word
+# (both asserted). The policy runs without dropout (`prepare_model` sets it to 0: its log-probabilities are
+# compared with the reference's; the third line below prints the dropout rates of the base and of the policy).
+# We watch the *vous* rate, and the **implicit reward** $\beta \log \pi_\theta / \pi_{\text{ref}}$ on the held-out
+# pairs: DPO's policy is also a reward model. This live run's BLEU is not measured, so it does not show whether
+# 30 updates at 1e-3 already cost BLEU.
 
 # %%
 t0 = time.perf_counter()
@@ -599,6 +653,13 @@ print(f"learning rate here {opt.param_groups[0]['lr']:g}, in the committed DPO r
 assert dropout_rates(dpo_model) == [0.0]
 if S.profile == "class":   # what the text says
     assert dpo_curve[-1][1] > dpo_curve[0][1] + 0.3 and live_accuracy["accuracy"] > 0.9
+trial = model_dir("translation").parents[1] / "docs" / "trials" / "posttrain_dpo_lr1e-3_collapsed.json"
+collapsed = json.loads(trial.read_text())           # made when the committed recipe was chosen; not run here
+print(f"a {collapsed['updates']}-update DPO run at lr {collapsed['recipe']['lr']:g} (its report): test BLEU "
+      f"{collapsed['test']['bleu']:.2f}, repeated words {collapsed['test']['repetition_all']:.3f}")
+assert collapsed["recipe"]["lr"] == 1e-3 and collapsed["updates"] == 300
+assert collapsed["test"]["bleu"] < min(r["test"]["bleu"] for r in reports.values())
+assert collapsed["test"]["repetition_all"] > max(r["test"]["repetition_all"] for r in reports.values())
 
 # %% [markdown]
 # After 30 updates the implicit rewards already rank the held-out pairs about as well as the reward model of
@@ -612,8 +673,9 @@ sweep = [reports[name] for name in ("dpo_beta_0.01", "dpo", "dpo_beta_1")]
 shorter = [reports[name] for name in ("dpo_beta_1_100", "dpo_beta_1_150")]     # β = 1, stopped earlier
 base_no_you = base_row["BLEU, no 'you'"]
 viz.show_table([{"β": r["recipe"]["beta"], "updates": r["updates"], "vous rate": r["test"]["untagged"]["vous_rate"],
-                 "KL to base (nats/token)": r["test"]["kl_per_token"], "test BLEU": r["test"]["bleu"],
-                 "BLEU, no 'you'": r["test"]["bleu_not_you"], "repeated words (test)": r["test"]["repetition_all"],
+                 "KL to base (nats/token)": r["test"]["kl_per_token"], "test BLEU": f"{r['test']['bleu']:.2f}",
+                 "BLEU, no 'you'": f"{r['test']['bleu_not_you']:.2f}",
+                 "repeated words (test)": r["test"]["repetition_all"],
                  "held-out pairs ranked right": r["test"]["held_out_pairs"]["accuracy"]} for r in sweep + shorter],
                title="DPO from the base model, committed runs (vous rate on the held-out 'you' sentences); base "
                      f"model: test BLEU {base_row['BLEU']:.2f}, no 'you' {base_no_you:.2f}")
@@ -623,9 +685,12 @@ ax.plot([r["test"]["kl_per_token"] for r in sweep], [r["test"]["untagged"]["vous
 ax.plot([r["test"]["kl_per_token"] for r in shorter + sweep[-1:]],
         [r["test"]["untagged"]["vous_rate"] for r in shorter + sweep[-1:]], "s--",
         label="β = 1 after 100, 150, 300 updates")
+apart = {(0.01, 300): (-6, -14), (0.1, 300): (-6, -26), (1.0, 100): (6, 2)}    # labels kept apart, inside
 for r in sweep + shorter:
+    dx, dy = apart.get((r["recipe"]["beta"], r["updates"]), (6, -12))
     ax.annotate(f"β {r['recipe']['beta']:g}, {r['updates']}", (r["test"]["kl_per_token"],
-                r["test"]["untagged"]["vous_rate"]), textcoords="offset points", xytext=(6, -12), fontsize=7)
+                r["test"]["untagged"]["vous_rate"]), textcoords="offset points", xytext=(dx, dy), fontsize=7,
+                ha="right" if dx < 0 else "left")
 ax.legend(fontsize=7, loc="lower right")
 ax.set_xscale("log")
 ax.set_xlabel("KL(policy ‖ base), nats per token (log scale)")
@@ -639,6 +704,15 @@ for r in sweep:
 kl = [r["test"]["kl_per_token"] for r in sweep]
 bleu = [r["test"]["bleu"] for r in sweep]
 assert kl[0] > kl[1] > kl[2] and bleu[0] < bleu[1] < bleu[2] < base_report["test"]["bleu"] - 1
+repeats = [r["test"]["repetition_all"] for r in sweep]
+assert repeats[0] > repeats[1] > repeats[2]
+for step in (0, 1):                          # updates 50 and 100: the three β nearly the same
+    points = [r["valid_curve"][step][1] for r in sweep]
+    assert max(p["bleu_valid"] for p in points) - min(p["bleu_valid"] for p in points) < 0.2
+    assert max(p["vous_rate"] for p in points) - min(p["vous_rate"] for p in points) < 0.01
+for r in sweep:                              # from update 100 on, validation BLEU falls at every point
+    later = [p["bleu_valid"] for step, p in r["valid_curve"] if step >= 100]
+    assert all(a > b for a, b in zip(later, later[1:]))
 assert min(r["test"]["untagged"]["vous_rate"] for r in sweep) >= 0.99
 if S.profile == "class":   # the base row is this run's: the stored figures are the class run's
     beta_1 = [r["test"] for r in shorter + sweep[-1:]]            # 100, 150, 300 updates
@@ -654,20 +728,30 @@ lora_sft, dpo_1 = reports["sft_lora"]["test"], reports["dpo_beta_1"]["test"]
 assert abs(lora_sft["untagged"]["vous_rate"] - dpo_1["untagged"]["vous_rate"]) < 0.001
 assert lora_sft["bleu"] > dpo_1["bleu"] and lora_sft["bleu_not_you"] > dpo_1["bleu_not_you"]
 assert reports["sft_lora"]["recipe"]["lr"] == 1e-3 and reports["sft_lora"]["updates"] == 400
+sft_test = reports["sft"]["test"]            # across methods, a smaller KL did not mean less BLEU lost
+assert sft_test["kl_per_token"] < dpo_1["kl_per_token"] and sft_test["bleu"] < dpo_1["bleu"]
 
 # %% [markdown]
 # The smaller β, the farther the policy moves from the base (KL), the lower its BLEU and the more it repeats
 # itself: at β = 0.01 one test output in six has a word twice in a row, some of them *vous vous vous …*
-# (KL and BLEU order asserted; the repetitions — the share of test outputs with a word twice in a row — printed;
-# the examples above). All three reach a *vous* rate of at least 0.99 (asserted). Two things to read in the
-# validation curves: the first hundred updates are nearly the same for all three β — a likely reason, not
-# tested here: Adam divides out the scale of the gradient, which β sets, so β acts only once the loss
-# saturates; and after the first hundred updates BLEU falls, even at β = 1. None of the three keeps test BLEU
-# within a point of the base (the best, β = 1, loses 1.95).
+# (the order of KL, BLEU and repetitions asserted; the repetitions are the share of test outputs with a word
+# twice in a row; the examples above). All three reach a *vous* rate of at least 0.99 (asserted). None of the
+# three keeps test BLEU within a point of the base (the best, β = 1, loses 1.95).
+#
+# This KL ranks the three β of one method, not different methods. Full SFT's KL to the base (0.092 nats per
+# token, §2) is below DPO β = 1's 0.100, yet full SFT lost more test BLEU (40.90 against 41.38; asserted).
+#
+# The validation curves are BLEU on the first 300 validation pairs, other sentences than the test split: their
+# level (about 47) is not comparable with the test BLEU (43.33). They start at update 50, and the base model's
+# validation BLEU is not printed, so they do not show what the first fifty updates did to it. Two things to read
+# in them (both asserted). First, the points at 50 and 100 updates are nearly the same for all three β. A likely
+# reason, not tested here: Adam divides out the scale of the gradient, which β sets, so β acts only once the
+# loss saturates. Second, from update 100 on, BLEU falls at every point, even at β = 1.
 #
 # **Stopping earlier** (the last two rows: β = 1, the same recipe with its schedule ending at 100 or 150
-# updates) does not get both targets either. The *vous* rate is 0.854 and 0.939, below 0.95, and test BLEU is
-# still 1.06 and 1.09 below the base's 43.33 (the 300-update run: 1.95).
+# updates) does not meet both targets of §4 either (a *vous* rate of at least 0.95, test BLEU within a point of
+# the base). The *vous* rate is 0.854 and 0.939, below 0.95, and test BLEU is still 1.06 and 1.09 below the
+# base's 43.33 (the 300-update run: 1.95).
 #
 # On the pairs without *you*, all three β = 1 runs are within a point of the base's 43.87 (43.52, 43.70, 43.01):
 # each loses less there than on the whole split (asserted). The whole split adds the *you*
@@ -687,9 +771,13 @@ assert reports["sft_lora"]["recipe"]["lr"] == 1e-3 and reports["sft_lora"]["upda
 # %% [markdown]
 # ## 6. Side by side
 #
-# The seconds are one wall time per run. Do not read the full SFT's 625 s against LoRA's 205 s: another job
-# shared the machine during part of that run (noted when it was made; its report does not record it). The live
-# runs of §2–3, both timed in this run, took 25 s and 21 s.
+# The seconds are one wall time per run, each timed once: rough figures, not a benchmark. For the same 400
+# updates, full SFT took three times LoRA SFT's seconds (625 s against 205 s; asserted: more than 2.5 times). One
+# timing each does not tell how much of that is the cost of training every weight.
+#
+# The best-of-n row counts other things. Its updates are the reward head's 300 steps, each on all 2,048 training
+# pairs at once (the other rows: batches of 32 pairs). Its seconds add the reward model's training to the
+# sampling and scoring of §5.
 
 # %%
 def summary_row(method, trainable, updates, seconds, vous, bleu, bleu_not_you=None):
@@ -713,6 +801,7 @@ for register in REGISTERS:
                              tagged_report["updates"], tagged_report["train_seconds"], t["vous_rate"], t["bleu"]))
 table.append(summary_row(f"best-of-{S.best_of}, reward model (this run)", rm_trained, rm_steps,
                          best_of_seconds + rm_seconds, best_of_rate, None))
+assert reports["sft"]["train_seconds"] > 2.5 * reports["sft_lora"]["train_seconds"]     # what the text says
 cores = {(r["hardware"]["device"], r["hardware"]["cpu_count"]) for r in reports.values()}
 assert len(cores) == 1
 device, n_cores = cores.pop()
@@ -725,23 +814,28 @@ viz.show_table(table, title="committed runs on the test split (vous rate: held-o
 #
 # - **SFT** is the pre-training loss on chosen pairs: 400 updates on *vous* pairs made every decided translation
 #   formal and cost 2.4 BLEU on the test split, and still 1.6 on its pairs without *you* (where the register
-#   matters much less): full SFT changed more than the register.
+#   matters much less): a sign that full SFT changed more than the register.
 # - **LoRA** trains $\frac{\alpha}{r}BA$ beside frozen weights, $B = 0$ at the start: the same *vous* rate as full
 #   SFT within a point with 0.97 % of the parameters, an adapter of 98 KiB in int8, the base model's outputs at the
 #   start (difference 0), merged weights and `peft` giving the adapted model's outputs. In the committed runs it
 #   also lost less BLEU than full SFT: 1.3 on the test split and 0.4 without *you*.
 # - **An instruction in the input** turns a behaviour into a choice: `formal :` / `informal :` learned from tagged
 #   pairs mixed with untagged ones gives 96.5 % *vous* and 92.6 % *tu* on request, and the base model's habit
-#   and BLEU when nothing is asked (BLEU within half a point, *vous* rate within 1.3 points).
+#   and BLEU when nothing is asked (BLEU within half a point; a *vous* rate of 0.407 against 0.394). Asking costs
+#   BLEU: 40.58 asked formal, 41.87 asked informal, and about 1.8 points on the pairs without *you*, more than
+#   full SFT lost there.
 # - **Preferences**: a Bradley–Terry reward model on the frozen body ranks 96.4 % of the held-out pairs right;
-#   best-of-n with it raises the *vous* rate without training. **DPO** optimises the KL-regularised objective
+#   best-of-4 with it raises the *vous* rate from 0.394 to 0.808 without training the translator, still below
+#   every run trained towards *vous*. **DPO** optimises the KL-regularised objective
 #   directly — its loss equals `trl`'s on the same log-probabilities (checked on a tiny GPT-2) — and reaches a
 #   *vous* rate of 0.99–1.00. At β = 1 it costs 1.95 test BLEU, and less than a point on the pairs without *you*
 #   (43.01 against the base's 43.87); how much of the larger loss is the references' *tu* is not measured. LoRA SFT
 #   reached the same 0.991 with more BLEU on both. Small β costs far more: the policy drifts (KL) into
-#   repetitions. Stopping earlier keeps more BLEU and gives up *vous* (0.94 at 150 updates).
-# - Every method was measured on the behaviour **and** on what it costs: by the *vous* rate alone (1.000), the
-#   DPO run that repeats *vous* dozens of times would rank with the best.
+#   repetitions. The KL ranks the β of DPO, not methods: full SFT's is lower than β = 1's, with less BLEU.
+#   Stopping earlier keeps more BLEU and gives up *vous* (0.94 at 150 updates).
+# - Every committed run was measured on the behaviour **and** on BLEU: by the *vous* rate alone (1.000), the
+#   DPO run that repeats *vous* dozens of times would rank with the best. Best-of-n was measured on the behaviour
+#   only (its BLEU is not measured; it costs n decodings per request). The live runs show the behaviour only.
 #
 # ## Exercises
 

@@ -206,7 +206,8 @@ def plot_cost(rows: list[dict], path=None, *, threads: int | None = None):
     if threads is not None:
         check_positive_int(threads, "threads")
     where = "this CPU" if threads is None else "the stored run's CPU"
-    fig.suptitle(f"training cost of attention on {where} ({threads or torch.get_num_threads()} thread(s))")
+    n_threads = threads or torch.get_num_threads()
+    fig.suptitle(f"training cost of attention on {where} ({n_threads} thread{'' if n_threads == 1 else 's'})")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)

@@ -102,9 +102,11 @@ assert torch.allclose(vectors, as_matmul)                    # a lookup is a one
 #
 # Word vectors need a lot of running text. We use the validation and test splits of WikiText-2
 # (Wikipedia Good and Featured articles; Merity et al. 2016), not its larger training split, to keep the
-# training short; after the cleaning below they hold 418,557 tokens in the class run. We lower-case
-# them, drop the section headings and the `<unk>` placeholders for rare words, and keep the words
-# seen at least `min_count` times — word2vec's convention, so out-of-vocabulary words simply vanish.
+# training short. We lower-case them and drop the section headings, the `<unk>` placeholders for rare
+# words and the lines of at most two tokens: in the class run 418,557 tokens are left. Then we keep the
+# words seen at least `min_count` times — word2vec's convention, so out-of-vocabulary words simply vanish.
+# In the class run the 6,935 words kept cover 95.8 % of the 418,557 tokens, and the models below train on
+# those. Where this notebook gives a corpus size, it is the count before this last step.
 
 # %%
 def wiki_sentences(max_lines=None):
@@ -184,6 +186,11 @@ assert (ppmi_by_hand >= 0).all() and torch.allclose(ppmi_by_hand, ppmi_by_hand.T
 # %% [markdown]
 # Both pairs were counted twice, but PMI discounts the frequent *the*: PPMI(sat, on) = 0.9163 against
 # PPMI(the, on) = 0.5108.
+#
+# On the real corpus the clipping matters. In the class run the co-occurrence matrix printed below has
+# 2.20 % of its 6,935² cells non-zero: that many (word, context) pairs were seen together. PPMI keeps
+# 860,293 of them, about four in five; the others were seen less often than chance (with the smoothed
+# $P_\alpha(c)$) and are set to zero.
 #
 # On the real corpus the matrix is |V| × |V| but sparse, so we keep it in `scipy.sparse`. A
 # truncated SVD $M \approx U_d \Sigma_d V_d^\top$ keeps the $d$ directions with the largest singular
@@ -320,7 +327,9 @@ assert history.loss[-1] < history.loss[0] - 0.5             # the loss per pair 
 # ## 5. The baseline: gensim on the same tokens
 #
 # gensim's `Word2Vec` (optimised C code, Řehůřek & Sojka 2010) with the same dimension, window,
-# epochs, learning rate, subsampling threshold and number of noise words, on exactly our sentences.
+# epochs, subsampling threshold and number of noise words, on exactly our sentences. Its learning rate is
+# set to decay the same way, from `lr` to `lr`·10⁻⁴ (`train_gensim_word2vec` passes them as gensim's
+# `alpha` and `min_alpha`); neither training prints its schedule.
 
 # %%
 t0 = time.perf_counter()
@@ -369,17 +378,18 @@ if S.profile != "quick":       # checked on the full corpus; the quick profile's
     count_based = results["PPMI + SVD"]              # the class run: best on both measures
     assert all(count_based[m] > r[m] for r in results.values() if r is not count_based
                for m in ("WordSim-353 ρ", "analogy acc.")), results
-if S.profile == "class":       # the two word2vec models: close on analogies next to the lead of PPMI + SVD, not on ρ
+if S.profile == "class":       # the class run: on ρ both gaps below are under one s.e.; on analogies SGNS ≈ gensim
     ours, baseline = results["our SGNS"], results["gensim Word2Vec (baseline)"]
     rho_lead = results["PPMI + SVD"]["WordSim-353 ρ"] - ours["WordSim-353 ρ"]
     acc_lead = results["PPMI + SVD"]["analogy acc."] - ours["analogy acc."]
     acc_gap = ours["analogy acc."] - baseline["analogy acc."]
-    assert gap > rho_lead and 0 < acc_gap < acc_lead, (gap, rho_lead, acc_gap, acc_lead)
+    se_rho = min((1 - r["WordSim-353 ρ"] ** 2) * se_z for r in results.values())   # the smallest printed s.e.
+    assert 0 < rho_lead < gap < se_rho and 0 < acc_gap < acc_lead, (rho_lead, gap, se_rho, acc_gap, acc_lead)
 
 # %% [markdown]
 # In the class run the count-based **PPMI + SVD is best on both measures**: ρ 0.364 against 0.337 (our SGNS) and
-# 0.290 (gensim), analogy accuracy 0.062 against 0.021 and 0.016, and it is also the fastest (3.7 s, against 26.0 s
-# and 9.5 s in the stored run). Levy et al. (2015) likewise find that count-based vectors with the right settings
+# 0.290 (gensim), analogy accuracy 0.062 against 0.021 and 0.016, and it is also the fastest (2.8 s, against 22.0 s
+# and 9.2 s in the stored run). Levy et al. (2015) likewise find that count-based vectors with the right settings
 # can match SGNS. How firm the ρ ranking is, the outputs do not settle: on 182 pairs each ρ has a standard error
 # of 0.067 to 0.070 (printed above); the largest gap, 0.364 − 0.290, is only slightly larger than that, the
 # others (such as Δρ = +0.047 between our SGNS and gensim) are smaller, and no standard error of a *difference*
@@ -388,20 +398,22 @@ if S.profile == "class":       # the two word2vec models: close on analogies nex
 # differ in analogy accuracy by 0.021 − 0.016 (from rounded values), between one and a half and two and a half
 # times their standard errors (0.003 and 0.002); no test of that difference is printed either. So the two
 # word2vec implementations are close on analogies next to the lead of PPMI + SVD (0.021 and 0.016 against
-# 0.062), but not on ρ: there their gap (Δρ = +0.047) is larger than the lead of PPMI + SVD over our SGNS
-# (0.364 against 0.337).
+# 0.062). On ρ the outputs do not separate any two of the three: the gap between the two word2vec
+# implementations (Δρ = +0.047) and the lead of PPMI + SVD over our SGNS (0.364 against 0.337) are
+# both smaller than one standard error of a single ρ.
 #
 # All these numbers are small next to published ones: vectors trained on *billions* of words reach
 # ρ ≈ 0.6–0.75 on WordSim-353 and 65–70 % on these analogies (Pennington et al. 2014, Tables 2–3). Our
 # corpus has under half a million tokens, half of the WordSim pairs (171 of 353) and 86 % of the analogy
 # questions are out of vocabulary, and we ran a single seed.
 #
-# ### How corpus size drives these numbers
+# ### More text
 #
 # The course has more English than WikiText: the English side of the Tatoeba pairs (the translation
 # notebooks 05, 06 and 08), the SST-2 training phrases (02) and the rt-polarity movie-review sentences
 # (loaded here for this curve). We train gensim's word2vec (same hyper-parameters; it is fast enough to do it several
-# times) on growing slices of WikiText and then on all of it together, and score every question: an analogy
+# times) on the first quarter, half and all of WikiText's paragraphs (the percentages in the row names are
+# shares of paragraphs, not of tokens), then on all the text together, and score every question: an analogy
 # whose words have no vector counts as wrong here, so the "all questions" curve mixes two effects of more
 # text: more questions covered, and how well the covered ones are answered.
 
@@ -449,11 +461,18 @@ assert curve[-1]["questions covered"] > curve[0]["questions covered"]
 # row (1.4 % of the 19,544 in the first, 41.2 % in the last), so its rows are not comparable. Only the
 # "all questions" column and the coverage share one denominator.
 #
+# The rows differ in more than size. "WikiText 25%" and "WikiText 50%" are the first quarter and half of
+# the paragraphs: 103,214 and 213,776 tokens, about a quarter and a half of WikiText's 418,557 (the `tokens` column
+# counts the tokens before the `min_count` step). The last row also adds other kinds of English (Tatoeba
+# sentences, SST-2 phrases, rt-polarity reviews), and its vocabulary grows from 6,935 to 17,173 words. Each row
+# is a single run with seed 0. So the table shows the scores rising together with the amount of text; it
+# does not show how much of the rise comes from the size alone.
+#
 # Nothing here goes beyond about two million tokens (2,176,456); the published 65–70 % come from 6 billion
 # tokens (Pennington et al. 2014, Table 2), about 2,800 times our largest corpus. The from-scratch SGNS
-# above was trained on WikiText alone (26.0 s in the stored class run), on the same 418,557 tokens as the
-# "WikiText 100%" row, the third of the four. This curve shows gensim only; our SGNS's scores on those
-# tokens are in the table of §6 (ρ 0.337 against gensim's 0.290).
+# above was trained on WikiText alone (22.0 s in the stored class run), on the same text as the
+# "WikiText 100%" row, the third of the four. This curve shows gensim only; our SGNS's scores on that
+# text are in the table of §6 (ρ 0.337 against gensim's 0.290).
 #
 # ### Nearest neighbours
 
@@ -472,20 +491,21 @@ viz.show_table(rows, title="5 nearest neighbours by cosine")
 # and SVD gives related words for *war*, *music* and *film*. Several SGNS rows are mostly unrelated words
 # (*king* → tribute, beijing, armenia, ich, submit; *water* → lunar, hunting, deposits, stable,
 # spacecraft), where gensim's are closer (*king* → ruler, throne; *water* → ice, nitrogen). The outputs do
-# not explain this. It is not the corpus size: gensim was trained on the same 418,557 tokens. Nor does it
-# match the scores above, where our SGNS is ahead of gensim (ρ 0.337 against 0.290, analogies 0.021
-# against 0.016) and behind only PPMI + SVD: eight probe words are a small sample, and their neighbour
-# lists need not agree with scores averaged over 182 pairs and 2,654 questions.
+# not explain this. It is not the corpus size: gensim was trained on the same text. Nor does it match the
+# scores above, where our SGNS scores a little above gensim (ρ 0.337 against 0.290, a gap smaller than one
+# standard error; analogies 0.021 against 0.016) and below PPMI + SVD: eight probe words are a small
+# sample, and their neighbour lists need not agree with scores averaged over 182 pairs and 2,654 questions.
 
 # %% [markdown]
 # ### A 2-D picture
 #
 # Project the vectors of a few chosen words to two dimensions with PCA (the top two principal
 # directions of these words' vectors) and plot them. In the stored figure months, family and music
-# words form three separate clusters, while the numbers (*two* … *six*) and the war words (*troops*,
-# *army*, *soldiers*, *battle*) overlap. The line printed under the figure backs this with distances in
-# the plane: it lists the words whose nearest plotted point belongs to another group. In the class run
-# all of them are number or war words, each next to a word of the other of those two groups.
+# words form three separate clusters, while the numbers (*two* … *six*) and most of the war words lie
+# close together in the lower left. The line printed under the figure measures this in the plane: it lists
+# the words whose nearest plotted point belongs to another group. In the class run that is one pair,
+# *two* and *troops*, each the other's nearest point; where the other war words sit can only be read off
+# the figure.
 
 # %%
 groups = {
@@ -563,9 +583,10 @@ widgets.explorer(explore, [{"word": "guitar"}, {"word": "soldiers"}], word="musi
 # %% [markdown]
 # ## 7. Strengths and weaknesses
 #
-# **Strength**: nothing above used a label. The vectors come from raw text alone, so they can be
-# trained on as much text as we can find and then reused by a model trained on a small labelled set
-# — notebook 02 initialises its sentiment classifiers with the SGNS vectors saved here.
+# **Strength**: the training used no labels. The vectors come from raw text alone (the human scores and
+# answer keys of §6 only evaluate them), so they can be trained on as much text as we can find and then
+# reused by a model trained on a small labelled set — notebook 02 initialises its sentiment classifiers
+# with the SGNS vectors saved here.
 #
 # **Weakness 1 — out-of-vocabulary words.** A word never seen (or seen fewer than `min_count`
 # times) has no vector at all. Which WordSim-353 words are missing here?
@@ -573,17 +594,21 @@ widgets.explorer(explore, [{"word": "guitar"}, {"word": "soldiers"}], word="musi
 # %%
 missing = sorted({w.lower() for w in list(ws353["word1"]) + list(ws353["word2"])} - set(sgns_wv.itos))
 print(f"{len(missing)} WordSim-353 words have no vector, e.g. {missing[:12]}")
+skipped = sum(1 for w1, w2, _ in sim_pairs if w1.lower() in missing or w2.lower() in missing)
+print(f"{skipped} of the {len(sim_pairs)} WordSim-353 pairs contain one of them")
+assert skipped == len(sim_pairs) - n_pairs                 # exactly the pairs that §6 leaves out
 for word in ["transformers", "unbelievably", "covid"]:
     try:
         sgns_wv[word]
         print(f"{word!r}: has a vector")
-    except KeyError as err:
-        print(f"{word!r}: KeyError {err}")
+    except KeyError:
+        print(f"{word!r}: KeyError, out of vocabulary (these vectors know {len(sgns_wv):,} words)")
 
 # %% [markdown]
 # In the class run 147 WordSim-353 words have no vector, common ones such as *anxiety* and *atmosphere*
 # among them: each occurs fewer than `min_count` = 5 times in our 418,557 tokens. Every pair that contains
-# one of them is skipped, which is why §6 scores only 182 of the 353 pairs (171 are left out).
+# one of them is skipped. The second line above counts those pairs, and the cell checks that they are
+# exactly the pairs §6 leaves out: 171 of the 353, which is why §6 scores only 182.
 #
 # **Weakness 2 — one vector per type.** *The shirt is green*, *the recruits are green*
 # (inexperienced) and *green policy* (environmental) use three senses of *green*, but a type-based
@@ -606,7 +631,7 @@ assert same
 if "green" in sgns_wv:
     print(f"'green' occurs {int(counts[vocab.stoi['green']])} times in the corpus")
     print("neighbours of 'green':", [w for w, _ in sgns_wv.nearest("green", 10)])
-    green_sims = {}
+    green_sims, sense_mean = {}, {}
     for sense, probes in [("colour", ["red", "blue", "yellow", "white"]),
                           ("inexperienced", ["young", "new", "inexperienced", "recruits"]),
                           ("environment/politics", ["environmental", "party", "policy", "energy"])]:
@@ -614,16 +639,20 @@ if "green" in sgns_wv:
         no_vector = [w for w in probes if w not in sgns_wv]
         print(f"{sense:>22}: {sims}" + (f"   no vector: {no_vector}" if no_vector else ""))
         green_sims.update(sims)
-    if S.profile == "class":   # the class run: blue is the closest probe, the other colours are below energy
+        if sims:
+            sense_mean[sense] = np.mean(list(sims.values()))  # the mean of the printed (rounded) cosines
+    if S.profile == "class":   # the class run: the colour sense leads, weakly (see the text below)
         assert max(green_sims, key=green_sims.get) == "blue", green_sims
         assert green_sims["energy"] > max(green_sims[w] for w in ("red", "yellow", "white")), green_sims
+        assert max(sense_mean, key=sense_mean.get) == "colour" and max(green_sims.values()) < 0.5, sense_mean
 
 # %% [markdown]
 # In the class run *green* occurs only 28 times. Its ten nearest neighbours include first names (*jamie*,
 # *louis*, *frank*, *barbara*; possibly because lower-casing merges the colour with the surname *Green*,
-# which the notebook does not count) but no colour or political word. Among the probe words its highest
-# cosine is with a colour, *blue* (0.48), but the other colours score lower (*red* 0.29, *yellow* 0.23,
-# *white* 0.18) than *energy* (0.35), so no single sense stands out. Two probes of the "inexperienced"
+# which the notebook does not count) but no colour or political word. Among the probe words the colour
+# sense leads, but weakly. Its four printed cosines have the highest mean of the three senses (asserted), and
+# the highest single cosine is *blue* (0.48). But no cosine reaches 0.5, and *energy* (0.35) scores above
+# the other three colours (*red* 0.29, *yellow* 0.23, *white* 0.18). Two probes of the "inexperienced"
 # sense, *inexperienced* and *recruits*, have no vector at all (fewer than 5 occurrences), so only
 # *young* (0.28) and *new* (0.1) are scored; in the sentence *the recruits are green* above, *recruits*
 # itself has no vector (weakness 1 again). Whatever senses the corpus uses, one row must serve them all;
@@ -660,7 +689,7 @@ else:
 #   truncated SVD gives dense vectors (LSA).
 # - Predicting: skip-gram with negative sampling trains centre and context vectors to tell real
 #   pairs from unigram$^{0.75}$ noise; subsampling drops most occurrences of very frequent words.
-# - Evaluation needs coverage next to the score. On the same 418,557 tokens (class run), PPMI + SVD
+# - Evaluation needs coverage next to the score. On the same WikiText tokens (class run), PPMI + SVD
 #   scored best (ρ 0.364, analogies 0.062), ahead of our SGNS (0.337, 0.021) and gensim's word2vec
 #   (0.290, 0.016), as asserted in §6. The largest ρ gap (0.364 − 0.290) is about one standard error of
 #   a single ρ (0.067 to 0.070), and no test of the gaps is printed; the analogy lead of PPMI + SVD is
@@ -670,9 +699,10 @@ else:
 #
 # ## Exercises
 #
-# Each exercise has a check that compares your function with a reference on several inputs and, when
-# they differ, names the input (and a typical mistake it recognises). In the stored run the solutions
-# are filled in, so each check prints only its ✅ line. Exercise 3 ends by asking the
+# Each exercise ends with a check (its code is in `coursekit/exercises/checks/embeddings.py`). It is
+# written to compare your function with a reference on several inputs and, when they differ, to name the
+# input (and a typical mistake it recognises). In the stored run the solutions are filled in, so each
+# check prints only its ✅ line: what a failing check says is not shown here. Exercise 3 ends by asking the
 # SGNS vectors the textbook analogy *man : woman :: king : ?*; in the class run they answer *booker*,
 # not *queen*, although *queen* has a vector (19 occurrences, §4). The outputs do not show why. One miss
 # is no surprise: these vectors answer only 2.1 % of the covered analogy questions correctly.

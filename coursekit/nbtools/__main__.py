@@ -6,6 +6,7 @@
     python -m coursekit.nbtools sync-check     # every .py and .ipynb pair has the same cells
     python -m coursekit.nbtools prose notebooks/07_self_attention.py   # prose-only edits: markdown into the .ipynb
     python -m coursekit.nbtools claims [NB.ipynb ...]   # every number of the prose shown by the notebook
+    python -m coursekit.nbtools compact-figures NB.ipynb ...   # stored PNGs with a 256-colour palette
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from coursekit.nbtools.claims import claim_problems
 from coursekit.nbtools.execution import NOTEBOOKS, run, runtime_table, sync_problems, sync_prose, write_table
+from coursekit.nbtools.figures import compact_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     p_prose.add_argument("paths", nargs="+", type=Path)
     p_claims = sub.add_parser("claims", help="check that every number of the prose is shown by its notebook")
     p_claims.add_argument("paths", nargs="*", type=Path, help="executed notebooks (default: all of notebooks/)")
+    p_compact = sub.add_parser("compact-figures", help="re-encode stored PNG outputs with a 256-colour palette")
+    p_compact.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args(argv)
+    if args.command == "compact-figures":
+        for p in args.paths:
+            print(f"{p.name}: {compact_file(p) / 2**10:,.0f} KiB saved")
+        return 0
     if args.command == "run":
         for p in args.paths:
             meta = run(p, args.profile, save=not args.no_save, timeout=args.timeout)

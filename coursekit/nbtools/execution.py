@@ -10,7 +10,8 @@ beside it is built from it and executed top to bottom in a fresh kernel::
 
 (the command line is :mod:`coursekit.nbtools.__main__`). ``run`` records in the notebook's
 ``metadata.coursekit`` the profile, device, library versions and wall time of that run, and in
-``notebooks/timings.json`` the wall time per profile.
+``notebooks/timings.json`` the wall time per profile; the figures it stores are compacted
+(:mod:`coursekit.nbtools.figures`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import nbformat
 
 from coursekit import runtime
+from coursekit.nbtools.figures import compact_figures
 from coursekit.runtime import oversubscribed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +131,7 @@ def run(path: Path, profile: str, save: bool = True, timeout: int = 900) -> dict
     meta = run_metadata(profile, seconds, threads, load)
     nb.metadata["coursekit"] = meta
     if save:
+        compact_figures(nb)               # 256-colour PNGs: about half the bytes of the committed notebook
         nbformat.write(nb, str(source.with_suffix(".ipynb")))
     record_timing(source.stem, meta)
     return meta

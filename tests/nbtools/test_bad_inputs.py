@@ -1,4 +1,5 @@
-"""Bad calls to coursekit.nbtools.claims (the notebooks' claims check): each must give a clear error.
+"""Bad calls to coursekit.nbtools.claims (the notebooks' claims check) and coursekit.nbtools.figures: each must
+give a clear error.
 
 One row per thing that can go wrong (see ``tests/helpers/bad_inputs.py``): the error type, a regex its
 message must match (the argument's name, what was expected, what arrived), raised by coursekit itself.
@@ -12,7 +13,7 @@ from pathlib import Path
 import nbformat
 from helpers.bad_inputs import Bad, bad_call_test, tmp
 
-from coursekit.nbtools import claims
+from coursekit.nbtools import claims, figures
 
 EXEMPT = {
     "coursekit.nbtools.claims.Claim": "a plain result container filled by prose_numbers",
@@ -70,6 +71,22 @@ CLAIMS = [
 ]
 
 
-ROWS = CLAIMS
+# ==============================================================================================
+# coursekit.nbtools.figures
+# ==============================================================================================
+
+FIGURES = [
+    Bad("base64 text instead of the PNG's bytes", figures.compact_png, lambda: figures.compact_png("iVBORw0KGgo="),
+        TypeError, r"data must be the bytes of a PNG, got str"),
+    Bad("the .py twin instead of the executed notebook", figures.compact_file,
+        lambda: figures.compact_file(notebook_file("# %%\n", suffix=".py")), ValueError,
+        r"path must be an existing \.ipynb file, got '.*nb\.py'"),
+    Bad("a notebook that does not exist", figures.compact_file,
+        lambda: figures.compact_file(tmp() / "missing.ipynb"), ValueError,
+        r"path must be an existing \.ipynb file, got '.*missing\.ipynb'"),
+]
+
+
+ROWS = CLAIMS + FIGURES
 
 test_bad_call = bad_call_test(ROWS)

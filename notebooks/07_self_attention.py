@@ -19,7 +19,7 @@
 #   $A_i = \sum_j \mathrm{softmax}_j(x_i \cdot x_j)\, x_j$.
 # - Use query, key and value projections $W_q, W_k, W_v$; reproduce the slides' worked numbers
 #   (scores 112, 96 → 14, 12 → weights 0.88, 0.12; *The brown dog ran*: the slide's numbers checked).
-# - Measure why the scores are divided by $\sqrt{d_k}$: softmax saturation and vanishing gradients.
+# - Measure why the scores are divided by $\sqrt{d_k}$: softmax saturation and the small gradient it passes back.
 # - Write attention in matrix form $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$ with padding and causal
 #   masks, and multi-head attention (split, attend, concatenate, $W_O$), and check both against
 #   PyTorch.
@@ -185,11 +185,17 @@ assert [round(a, 3) for a in w4[1].tolist()] == [0.018, 0.982, 0.0, 0.0]
 # If the entries of $q$ and $k$ are independent with mean 0 and variance 1, then
 # $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$ has mean 0 and **variance $d_k$**. Large-variance scores push
 # the softmax towards a one-hot vector; there its Jacobian $\mathrm{diag}(a) - a a^\top$ is almost
-# zero and the gradients that reach $W_q$ and $W_k$ vanish. Dividing by $\sqrt{d_k}$ divides the
-# variance by $d_k$, back to about 1 at every width. We measure the score variance, the softmax entropy
-# and the gradient norm $\lVert \partial L / \partial \text{scores} \rVert$ for random $q$, $k$ over 16
-# keys. The table's var(q·k) is the variance *before* the division, in both rows, so that it can be
-# compared with $d_k$; the cell after it prints the variance after the division.
+# zero, so little gradient passes back through it. Vaswani et al. (2017, §3.2.1) suspect that this is
+# what hurts learning at large $d_k$. Dividing by $\sqrt{d_k}$ divides the variance by $d_k$, back to
+# about 1 at every width. We measure the score variance, the softmax entropy and the gradient norm
+# $\lVert \partial L / \partial \text{scores} \rVert$ for random $q$, $k$ over 16 keys.
+#
+# Two things to read the table right. The gradient is taken at the softmax's input, that is *after* the
+# division in the scaled rows: it shows how much gradient the softmax lets through. It is not the gradient
+# that reaches $W_q$ and $W_k$: on the way back that one is divided by $\sqrt{d_k}$ once more in the scaled
+# rows and multiplied by $k$ and $q$, and this notebook does not compute it. The table's var(q·k) is the
+# variance *before* the division, in both rows, so that it can be compared with $d_k$; the cell after it
+# prints the variance after the division.
 
 # %%
 def softmax_stats(d_k: int, scale: bool, n: int, T: int = 16, seed: int = 0) -> dict:
@@ -227,7 +233,7 @@ big = max(S.d_ks)
 for d in S.d_ks:
     assert 0.8 < by[(d, False)]["var(q·k)"] / d < 1.2  # Var(q·k) = d_k
 assert by[(big, False)]["entropy"] < 0.2 * by[(big, True)]["entropy"]      # unscaled softmax ~ one-hot
-assert by[(big, False)]["grad norm"] < 0.2 * by[(big, True)]["grad norm"]  # and its gradients vanish
+assert by[(big, False)]["grad norm"] < 0.2 * by[(big, True)]["grad norm"]  # and lets little gradient through
 print("variance after dividing by √d_k:", {d: round(by[(d, True)]["var(q·k)"] / d, 3) for d in S.d_ks})
 print(f"d_k={big}: entropy {by[(big, False)]['entropy']:.3f} (unscaled) vs {by[(big, True)]['entropy']:.3f} (scaled); "
       f"grad norm {by[(big, False)]['grad norm']:.4f} vs {by[(big, True)]['grad norm']:.4f}")
@@ -235,10 +241,11 @@ print(f"d_k={big}: entropy {by[(big, False)]['entropy']:.3f} (unscaled) vs {by[(
 # %% [markdown]
 # In the class run the scaled variance stays between 0.991 and 1.073, and with scaling the entropy and the
 # gradient barely change with the width (entropy 2.353–2.419, grad norm 0.271–0.290 from $d_k = 1$ to
-# 4,096). Without it the entropy falls at every width, to 0.044, and the gradient, after a small rise at
-# $d_k = 4$ (0.295 against 0.271), falls to 0.021. At $d_k = 64$, the per-head width of the original
-# Transformer, the unscaled softmax is already far from the scaled one (entropy 0.428 against 2.360,
-# max weight 0.838 against 0.244).
+# 4,096). Without it the entropy falls at every width, to 0.044, and the gradient at the softmax's input,
+# after a small rise at $d_k = 4$ (0.295 against 0.271), falls to 0.021. At $d_k = 64$, the per-head width
+# of the original Transformer, the unscaled softmax is already far from the scaled one (entropy 0.428
+# against 2.360, max weight 0.838 against 0.244). This is the saturation that the scaling prevents; what it
+# does to the gradients of $W_q$ and $W_k$ the table does not show.
 #
 # ## 4. Matrix form and masks
 #
@@ -282,8 +289,8 @@ out = A @ V                                                          # (B, T, C)
 ours, ours_w = scaled_dot_product_attention(Q, K, V, both[:, 0])
 fast, _ = scaled_dot_product_attention(Q, K, V, both[:, 0], need_weights=False)
 ref = F.scaled_dot_product_attention(Q, K, V, attn_mask=both[:, 0])
-print("max |derivation - coursekit|      :", (out - ours).abs().max().item())
-print("max |derivation - F.scaled_dot_…| :", (out - ref).abs().max().item())
+print(f"max |derivation - coursekit|      : {(out - ours).abs().max().item():.1e}")
+print(f"max |derivation - F.scaled_dot_…| : {(out - ref).abs().max().item():.1e}")
 assert torch.allclose(out, ours, atol=1e-6) and torch.allclose(out, ref, atol=1e-6)
 assert torch.allclose(fast, ref, atol=1e-6)
 assert torch.allclose(A.sum(-1), torch.ones(2, 4)) and torch.all(A[1, :, 3] == 0)
@@ -300,8 +307,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The fast path (`need_weights=False`) hands the same computation to PyTorch's fused kernel, which
-# never stores the $T \times T$ weight matrix; we use it whenever we do not need to plot weights.
+# The fast path (`need_weights=False`) hands the same computation to PyTorch's fused kernel. It is built
+# to work through the keys block by block, without holding the whole $T \times T$ weight matrix (that is
+# PyTorch's design; §7 checks only that the kernel never returns such a matrix). We use it whenever we do
+# not need to plot weights.
 #
 # A query whose keys are *all* masked would be a softmax over nothing (every score $-\infty$: NaN).
 # `coursekit.attention` gives such a row zero weights and a zero output, on both paths. We mask the one
@@ -351,7 +360,7 @@ with torch.no_grad():  # nn.Linear stores W transposed: y = x Wᵀ
 library, _ = mha(X, mask=pad)
 assert torch.allclose(by_hand, batched, atol=1e-6) and torch.allclose(by_hand, library, atol=1e-6)
 print("by hand ≈ batched ≈ coursekit.MultiHeadAttention (allclose, atol 1e-6): max diff",
-      max((by_hand - batched).abs().max().item(), (by_hand - library).abs().max().item()))
+      f"{max((by_hand - batched).abs().max().item(), (by_hand - library).abs().max().item()):.1e}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -444,9 +453,11 @@ viz.show_table([
 # each on a single CPU thread.
 #
 # Peak memory on a CPU has no `torch.cuda.max_memory_allocated`, so we count it ourselves: a
-# `TorchDispatchMode` sees every tensor each operator creates and a finaliser sees it freed; the
-# peak of the live bytes is what the layer needed. (Timings on a shared machine are noisy; the
-# memory counts are exact.)
+# `TorchDispatchMode` sees every tensor an operator returns and a finaliser sees it freed; we report the
+# peak of those live bytes. It counts the tensors the operators hand back, not all the memory the layer
+# uses: memory a kernel uses inside itself, the input and the parameters are not counted, and the count is
+# not checked against the memory allocator. Timings on a shared machine are noisy; the counts do not
+# depend on the load (the live counts in the training part below repeat the stored run's).
 
 # %%
 class PeakTensorMemory(TorchDispatchMode):
@@ -517,7 +528,7 @@ plt.show()
 
 # %%
 def crossover(name: str) -> float | None:
-    """Sequence length where `name` becomes slower than the RNN (log-log interpolation), or None."""
+    """Length where `name` first goes from faster to slower than the RNN (log-log interpolation), or None."""
     a = [c["ms"] for c in cost if c["layer"] == name]
     r = [c["ms"] for c in cost if c["layer"] == "RNN (nn.RNN)"]
     for i in range(1, len(S.lengths)):
@@ -549,8 +560,9 @@ for name in layers:
           " ".join(f"{math.log2(b / a):.2f}" for a, b in zip(t, t[1:])))
 for name in list(layers)[:2]:
     n_x = crossover(name)
-    print(f"{name} becomes slower than the RNN at n ≈ {n_x:.0f}" if n_x else
-          f"{name}: no crossover within n ≤ {S.lengths[-1]}")
+    print(f"{name} goes from faster to slower than the RNN at n ≈ {n_x:.0f}" if n_x else
+          f"{name}: does not go from faster to slower than the RNN within n ≤ {S.lengths[-1]}")
+    print(f"{'':<4}lengths at which it was slower than the RNN:", [n for n in S.lengths if at(name, n) > at(rnn, n)])
 n_max = S.lengths[-1]
 matrix_MiB = 4 * n_max**2 / 2**20                                   # one float32 n × n matrix
 print(f"n = {n_max}: one n × n float32 matrix = {matrix_MiB:g} MiB; peak:",
@@ -558,13 +570,13 @@ print(f"n = {n_max}: one n × n float32 matrix = {matrix_MiB:g} MiB; peak:",
 assert slope(written, "peak MiB") > 1.7                             # the n×n weight matrices
 assert slope(rnn, "peak MiB") < 1.3                                 # a fixed number of d-vectors per step
 assert at(written, n_max, "peak MiB") >= 8 * matrix_MiB             # 4 heads × (scores + weights)
-assert at(fused_sa, n_max, "peak MiB") < matrix_MiB                 # never one whole n × n matrix
-if S.profile == "class":  # live timings: only orderings with a wide margin (≥ 1.5×) in the stored run
-    assert at(fused_sa, 256) < at(rnn, 256)                         # ×1.6 or more in the class runs
-    assert at(rnn, 4096) < min(at(fused_sa, 4096), at(written, 4096))  # ×4 or more
-    assert all(at(fused_sa, n) < at(written, n) for n in (1024, 4096))  # ×1.7 or more
+assert at(fused_sa, n_max, "peak MiB") < matrix_MiB                 # no operator returns a whole n × n matrix
+if S.profile == "class":  # live timings: only orderings with a wide margin (≥ 1.5×) in the stored class run
+    assert at(fused_sa, 256) < at(rnn, 256)                         # fused faster than the RNN at n = 256
+    assert at(rnn, 4096) < min(at(fused_sa, 4096), at(written, 4096))  # the RNN faster than both at n = 4096
+    assert all(at(fused_sa, n) < at(written, n) for n in (1024, 4096))  # fused faster than written out
     step = [math.log2(at(written, b) / at(written, a)) for a, b in ((1024, 2048), (2048, 4096))]
-    assert step[0] > step[1]                          # the doubling to 2,048 is the steepest (exponents printed)
+    assert step[0] > step[1]                          # the doubling to 2,048 is steeper than the last (printed)
 
 # %% [markdown]
 # What the measurement says:
@@ -572,44 +584,52 @@ if S.profile == "class":  # live timings: only orderings with a wide margin (≥
 # - **Memory.** Table 1 counts operations, not memory, and gives both attention paths the same row; their
 #   memory differs. The written-out attention stores $H$ matrices of $n \times n$ scores and weights
 #   (quadratic, $n^{1.99}$ printed above): at $n = 4096$ one such float32 matrix is 64 MiB, and its peak of
-#   516.000 MiB is eight of them (4 heads × scores and weights) plus 4 MiB. The fused layer peaks at
-#   5.016 MiB, less than one such matrix, and its memory is linear ($n^{1.00}$); PyTorch's kernel works
-#   through the keys block by block, a step this notebook does not show. The RNN's memory is linear too
+#   516.000 MiB is more than eight of them (the cell asserts at least eight), as much as 4 heads × scores
+#   and weights would take; the count does not say which tensors make up the peak. The tensors that the
+#   fused layer's operators return peak at 5.016 MiB, less than one such matrix, and grow linearly
+#   ($n^{1.00}$): no operator hands back a whole $n \times n$ matrix. What the kernel uses inside itself
+#   the counter does not see; PyTorch's kernel works through the keys block by block, a step this notebook
+#   does not show. The RNN's memory is linear too
 #   ($n^{1.00}$): 4.000 MiB at $n = 4096$ is 1 KiB per step, four 64-float vectors (the run does not say
 #   which).
 # - **Time** (forward pass, stored class run; each point is the best of the profile's `repeats` timings).
 #   Live timings move from run to run, so the text ranks only what differs by a wide margin, and the cell
 #   above asserts those orderings in the `class` profile. At $n = 32$ the three layers are about as fast
-#   (0.420 ms written out, 0.382 ms fused, 0.401 ms RNN). At $n = 256$ the fused layer is faster than the RNN
-#   (1.077 against 1.933 ms) and the written-out one about as fast as the RNN (1.603 ms), although for
+#   (0.278 ms written out, 0.219 ms fused, 0.286 ms RNN). At $n = 256$ the fused layer is faster than the RNN
+#   (0.783 against 1.910 ms) and the written-out one about as fast as the RNN (1.132 ms), although for
 #   $n > d = 64$ Table 1 counts more operations for attention. One likely reason is that attention's work is
 #   a few large matrix products while the RNN takes $n$ small dependent steps; the run does not time them
-#   separately. At $n = 1024$ the written-out layer is slower than the fused one (22.267 against 8.778 ms);
-#   the RNN's 9.410 ms is close to the fused one's, too close to rank from one run. At $n = 4096$ both
-#   attention layers are slower than the RNN (1061.540 ms and 133.471 ms against 53.619 ms). The crossovers
-#   printed above ($n \approx 593$ written out, $n \approx 1163$ fused) are where each curve crosses the
-#   RNN's in this run; they lie where the timings are about equal, so they move from run to run more than
-#   any other figure here.
-# - **Growth.** Between the two longest lengths the time exponents are $n^{2.17}$ (written out), $n^{2.13}$
-#   (fused) and $n^{1.26}$ (RNN, whose operation count grows as $n$): one pair of live timings gives only a
-#   rough growth rate. The exponents per doubling printed above show more, and how much they jump from one
-#   doubling to the next. From $n = 1024$ to 4096 the written-out layer's time grows from 22.267 to
-#   1061.540 ms, faster than $n^2$ and most steeply in the doubling to 2,048 (exponent 3.40, against 2.17 for
-#   the last one); the fused layer's grows from 8.778 to 133.471 ms, about as $n^2$ (1.80 and 2.13).
+#   separately. At $n = 1024$ the written-out layer is slower than the fused one (16.317 against 8.885 ms);
+#   the RNN's 8.273 ms is close to the fused one's, too close to rank from one run. At $n = 4096$ both
+#   attention layers are slower than the RNN (726.193 ms and 106.120 ms against 27.816 ms). The crossovers
+#   printed above ($n \approx 447$ written out, $n \approx 811$ fused) are where each curve first goes from
+#   faster to slower than the RNN's in this run. The line under each lists every length at which that layer
+#   was slower; a run can also find attention slower at a short length, where the timings are close. The
+#   crossovers lie where the two timings are about equal, so a small change in either timing can move them
+#   far: read them as rough.
+# - **Growth.** Between the two longest lengths the time exponents are $n^{2.03}$ (written out), $n^{1.95}$
+#   (fused) and $n^{0.63}$ (RNN, whose operation count grows as $n$): one pair of live timings gives only a
+#   rough growth rate. The exponents per doubling printed above show how rough single timings are: the
+#   RNN's range from 0.63 to 1.24, although its operation count doubles at every step. No operation count
+#   explains such jumps, so read single timings as rough, the $n = 32$ ones above included. From $n = 1024$
+#   to 4096 the written-out layer's time grows from 16.317 to 726.193 ms, more steeply in the doubling to
+#   2,048 than in the last one (exponents 3.45 and 2.03); the fused layer's grows from 8.885 to 106.120 ms,
+#   about as $n^2$ (1.63 and 1.95).
 # - On a GPU, which runs the matrix products in parallel but not the RNN's steps, one would expect the
 #   crossover further out; Vaswani et al. give this parallelism as the reason the Transformer trains
 #   faster than recurrent models. This notebook runs on a CPU (first cell) and does not measure it.
 # - The quadratic cost is what restricted (windowed) attention, in the last row of the table,
 #   removes; notebook 08 measures it.
 #
-# ### Training: the backward pass, the batch, and where T² takes over
+# ### Training: the backward pass, the batch, and how the time grows with T
 #
 # Training runs the backward pass too, and it needs what the forward pass kept. The written-out
-# attention keeps its $(B, H, T, T)$ weights for it; the fused kernel (FlashAttention's idea) keeps
-# only one number per query row (the log-sum-exp of its scores) and recomputes the weights in the
-# backward pass. `coursekit.bench.cost` measures forward + backward with the counter we just wrote — it is
-# `coursekit.bench.cost.PeakMemory`; first we check that the two count the same — and also the batch axis,
-# and our whole Transformer against `nn.Transformer`. The long sweep (T = 64 … 2,048) was run once for
+# attention keeps its $(B, H, T, T)$ weights for it. The fused kernel (FlashAttention's idea) keeps only
+# its output and one number per query row and head (the log-sum-exp of its scores), so the backward pass
+# must compute the weights again. The stored run counts what each keeps (printed below the table); it does
+# not time the recomputation. `coursekit.bench.cost` measures forward + backward with the counter we just
+# wrote — it is `coursekit.bench.cost.PeakMemory`; first we check that the two count the same — and also
+# the batch axis, and our whole Transformer against `nn.Transformer`. The long sweep (T = 64 … 2,048) was run once for
 # the course (`python -m coursekit.bench cost --out data/bench/attention_cost.json --plot
 # docs/attention_cost.png`); here we read it, and re-measure a few small points live.
 #
@@ -639,16 +659,18 @@ def stored_row(model, impl, T):
 
 
 impls = (("attention", "explicit"), ("attention", "fused"), ("Transformer", "ours"), ("Transformer", "nn.Transformer"))
+Ts = sorted({r["T"] for r in by_length})                            # 64, 128, …, 2,048: each twice the last
 viz.show_table([{"T": T, **{f"{m}: {i} (ms)": 1e3 * stored_row(m, i, T)["seconds"] for m, i in impls},
                  **{f"{m}: {i} peak (MiB)": stored_row(m, i, T)["peak_MiB"] for m, i in impls}}
-                for T in (64, 256, 1024, 2048)],
+                for T in Ts],
                title=f"stored run: forward + backward, batch 4 ({stored['torch_threads']} thread, load average "
-                     f"{stored['load_average_before']:.1f} → {stored['load_average_after']:.1f}: times are noisy, "
-                     f"memory is exact)", floatfmt="{:.1f}")
+                     f"{stored['load_average_before']:.1f} → {stored['load_average_after']:.1f}: times are noisy)",
+               floatfmt="{:.1f}")
 onset = stored["quadratic_onset_T"]
-print("length from which every doubling of T more than triples the time (×2 = linear, ×4 = quadratic):",
-      {k: (f"T = {v:,}" if v else "not within T ≤ 2,048") for k, v in onset.items()})
-Ts = sorted({r["T"] for r in by_length})                            # 64, 128, …, 2,048: each twice the last
+print(f"length from which every doubling of T up to {Ts[-1]:,} more than triples the time "
+      "(×2 = linear, ×4 = quadratic):")
+for k, v in onset.items():
+    print(f"  {k:<28}", f"T = {v:,}" if v else f"not within T ≤ {Ts[-1]:,}")
 factor = {f"{m}: {i}": [stored_row(m, i, b)["seconds"] / stored_row(m, i, a)["seconds"] for a, b in zip(Ts, Ts[1:])]
           for m, i in impls}
 print("time × per doubling of T, " + ", ".join(f"{a:,} → {b:,}" for a, b in zip(Ts, Ts[1:])) + ":")
@@ -662,6 +684,13 @@ grow = stored_row("attention", "explicit", 2048)["peak_MiB"] / stored_row("atten
 grow_fused = stored_row("attention", "fused", 2048)["peak_MiB"] / stored_row("attention", "fused", 1024)["peak_MiB"]
 print(f"doubling T from 1,024 to 2,048 multiplies peak memory by {grow:.2f} (explicit) and {grow_fused:.2f} (fused)")
 assert grow > 3.5 and grow_fused < 2.5
+kept = {i: stored_row("attention", i, 1024)["saved_MiB"] for i in ("explicit", "fused")}
+B, H, d_h = stored_row("attention", "fused", 1024)["batch"], 4, 32  # the sweep's heads, head width: cost.attention_cost
+weights_MiB, out_MiB, lse_MiB = (4 * B * H * 1024 * k / 2**20 for k in (1024, d_h, 1))   # float32 (B, H, T, ·)
+print(f"kept for the backward pass at T = 1,024: explicit {kept['explicit']:.1f} MiB (one (B, H, T, T) float32 array "
+      f"is {weights_MiB:g} MiB); fused {kept['fused']:g} MiB = its output ({out_MiB:g} MiB) + one float per query "
+      f"row and head ({lse_MiB:g} MiB)")
+assert kept["explicit"] >= 2 * weights_MiB and math.isclose(kept["fused"], out_MiB + lse_MiB)
 for impl in ("explicit", "fused"):
     mine = sorted((r for r in by_batch if r["impl"] == impl), key=lambda r: r["batch"])
     mem = [b["peak_MiB"] / a["peak_MiB"] for a, b in zip(mine, mine[1:])]
@@ -676,8 +705,8 @@ for impl in ("explicit", "fused"):
 again = {i: (1e3 * stored_row("attention", i, 1024)["seconds"],
              1e3 * next(r["seconds"] for r in by_batch if (r["impl"], r["T"], r["batch"]) == (i, 1024, 4)))
          for i in ("explicit", "fused")}
-print("T = 1,024, batch 4, timed once in each sweep (length, batch):",
-      {i: f"{a:.1f} and {b:.1f} ms" for i, (a, b) in again.items()})
+print("T = 1,024, batch 4, timed once in each sweep (length sweep and batch sweep):",
+      "; ".join(f"{i} {a:.1f} and {b:.1f} ms" for i, (a, b) in again.items()))
 ours_1024 = stored_row("Transformer", "ours", 1024)["seconds"]
 ratio = ours_1024 / stored_row("Transformer", "nn.Transformer", 1024)["seconds"]
 print(f"our Transformer / nn.Transformer time at T = 1,024: {ratio:.2f}")
@@ -686,8 +715,10 @@ assert 0.9 < ratio < 1.1
 transformers = [f for k, f in factor.items() if k.startswith("Transformer")]
 assert all(max(f[:2]) < 2.2 for f in transformers)                  # about linear from T = 64 to 256
 assert all(4 < f[2] * f[3] < 16 for f in transformers)              # 256 → 1,024: between ×4 and ×16
+assert all(max(f[:4]) < 3 for f in transformers)                    # under ×3 at every doubling up to 1,024
+assert sum(x > 3 for x in factor["attention: fused"][:4]) == 3      # fused: over ×3 at three of the four
 assert math.prod(factor["attention: fused"][:4]) > 3**4             # > ×3 per doubling on average, 64 → 1,024
-assert factor["attention: explicit"][2] * factor["attention: explicit"][3] > 16  # > T² from 256 to 1,024
+assert factor["attention: explicit"][2] * factor["attention: explicit"][3] > 16  # > T², 256 → 1,024 (one timing)
 assert factor["attention: explicit"][-1] >= 4 > max(f[-1] for k, f in factor.items() if k != "attention: explicit")
 peak = {i: [stored_row("Transformer", i, T)["peak_MiB"] for T in Ts] for i in ("ours", "nn.Transformer")}
 assert all(o < t for o, t, T in zip(peak["ours"], peak["nn.Transformer"], Ts) if T >= 512)   # less from T = 512
@@ -701,6 +732,8 @@ for impl in ("explicit", "fused"):
 explicit = [r["peak_MiB"] for r in live if r["impl"] == "explicit"]
 fused = [r["peak_MiB"] for r in live if r["impl"] == "fused"]
 assert explicit[-1] / explicit[-2] > 3.0 and fused[-1] / fused[-2] < 2.5     # ×4 per 2×T vs ×2 per 2×T
+assert all(math.isclose(r["peak_MiB"], stored_row("attention", r["impl"], r["T"])["peak_MiB"], rel_tol=0.01)
+           for r in live)                                           # the counts repeat the stored run's
 
 # %% [markdown]
 # The stored run and the live one agree on the shape: the explicit attention's memory grows as T²
@@ -709,34 +742,47 @@ assert explicit[-1] / explicit[-2] > 3.0 and fused[-1] / fused[-2] < 2.5     # �
 # written-out attention is not: at the largest batches it grows by more than ×2.5 per doubling (×2.63 and
 # ×3.51), while the fused kernel's stays at ×1.97–×2.05.
 #
-# The time shows where the T² term takes over. In the stored run (made once for the course on one CPU
-# thread, not in this session), each doubling of T more than triples the time from T = 64 for the
-# written-out attention (the first length measured) and from T = 1,024 for the fused kernel and both
-# Transformers. Below that, the Transformers' time grows about linearly from T = 64 to 256 (ours:
-# 105.4 → 433.9 ms, ×4.1 for ×4 in T), then faster: from 256 to 1,024 ours goes 433.9 → 2,833.9 ms (×6.5)
-# and `nn.Transformer` 437.3 → 2,918.8 ms (×6.7), between linear (×4) and quadratic (×16). One likely
-# reason for the slow start is that the projections and feed-forward layers, linear in T, cost more than
-# the attention at short lengths, but the run does not time them separately. The fused kernel grows by
-# more than ×3 per doubling on average from T = 64 to 1,024 (0.4 → 65.6 ms, ×3.5 per doubling), but one
-# doubling, the one just before T = 1,024, stays under ×3 (×2.96), and so the onset is T = 1,024.
+# What the backward pass keeps, at T = 1,024: the written-out attention 129.0 MiB, more than two of its
+# 64 MiB $(B, H, T, T)$ arrays; the fused kernel 2.0625 MiB, exactly its 2 MiB output plus 0.0625 MiB, one
+# float per query row and head. It keeps no weights, so its backward pass has to compute them again.
 #
-# The written-out attention grows faster than T² between T = 256 and 1,024 in this sweep: 9.7 → 361.2 ms,
-# ×37 where T² gives ×16. A likely reason is that its T × T matrices no longer fit in the processor's caches
-# (as the docstring of `cost.quadratic_onset` says; not measured). That figure rests on one timing, though:
-# the batch sweep timed the same point (T = 1,024, batch 4) again at 150.2 ms, which would make it ×15.5;
-# the table's title warns that the times are noisy. At the last doubling the time is multiplied by 3.36
-# (fused), 3.08 (our Transformer) and 3.32 (`nn.Transformer`); only the written-out attention quadruples it
-# (×4.06). Our Transformer trains at about the speed of `nn.Transformer` (ratio 0.97 at T = 1,024;
-# `python -m coursekit.bench` compares every model) and needs less memory from T = 512 on: 1,062.2 MiB
-# against 1,556.5 MiB at T = 2,048, though slightly more at T ≤ 256 (131.0 against 127.8 MiB at T = 256).
-# Ours attends through the fused kernel; the run does not isolate how much of the difference that explains.
+# The time shows when the growth turns steep. We mark the onset where every later doubling of T more than
+# triples the time (×3, between linear ×2 and quadratic ×4). In the stored run (made once for the course on
+# one CPU thread, not in this session) that is T = 64 for the written-out attention (the first length
+# measured; ×3.63 to ×8.41 at every doubling) and T = 1,024 for the fused kernel and both Transformers.
+# From T = 1,024 the sweep has only one doubling left, so for these three the onset rests on one factor
+# each: ×3.36 (fused), ×3.08 (our Transformer) and ×3.32 (`nn.Transformer`), above ×3 but short of T²'s
+# ×4, and ours only just above ×3.
+#
+# Below T = 1,024 they differ. The fused kernel already grows by more than ×3 at three of its four
+# doublings (×3.46, ×3.68, ×4.00, then ×2.96; 0.4 → 65.6 ms, ×3.5 per doubling on average): its onset is
+# T = 1,024 only because the doubling just before it misses ×3, by 0.04. The Transformers stay under ×3
+# at every doubling up to T = 1,024 (×1.85 to ×2.74). Their time grows about linearly from T = 64 to 256
+# (ours: 105.4 → 433.9 ms, ×4.1 for ×4 in T), then faster: from 256 to 1,024 ours goes 433.9 → 2,833.9 ms
+# (×6.5) and `nn.Transformer` 437.3 → 2,918.8 ms (×6.7), between linear (×4) and quadratic (×16). One likely
+# reason for the slow start is that the projections and feed-forward layers, linear in T, cost more than
+# the attention at short lengths, but the run does not time them separately.
+#
+# In the length sweep the written-out attention's time went 9.7 → 361.2 ms from T = 256 to 1,024, ×37
+# where T² gives ×16. That figure rests on one timing, though: the batch sweep timed the same point
+# (T = 1,024, batch 4) again at 150.2 ms, which would make it ×15.5, about T²'s ×16. The two timings of
+# that one point differ by ×2.4 (the table's title warns that the times are noisy), so the run does not
+# show a growth faster than T² there. At the last doubling the time is multiplied by 3.36 (fused), 3.08
+# (our Transformer) and 3.32 (`nn.Transformer`); only the written-out attention quadruples it (×4.06).
+#
+# Our Transformer trains at about the speed of `nn.Transformer` (ratio 0.97 at T = 1,024;
+# `python -m coursekit.bench` compares every model). It needs less memory from T = 512 on (246.0 against
+# 259.9 MiB at T = 512, 1,062.2 against 1,556.5 MiB at T = 2,048) and more at T ≤ 256: 9 % more at T = 64
+# (48.7 against 44.5 MiB), 2.5 % more at T = 256 (131.0 against 127.8 MiB). Ours attends through the fused
+# kernel; the run does not isolate how much of the difference that explains.
 #
 # ## Summary
 #
 # - Self-attention rebuilds each word as a weighted average of the words of its own sentence;
 #   the weights are $\mathrm{softmax}(q_i \cdot k_j / \sqrt{d_k})$ with learned $W_q, W_k, W_v$.
-# - Dividing by $\sqrt{d_k}$ keeps the score variance near 1 (0.991–1.073 in the class run): without it the
-#   softmax saturates and its gradients vanish as $d_k$ grows (measured above).
+# - Dividing by $\sqrt{d_k}$ keeps the score variance near 1 (0.991–1.073 in the class run). Without it the
+#   softmax saturates as $d_k$ grows and passes back little gradient: 0.021 against 0.286 at its input at
+#   $d_k = 4{,}096$ (measured above; the gradients of $W_q$ and $W_k$ were not measured).
 # - Masks (padding, causal) set scores to $-\infty$ before the softmax; `coursekit.attention`
 #   uses boolean masks with True = may attend, and gives a fully masked row zero weights and a zero
 #   output (shown in §4).
@@ -747,11 +793,13 @@ assert explicit[-1] / explicit[-2] > 3.0 and fused[-1] / fused[-2] < 2.5     # �
 # - Per layer it costs $O(n^2 d)$ with $O(1)$ sequential steps, versus $O(n d^2)$ and $O(n)$ steps
 #   for an RNN.
 # - In training, the written-out attention keeps its $n \times n$ weights for the backward pass
-#   (memory ×4 per doubling of $n$), the fused kernel recomputes them (×2). In the stored run each
-#   doubling of the length more than triples the training time from $T = 64$ (written out) and
-#   $T = 1{,}024$ (fused, and both Transformers); the written-out attention grew faster than $T^2$ from
-#   $T = 256$ to 1,024 in that sweep (×37, a figure that rests on one noisy timing), and at the last
-#   doubling only it reaches ×4.
+#   (memory ×4 per doubling of $n$). The fused kernel keeps only its output and one number per query row
+#   (2.06 against 129.0 MiB at $T = 1{,}024$) and computes the weights again (memory ×2).
+# - In the stored run the written-out attention's training time more than triples at every doubling of
+#   $T$ from 64. The fused kernel's does at three of its four doublings up to $T = 1{,}024$ (×3.5 per
+#   doubling on average) and at the last one. The Transformers' stays under ×3 up to $T = 1{,}024$ and
+#   passes it only at the last doubling (×3.08 and ×3.32). Only the written-out attention reaches ×4 there.
+#   Its ×37 from $T = 256$ to 1,024 rests on one timing (×15.5 with the repeat of that point).
 #
 # ## Exercises
 #
@@ -830,14 +878,15 @@ check_multi_head_attention(my_multi_head_attention)
 # For n ≈ 25 < d the n²·d term is smaller than n·d², and all positions are computed in parallel (no
 # n-step dependency), which a GPU exploits (the reason Vaswani et al. give; this notebook measured only a
 # CPU). Full marks use the crossover with the RNN that the student's own run of section 7 prints (forward
-# pass, one thread; n ≈ 593 written out and n ≈ 1163 fused in the stored class run; live timings, so each
-# run prints its own): WMT's sentences are below it, and below every length measured. A strong answer also
-# notes that the crossover is where attention *becomes* slower, not a promise of a large gain below it: at
-# n = 32 the three layers were about as fast in the class run (0.420 ms written out, 0.382 ms fused, 0.401 ms
-# RNN), so on one CPU thread a short sentence alone does not make attention much faster, and the
-# implementation matters (compare the two crossovers).
-# (The stored sweep's quadratic onsets, T = 64 and T = 1,024, are another quantity: where T² starts to
-# dominate the training time, not where attention becomes slower than an RNN.) At n = 10,000
+# pass, one thread; n ≈ 447 written out and n ≈ 811 fused in the stored class run; live timings, so each
+# run prints its own): WMT's sentences are shorter than it, and than every length measured. A strong answer
+# also notes that the crossover is where attention first goes from faster to slower, not a length below
+# which it is always much faster: at n = 32 the three layers were about as fast in the class run (0.278 ms
+# written out, 0.219 ms fused, 0.286 ms RNN), so on one CPU thread a short sentence alone does not make
+# attention much faster, and the implementation matters (compare the two crossovers).
+# (The stored sweep's onsets, T = 64 and T = 1,024, are another quantity: the length from which every
+# measured doubling more than triples the training time, not where attention becomes slower than an RNN.)
+# At n = 10,000
 # the n² term dominates in time and memory (10⁸ scores per head and layer): one needs restricted/windowed
 # or other efficient attention.
 # === END MARK SCHEME ===

@@ -244,7 +244,8 @@ def init_embeddings(embedding: nn.Embedding, itos: Sequence[str], word_vectors, 
     ``vectors``) of the same dimension. With ``match_scale`` the words they do not know are
     re-initialised from N(0, σ²), σ the standard deviation of the pretrained vectors — a normal variant of
     Kim (2014, §3.1), who draws them from U[−a, a] with a chosen to give the same variance — so that random
-    rows (``nn.Embedding``'s N(0, 1)) do not dwarf the pretrained ones in an average. The padding row stays zero. Returns the coverage: the share of ``itos`` found.
+    rows (``nn.Embedding``'s N(0, 1)) do not dwarf the pretrained ones in an average. The padding row stays
+    zero. Returns the coverage: the share of ``itos`` found.
     """
     if not isinstance(embedding, nn.Embedding):
         raise TypeError(f"embedding must be an nn.Embedding, got {type(embedding).__name__}")

@@ -37,6 +37,8 @@ def compact_png(data: bytes) -> bytes:
 
 def compact_figures(nb: nbformat.NotebookNode) -> int:
     """Re-encode the PNG outputs of ``nb`` in place (:func:`compact_png`); returns the bytes saved."""
+    if not isinstance(nb, nbformat.NotebookNode):
+        raise TypeError(f"nb must be a notebook read with nbformat (NotebookNode), got {type(nb).__name__}")
     saved = 0
     for cell in nb.cells:
         for output in cell.get("outputs", []):

@@ -357,8 +357,9 @@ def load_translation(*, max_len: int = 10, n_train: int | None = None, n_test: i
     """Read, normalise, filter, split and index the Tatoeba English→French pairs (see the module doc).
 
     ``max_len``: longest sentence kept, in tokens, on both sides. ``n_train`` / ``n_test``: how many
-    training / test pairs to keep (``None`` = all; a count above the pool is a ``ValueError``). ``max_vocab`` caps each vocabulary (specials
-    included; the most frequent tokens are kept), which bounds the cost of the output softmax.
+    training / test pairs to keep (``None`` = all; a count above the pool is a ``ValueError``). ``max_vocab``
+    caps each vocabulary (specials included; the most frequent tokens are kept), which bounds the cost of the
+    output softmax.
     Keep ``max_len``, ``test_per_mille`` and ``n_test`` equal across notebooks to compare their BLEU
     (the course uses :data:`COURSE_SPLIT`). ``n_valid``: held-out sentences after the test set kept as
     a validation split. ``subwords``: a :class:`~coursekit.translation.subword.SubwordVocab` to use for

@@ -36,6 +36,8 @@ import pytest
 from helpers import ROOT
 from helpers.browser import NO_CHROMIUM, chromium_executable, skip_or_fail
 
+from coursekit.nbtools.figures import compact_png
+
 try:
     import jupyter_book  # noqa: F401
     import yaml
@@ -337,13 +339,10 @@ class BrowserPage:
 
 
 def _palette_png(path: Path) -> None:
-    """Rewrite a screenshot with a 256-colour palette: a third of the bytes, text still sharp. The screenshots are
+    """Rewrite a screenshot with a 256-colour palette (the stored notebooks' figures get the same,
+    ``coursekit.nbtools.figures.compact_png``): a third of the bytes, text still sharp. The screenshots are
     committed, and the tracked tree has a budget (tests/test_tree_size.py)."""
-    from PIL import Image
-
-    with Image.open(path) as image:
-        quantized = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-    quantized.save(path, optimize=True)
+    path.write_bytes(compact_png(path.read_bytes()))
 
 
 def test_browser_screenshots_front_page_and_a_notebook(served_site, tmp_path):

@@ -136,8 +136,8 @@ def device(override: str | None = None) -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {wanted!r} requested but CUDA is not available here")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise ValueError(f"device {wanted!r} requested but this machine has {torch.cuda.device_count()} CUDA "
-                         f"device(s)")
+        raise ValueError(f"device {wanted!r} requested but this machine's CUDA devices are numbered 0 to "
+                         f"{torch.cuda.device_count() - 1}")
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"device {wanted!r} requested but MPS is not available here")
     return dev

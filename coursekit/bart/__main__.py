@@ -26,6 +26,7 @@ from coursekit.bart.finetuning import compare, merge, sst2_gain
 from coursekit.bart.pretraining import denoising_report, export, pretrain, recompact
 from coursekit.data import sha256_file
 from coursekit.runtime import run_subcommand
+from coursekit.viz.wording import counted
 
 
 def sst2_main(argv: list[str]) -> int:
@@ -47,7 +48,7 @@ def sst2_main(argv: list[str]) -> int:
         torch.set_num_threads(args.threads)
     r = sst2_gain(args.model, tuple(range(args.seeds)))
     print(json.dumps(r, indent=1) if args.json else
-          f"SST-2 dev ({r['n_dev']} sentences, {len(r['seeds'])} seed(s)): pre-trained {r['pretrained']:.3f}, "
+          f"SST-2 dev ({r['n_dev']} sentences, {counted(len(r['seeds']), 'seed')}): pre-trained {r['pretrained']:.3f}, "
           f"random init {r['random']:.3f}, gain {r['gain']:+.1f} points ({r['seconds']:.0f} s; committed "
           f"table: {r['committed']['pretrained']:.3f} vs {r['committed']['random']:.3f})")
     return 0

@@ -36,6 +36,8 @@ from coursekit.transformer.model import Transformer, TransformerConfig
 from coursekit.translation.recipes import RECIPES
 from coursekit.translation.throughput import TorchTransformerMT
 from coursekit.validation import check_positive_float, check_positive_int
+from coursekit.viz.png import save_figure
+from coursekit.viz.wording import counted
 
 __all__ = ["LENGTHS", "BATCHES", "PeakMemory", "saved_bytes", "attention_cost", "transformer_cost",
            "quadratic_onset", "plot_cost"]
@@ -206,9 +208,8 @@ def plot_cost(rows: list[dict], path=None, *, threads: int | None = None):
     if threads is not None:
         check_positive_int(threads, "threads")
     where = "this CPU" if threads is None else "the stored run's CPU"
-    n_threads = threads or torch.get_num_threads()
-    fig.suptitle(f"training cost of attention on {where} ({n_threads} thread{'' if n_threads == 1 else 's'})")
+    fig.suptitle(f"training cost of attention on {where} ({counted(threads or torch.get_num_threads(), 'thread')})")
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=100)
+        save_figure(fig, path, dpi=100)
     return fig

@@ -20,6 +20,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from coursekit.exercises.gradebook import grade_class
 from coursekit.validation import check_positive_int
+from coursekit.viz.wording import counted
 
 __all__ = ["ANSWERS", "grading_bench", "homework"]
 
@@ -64,7 +65,7 @@ def grading_bench(n: int = 30, jobs: int = 2, log=print) -> dict:
             rows = grade_class(tmp / "class", tmp / f"out{j}", jobs=j, reference=tmp / "reference.ipynb",
                                regrade=True, log=lambda *_: None)
             result[f"seconds_jobs_{j}"] = time.monotonic() - start
-            log(f"{n} submissions, {j} job(s): {result[f'seconds_jobs_{j}']:.1f} s")
+            log(f"{counted(n, 'submission')}, {counted(j, 'job')}: {result[f'seconds_jobs_{j}']:.1f} s")
             if j == 1:
                 import json
 

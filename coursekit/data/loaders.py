@@ -83,7 +83,8 @@ def load_wikitext2(kind: str = "tokens", splits: tuple[str, ...] = ("validation"
                         f"got {splits!r}")
     unknown = [s for s in splits if s not in _WIKITEXT_SPLITS]
     if unknown:
-        raise ValueError(f"unknown WikiText-2 split(s) {unknown}; known: {list(_WIKITEXT_SPLITS)}")
+        raise ValueError(f"unknown WikiText-2 {'split' if len(unknown) == 1 else 'splits'} {unknown}; "
+                         f"known: {list(_WIKITEXT_SPLITS)}")
     if "train" in splits and kind == "raw":
         raise ValueError("WikiText-2's training split is available tokenized only: use kind='tokens'")
     out = {}

@@ -15,6 +15,7 @@ from pathlib import Path
 from coursekit.exercises.grade import DEFAULT_MEMORY_MB, DEFAULT_SUBMISSION_TIMEOUT, DEFAULT_TIMEOUT, grade
 from coursekit.exercises.gradebook import grade_class
 from coursekit.exercises.student import write_student_versions
+from coursekit.viz.wording import counted
 
 
 def _student(args: argparse.Namespace) -> int:
@@ -45,7 +46,7 @@ def _grade(args: argparse.Namespace) -> int:
         rows = grade_class(args.notebook, args.out, jobs=args.jobs, reference=args.reference, points=points,
                            regrade=args.regrade, timeout=args.timeout, submission_timeout=args.submission_timeout,
                            memory_mb=args.memory_mb)
-        print(f"{len(rows)} submission(s) graded: {Path(args.out) / 'grades.csv'}, feedback/, gradescope/")
+        print(f"{counted(len(rows), 'submission')} graded: {Path(args.out) / 'grades.csv'}, feedback/, gradescope/")
         return 0
     report = grade(args.notebook, timeout=args.timeout, reference=args.reference, points=points,
                    save_executed=args.save_executed, submission_timeout=args.submission_timeout,

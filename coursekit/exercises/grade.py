@@ -64,6 +64,7 @@ from coursekit.exercises.remote import CallTimeout, KernelGone, RemoteFunction, 
 from coursekit.exercises.sandbox import kill_user, sandbox_command, sandbox_uid
 from coursekit.exercises.student import _EXERCISE_RE, ANSWER_STUB, Exercise, exercises_of
 from coursekit.exercises.written import WrittenExercise, written_exercises
+from coursekit.viz.wording import counted
 
 __all__ = ["DEFAULT_TIMEOUT", "MARK_BY_HAND", "ExerciseGrade", "GradeReport", "GradingPlan", "PlannedExercise",
            "course_reference", "grade", "grading_env", "grading_plan", "read_submission"]
@@ -190,7 +191,7 @@ class GradeReport:
         lines += [f"note: {note}" for note in self.notes]
         lines += [f"flag: {flag}" for flag in self.flags]
         if self.lesson_errors:
-            lines += ["", f"{len(self.lesson_errors)} lesson cell(s) crashed (exercises after them may fail "
+            lines += ["", f"{counted(len(self.lesson_errors), 'lesson cell')} crashed (exercises after them may fail "
                           "for that reason):"]
             lines += [f"  cell {e['cell']}: {e['error']}: {textwrap.shorten(e['message'], width - 20)}"
                       for e in self.lesson_errors]
@@ -198,7 +199,7 @@ class GradeReport:
         lines += ["", f"Total: {self.passed} / {self.total} passed "
                       f"({c[FAILED]} failed, {c[NOT_ATTEMPTED]} not attempted), "
                       f"{_fmt(self.points)} / {_fmt(self.max_points)} points"
-                  + (f"; {n_written} written exercise(s) {MARK_BY_HAND}" if n_written else "")]
+                  + (f"; {counted(n_written, 'written exercise')} {MARK_BY_HAND}" if n_written else "")]
         return "\n".join(lines)
 
 
@@ -320,7 +321,8 @@ def grading_plan(reference: nbformat.NotebookNode, name: str = "<reference>", *,
                              "the grader cannot tell what to grade")
         planned.append(PlannedExercise(e.number, e.title, calls, float(points.pop(e.number, 1.0))))
     if points:
-        raise ValueError(f"points given for exercise(s) {', '.join(sorted(points))}, which {name} does not have "
+        raise ValueError(f"points given for {'exercise' if len(points) == 1 else 'exercises'} "
+                         f"{', '.join(sorted(points))}, which {name} does not have "
                          f"(its exercises: {', '.join(e.number for e in expected)})")
     notes: list[str] = []
     written = written_exercises(reference, code_numbers={e.number for e in expected}, name=name, notes=notes)

@@ -47,6 +47,7 @@ from coursekit.exercises.grade import (
     grade,
 )
 from coursekit.exercises.sandbox import MAX_SLOTS, sandbox_uid
+from coursekit.viz.wording import counted
 
 __all__ = ["Submission", "collect", "grade_class"]
 
@@ -307,6 +308,6 @@ def _gradescope(result: dict) -> dict:
              for e in report["exercises"]]
     return {"score": report["points"], "execution_time": round(result.get("seconds", 0), 1), "tests": tests,
             "output": f"{report['passed']} / {report['total']} code exercises passed"
-                      + (f"; {len(report['written_exercises'])} written exercise(s) {MARK_BY_HAND}"
+                      + (f"; {counted(len(report['written_exercises']), 'written exercise')} {MARK_BY_HAND}"
                          if report["written_exercises"] else "")}
 

@@ -83,7 +83,7 @@ def char_data(text: str | None = None) -> tuple[CharTokenizer, torch.Tensor, tor
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if len(text) < 2:
         raise ValueError(f"text must be long enough to split 90/10 into non-empty train and validation parts, "
-                         f"got {len(text)} character(s)")
+                         f"got {text!r}")
     if len(text) < 100 and not any(c.isspace() for c in text):
         raise ValueError(f"text must be the corpus itself, got {text!r} ({len(text)} characters, no whitespace), "
                          "which looks like a name: call char_data() for Tiny Shakespeare, or pass "

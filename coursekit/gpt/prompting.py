@@ -123,7 +123,7 @@ def _format(fmt: str | PromptFormat) -> PromptFormat:
 @dataclass(frozen=True)
 class TokenFormat:
     """A demonstration is ``before_x + x + between + y + after_y`` (each a tuple of token ids);
-    the query is ``before_x + x + between`` and the answer is the next token(s)."""
+    the query is ``before_x + x + between`` and the answer is the token or tokens that follow."""
 
     name: str
     before_x: tuple[int, ...] = ()

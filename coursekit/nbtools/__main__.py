@@ -18,6 +18,7 @@ from pathlib import Path
 from coursekit.nbtools.claims import claim_problems
 from coursekit.nbtools.execution import NOTEBOOKS, run, runtime_table, sync_problems, sync_prose, write_table
 from coursekit.nbtools.figures import compact_file
+from coursekit.viz.wording import counted
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "prose":
         for p in args.paths:
-            print(f"{p.stem}: {sync_prose(p)} markdown cell(s) updated, outputs kept")
+            print(f"{p.stem}: {counted(sync_prose(p), 'markdown cell')} updated, outputs kept")
         return 0
     if args.command == "table":
         write_table()

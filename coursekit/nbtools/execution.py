@@ -27,6 +27,7 @@ import nbformat
 from coursekit import runtime
 from coursekit.nbtools.figures import compact_figures
 from coursekit.runtime import oversubscribed
+from coursekit.viz.wording import counted
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -199,7 +200,7 @@ def runtime_table() -> str:
         latest = [timed.get(p, {}).get("seconds") for p in ("quick", "class", "full")]
         where = meta.get("device", "—")
         if "torch_threads" in meta:
-            where += f", {meta['torch_threads']} torch thread(s), load {meta['load_average_before']}"
+            where += f", {counted(int(meta['torch_threads']), 'torch thread')}, load {meta['load_average_before']}"
         cells = [_seconds(latest[0]), _seconds(stored), _seconds(latest[1]), _seconds(latest[2])]
         lines.append(f"| `{nb_path.name}` | {' | '.join(cells)} | {where} |")
     return "\n".join(lines)

@@ -1,10 +1,9 @@
-"""Stored figures, compact: every PNG output of an executed notebook re-encoded with a 256-colour palette.
+"""Stored figures, compact: every PNG output of an executed notebook re-encoded with a 256-colour palette
+(:func:`coursekit.viz.png.compact_png`: the same picture at about half the bytes).
 
-Matplotlib writes full-colour PNGs; the course's figures (lines, heatmaps, a few dozen colours in all) look the
-same with a palette of 256 and take about half the bytes. The executed notebooks are committed, and the tracked
-tree has a budget (``tests/test_tree_size.py``), so :func:`coursekit.nbtools.execution.run` compacts every
-notebook it saves. A figure whose palette version would not be smaller is left as it is. nbval does not compare
-images, so the stored outputs stay checkable.
+The executed notebooks are committed, and the tracked tree has a budget (``tests/test_tree_size.py``), so
+:func:`coursekit.nbtools.execution.run` compacts every notebook it saves. A figure whose palette version would
+not be smaller is left as it is. nbval does not compare images, so the stored outputs stay checkable.
 
     python -m coursekit.nbtools compact-figures notebooks/07_self_attention.ipynb
 """
@@ -12,27 +11,13 @@ images, so the stored outputs stay checkable.
 from __future__ import annotations
 
 import base64
-import io
 from pathlib import Path
 
 import nbformat
 
-__all__ = ["compact_png", "compact_figures", "compact_file"]
+from coursekit.viz.png import compact_png
 
-
-def compact_png(data: bytes) -> bytes:
-    """``data`` (a PNG) with a 256-colour palette, or ``data`` itself when that is not smaller."""
-    from PIL import Image
-
-    if not isinstance(data, bytes):
-        raise TypeError(f"data must be the bytes of a PNG, got {type(data).__name__}")
-    with Image.open(io.BytesIO(data)) as image:
-        if image.mode == "P":                         # already a palette image
-            return data
-        quantized = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-    out = io.BytesIO()
-    quantized.save(out, format="PNG", optimize=True)
-    return out.getvalue() if out.tell() < len(data) else data
+__all__ = ["compact_figures", "compact_file"]
 
 
 def compact_figures(nb: nbformat.NotebookNode) -> int:

@@ -51,6 +51,7 @@ from coursekit.translation.recipes import (
     translate_sentences,
 )
 from coursekit.translation.register import REGISTERS
+from coursekit.viz.wording import counted
 
 
 def _load(args, data: TranslationData):
@@ -151,7 +152,7 @@ def _translate(args) -> int:
             flush()
     flush()
     if refused:
-        print(f"{refused} line(s) not translated (see above)", file=sys.stderr)
+        print(f"{counted(refused, 'line')} not translated (see above)", file=sys.stderr)
     return 1 if refused else 0
 
 

@@ -23,6 +23,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from coursekit.viz.wording import counted
+
 HEADLESS_ENV = "COURSEKIT_HEADLESS"
 
 # Held while an explorer draws, and by matplotlib's pre/post_execute hooks (see _guard_matplotlib_hooks).
@@ -63,8 +65,8 @@ def explorer(render: Callable[..., Any], static_examples: Sequence[dict], **cont
             raise ValueError(f"static example {example} uses arguments {sorted(unknown)} that are not controls "
                              f"({sorted(controls)})")
     if headless():
-        n = len(static_examples)
-        print(f"(static view: {n} example{'' if n == 1 else 's'}; run the notebook live for the interactive explorer)")
+        print(f"(static view: {counted(len(static_examples), 'example')}; run the notebook live for the "
+              "interactive explorer)")
         for example in static_examples:
             render(**example)
         return None

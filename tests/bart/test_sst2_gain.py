@@ -74,7 +74,7 @@ def test_cli_prints_the_json_and_the_line(model_folder, capsys, monkeypatch):
     monkeypatch.setattr(bart_main, "sst2_gain", lambda model, seeds: out)          # the same figures, as a line
     assert bart_cli(["sst2", "--model", str(model_folder)]) == 0
     line = capsys.readouterr().out
-    assert line.startswith("SST-2 dev (872 sentences, 1 seed(s)): pre-trained ")
+    assert line.startswith("SST-2 dev (872 sentences, 1 seed): pre-trained ")
     assert "committed table: 0.610 vs 0.550" in line
     with pytest.raises(SystemExit):
         bart_cli(["sst2", "--model", str(model_folder), "--seeds", "0"])

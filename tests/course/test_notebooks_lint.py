@@ -114,3 +114,19 @@ def test_every_notebook_reads_its_sizes_in_one_cell():
     for path in sorted(nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.py")):
         source = path.read_text(encoding="utf-8")
         assert len(re.findall(r"^S = runtime\.sizes\(", source, flags=re.M)) == 1, path.name
+
+
+GENERIC_PLURAL = re.compile(r"\b[a-z]+\(s\)(?!\))")          # not a call such as "encode(s))"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_generic_plurals(path):
+    """No "1 thread(s)" in the prose or the stored outputs: the notebooks print counts with
+    ``coursekit.viz.wording.counted``. (Code is not searched: ``len(s)`` is no plural.)"""
+    found = []
+    for i, cell in enumerate(_load(path).cells):
+        texts = [cell.source] if cell.cell_type == "markdown" else [
+            "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+            + "".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", [])]
+        found += [f"cell {i}: {m.group()}" for text in texts for m in GENERIC_PLURAL.finditer(text)]
+    assert not found, found

@@ -36,7 +36,7 @@ import pytest
 from helpers import ROOT
 from helpers.browser import NO_CHROMIUM, chromium_executable, skip_or_fail
 
-from coursekit.nbtools.figures import compact_png
+from coursekit.viz.png import compact_png
 
 try:
     import jupyter_book  # noqa: F401
@@ -340,7 +340,7 @@ class BrowserPage:
 
 def _palette_png(path: Path) -> None:
     """Rewrite a screenshot with a 256-colour palette (the stored notebooks' figures get the same,
-    ``coursekit.nbtools.figures.compact_png``): a third of the bytes, text still sharp. The screenshots are
+    ``coursekit.viz.png.compact_png``): a third of the bytes, text still sharp. The screenshots are
     committed, and the tracked tree has a budget (tests/test_tree_size.py)."""
     path.write_bytes(compact_png(path.read_bytes()))
 

@@ -312,7 +312,7 @@ GPT = [
     Bad("a number for the text", char_gpt.char_data, lambda: char_gpt.char_data(5), TypeError,
         r"text must be a str, got int"),
     Bad("one character", char_gpt.char_data, lambda: char_gpt.char_data("a"), ValueError,
-        r"text must be long enough to split 90/10 into non-empty train and validation parts, got 1 character"),
+        r"text must be long enough to split 90/10 into non-empty train and validation parts, got 'a'"),
     Bad("a corpus name for the text", char_gpt.char_data, lambda: char_gpt.char_data("tinyshakespear"), ValueError,
         r"text must be the corpus itself, got 'tinyshakespear' \(14 characters, no whitespace\), which looks like a "
         r"name: call char_data\(\) for Tiny Shakespeare"),

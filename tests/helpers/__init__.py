@@ -9,6 +9,7 @@
 * ``exercises`` — ``notebook_solutions`` and the assertions the exercise-check tests make;
 * ``browser`` — finding Chromium for the browser tests;
 * ``bert`` — the tiny pre-training corpus the BERT recipe tests share;
+* ``figures`` — a course-like matplotlib figure and its full-colour PNG, for the palette tests;
 * here: ``ROOT`` (the repository), ``require_mirror`` and ``load_test_module``.
 """
 

@@ -76,8 +76,6 @@ CLAIMS = [
 # ==============================================================================================
 
 FIGURES = [
-    Bad("base64 text instead of the PNG's bytes", figures.compact_png, lambda: figures.compact_png("iVBORw0KGgo="),
-        TypeError, r"data must be the bytes of a PNG, got str"),
     Bad("a notebook's path instead of the notebook", figures.compact_figures,
         lambda: figures.compact_figures("notebooks/07_self_attention.ipynb"), TypeError,
         r"nb must be a notebook read with nbformat \(NotebookNode\), got str"),

@@ -1,47 +1,14 @@
-"""coursekit.nbtools.figures: stored PNGs re-encoded with a 256-colour palette, smaller and still the figure."""
+"""coursekit.nbtools.figures: a notebook's stored PNGs re-encoded in place (the palette: tests/viz/test_png.py)."""
 
 from __future__ import annotations
 
 import base64
-import io
 
-import matplotlib
 import nbformat
-import numpy as np
 import pytest
+from helpers.figures import figure_png
 
 from coursekit.nbtools import figures
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from PIL import Image  # noqa: E402
-
-
-def figure_png() -> bytes:
-    """A figure like the course's: a heatmap with a colour bar and a line plot, saved as a full-colour PNG."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(6, 2.5))
-    image = a.imshow(np.random.default_rng(0).random((12, 12)), cmap="magma")
-    fig.colorbar(image, ax=a)
-    b.plot(np.sin(np.linspace(0, 6, 100)), marker=".")
-    out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=80)
-    plt.close(fig)
-    return out.getvalue()
-
-
-def test_palette_png_is_smaller_and_the_same_picture():
-    data = figure_png()
-    small = figures.compact_png(data)
-    assert len(small) < 0.8 * len(data)
-    with Image.open(io.BytesIO(data)) as before, Image.open(io.BytesIO(small)) as after:
-        assert after.mode == "P" and after.size == before.size
-        diff = np.abs(np.asarray(before.convert("RGB"), dtype=int) - np.asarray(after.convert("RGB"), dtype=int))
-    assert diff.mean() < 2 and np.percentile(diff, 99) < 40     # colours move a little, the picture does not
-
-
-def test_a_palette_png_is_returned_as_it_is():
-    small = figures.compact_png(figure_png())
-    assert figures.compact_png(small) is small
 
 
 def test_notebook_outputs_compacted_in_place_and_text_untouched(tmp_path):

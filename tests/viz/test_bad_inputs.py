@@ -6,12 +6,13 @@ message must match (the argument's name, what was expected, what arrived), raise
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from helpers.bad_inputs import Bad, bad_call_test
 
 from coursekit.viz import plots as viz
-from coursekit.viz import widgets
+from coursekit.viz import png, widgets, wording
 
 EXEMPT = {
     "coursekit.viz.widgets.headless": "takes no arguments: it reads $COURSEKIT_HEADLESS",
@@ -67,6 +68,44 @@ WIDGETS = [
 ]
 
 
-ROWS = VIZ + WIDGETS
+# ==============================================================================================
+# coursekit.viz.wording
+# ==============================================================================================
+
+WORDING = [
+    Bad("a float count", wording.counted, lambda: wording.counted(2.0, "thread"), TypeError,
+        r"n must be an int \(a count\), got float 2.0"),
+    Bad("a bool count", wording.counted, lambda: wording.counted(True, "thread"), TypeError,
+        r"n must be an int \(a count\), got bool True"),
+    Bad("a count as a string (a stored run's torch_threads)", wording.counted, lambda: wording.counted("2", "thread"),
+        TypeError, r"n must be an int \(a count\), got str '2'"),
+    Bad("a negative count", wording.counted, lambda: wording.counted(-1, "thread"), ValueError,
+        r"n must be a count \(≥ 0\), got -1"),
+    Bad("an empty noun", wording.counted, lambda: wording.counted(2, ""), TypeError,
+        r"singular must be a non-empty str \(the noun\), got str ''"),
+    Bad("the arguments swapped", wording.counted, lambda: wording.counted("thread", 2), TypeError,
+        r"n must be an int \(a count\), got str 'thread'"),
+    Bad("a plural that is no str", wording.counted, lambda: wording.counted(2, "child", ["children"]), TypeError,
+        r"plural must be a non-empty str \(the noun\), got list \['children'\]"),
+    Bad("a numpy integer is a count", wording.counted, lambda: wording.counted(np.int64(1000), "pair"),
+        returns=lambda value: value == "1,000 pairs"),
+]
+
+
+# ==============================================================================================
+# coursekit.viz.png
+# ==============================================================================================
+
+PNG = [
+    Bad("base64 text instead of the PNG's bytes", png.compact_png, lambda: png.compact_png("iVBORw0KGgo="),
+        TypeError, r"data must be the bytes of a PNG, got str"),
+    Bad("a path instead of a figure", png.save_figure, lambda: png.save_figure("fig.png", "out.png"), TypeError,
+        r"fig must be a matplotlib Figure, got str"),
+    Bad("a PDF path", png.save_figure, lambda: png.save_figure(plt.figure(), "cost.pdf"), ValueError,
+        r"path must name a \.png file, got 'cost\.pdf'"),
+]
+
+
+ROWS = VIZ + WIDGETS + WORDING + PNG
 
 test_bad_call = bad_call_test(ROWS)

@@ -41,6 +41,7 @@ from coursekit import data, runtime
 from coursekit.exercises import check_accuracy, check_cross_entropy, check_softmax
 from coursekit.training import loop as train
 from coursekit.viz import plots as viz
+from coursekit.viz.wording import counted
 
 # %% [markdown]
 # ## 1. The environment report
@@ -143,7 +144,7 @@ except ValueError as err:
 # %%
 # NBVAL_CHECK_OUTPUT
 for name, corpus in data.REGISTRY.items():
-    print(f"{name:20s} {len(corpus.files)} file(s)  license: {corpus.license.split(' (')[0].split(' —')[0]}")
+    print(f"{name:20s} {counted(len(corpus.files), 'file'):8s} license: {corpus.license.split(' (')[0].split(' —')[0]}")
 
 # %%
 for name, corpus in data.REGISTRY.items():

@@ -16,8 +16,8 @@
 # from Tatoeba, compare three ways of training the decoder, decode with greedy and beam search,
 # score with BLEU, and find where a single context vector runs out of breath.
 #
-# Two models appear. The one trained **live** here is small and trains in a little over a minute per run
-# (73.5 to 85.3 s in the stored class run), enough to watch the loop learn and to compare ways of training.
+# Two models appear. The one trained **live** here is small and trains in under two minutes per run
+# (92.8 to 113.1 s in the stored class run), enough to watch the loop learn and to compare ways of training.
 # The one we **analyse** is the course's reference GRU encoder–decoder: the same architecture, but
 # wider, with dropout, label smoothing and a learning-rate schedule, trained on all training pairs for
 # much longer (`data/translation/seq2seq/`, 85 minutes on one CPU thread; its report has the recipe, curves
@@ -56,6 +56,7 @@ from coursekit.text import Vocab
 from coursekit.training import loop as train
 from coursekit.translation import benchmark, recipes
 from coursekit.viz import plots as viz
+from coursekit.viz.wording import counted
 
 S = runtime.sizes(
     quick=dict(n_train=6000, n_test=200, n_test_long=100, d_emb=64, d_hidden=64, batch=64, steps=60,
@@ -302,7 +303,7 @@ print(f"live teacher-forced model after {S.steps} steps: greedy BLEU {final['tea
 # %% [markdown]
 # ### The reference model: a wider recipe, trained longer
 #
-# A minute or so of live training (73.5 s with teacher forcing in the stored class run) gives a model that
+# A minute and a half of live training (92.8 s with teacher forcing in the stored class run) gives a model that
 # scores 5.84 greedy BLEU on the first 200 test sentences: far from good, but above zero. This notebook
 # prints no translation of the live models; the sentences shown from here on are the reference model's.
 # The reference model of this notebook was trained with the course recipe — the
@@ -318,7 +319,7 @@ print(f"live teacher-forced model after {S.steps} steps: greedy BLEU {final['tea
 model, report = recipes.load_model("seq2seq", data=data)
 model = model.to(device)
 print(f"{report['parameters']:,} parameters, {report['updates']} updates ({report['epochs']:.1f} epochs), "
-      f"{report['train_seconds'] / 60:.0f} min on {report['hardware']['torch_threads']} CPU thread(s); "
+      f"{report['train_seconds'] / 60:.0f} min on {counted(report['hardware']['torch_threads'], 'CPU thread')}; "
       f"reproduce: {report['reproduce']}")
 ref_recipe = report["recipe"]
 print(f"recipe: encoder 2 × {ref_recipe['arch']['d_hidden'] // 2} GRU units, decoder {ref_recipe['arch']['d_hidden']}, "
@@ -449,9 +450,10 @@ print(f"beam 4 vs greedy: {beam_bleu[(4, 0.0)] - beam_bleu[(1, 0.0)]:+.2f} BLEU 
 # prefers shorter outputs (mean length in subword pieces, not words: 9.000 greedy, 7.938 at k = 8).
 # Length normalisation (α = 1) keeps them longer (8.905 pieces at k = 8) but gives **lower** BLEU than
 # α = 0 at every k > 1 here: 16.270 against 16.942 at k = 2, 16.359 against 17.831 at k = 4, 16.521
-# against 17.713 at k = 8. A wider beam also costs more time: 19.382 s at k = 8 (α = 1) against 2.653 s for
-# greedy (α = 0). The cost does not grow in proportion to k: 2.653, 3.263, 6.694 and 18.043 s at k = 1, 2, 4
-# and 8 with α = 0 (one timing each, on a shared machine).
+# against 17.713 at k = 8. A wider beam also costs more time: 20.407 s at k = 8 (α = 1) against 1.861 s for
+# greedy (α = 0; asserted for α = 0: more than three times). With α = 0 it took 1.861, 3.848, 9.186 and
+# 20.443 s at k = 1, 2, 4 and 8 — one timing each, on a shared machine, so how the cost grows with k moves from
+# run to run.
 #
 # ## 5. BLEU on the held-out split, and the bottleneck
 #

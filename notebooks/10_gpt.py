@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # 10 — GPT: causal language modelling, sampling, the KV cache and GPT-2 checkpoints
+# # 10 — GPT: causal language modelling, sampling, the KV cache and the GPT-2 checkpoint format
 #
 # GPT is the decoder of notebook 08 without cross-attention, trained on one objective: predict
 # the next token. Everything else — classification, question answering, translation — is either
@@ -50,6 +50,7 @@ from coursekit.gpt.char import CHECKPOINT_DIR, TrainConfig, char_data, load_char
 from coursekit.gpt.model import GPT, GPTClassifier, GPTConfig, with_extra_tokens
 from coursekit.viz import plots as viz
 from coursekit.viz import widgets
+from coursekit.viz.wording import counted
 
 S = runtime.sizes(
     quick=dict(pretrain=False, recipe="course", sample_chars=200, n_samples=3, kv_new=(64, 256), kv_repeat=3,
@@ -250,10 +251,6 @@ steps, evals = zip(*report["history"]["evals"])
 baseline = json.loads((CHECKPOINT_DIR / "nanogpt_cpu_baseline.json").read_text())   # nanoGPT's config, our code
 
 
-def threads(n: int) -> str:
-    return f"{n} thread" if n == 1 else f"{n} threads"
-
-
 def recipe(c: dict) -> str:
     return (f"ours ({c['n_layers']}×{c['n_heads']}×{c['d_model']}, ctx {c['max_len']}, lr {c['learning_rate']:g}, "
             f"{c['max_iters']} it)")
@@ -262,8 +259,9 @@ def recipe(c: dict) -> str:
 print(f"committed checkpoint: train {committed_report['final']['train']:.3f}, "
       f"val {committed_report['final']['val']:.3f} (perplexity {math.exp(committed_report['final']['val']):.1f}) after "
       f"{committed_report['config']['max_iters']} iterations, {committed_report['cpu_seconds']:.0f} CPU-s on "
-      f"{threads(committed_report['config']['threads'])}; nanoGPT's configuration: val {baseline['final']['val']:.3f} "
-      f"after {baseline['cpu_seconds']:.0f} CPU-s on {threads(baseline['config']['threads'])}")
+      f"{counted(committed_report['config']['threads'], 'thread')}; nanoGPT's configuration: "
+      f"val {baseline['final']['val']:.3f} "
+      f"after {baseline['cpu_seconds']:.0f} CPU-s on {counted(baseline['config']['threads'], 'thread')}")
 assert committed_report["config"]["threads"] == baseline["config"]["threads"] == 1      # comparable CPU-seconds
 assert committed_report["cpu_seconds"] < baseline["cpu_seconds"]                      # 106 < 162, quoted above
 assert committed_report["final"]["val"] < baseline["final"]["val"]                    # 1.887 < 1.910
@@ -274,9 +272,9 @@ print(f"schedule: learning rate {cfg.learning_rate:g}, linear warm-up over {cfg.
       f"{cfg.eval_iters} random batches per split (nanoGPT's configuration: {baseline['config']['eval_iters']})")
 if S.profile == "class":                                  # a new run, not the checkpoint reloaded (see below)
     assert abs(report["final"]["train"] - committed_report["final"]["train"]) > 1e-3
-    assert report["cpu_seconds"] > committed_report["cpu_seconds"]                      # 291 vs 106, below
+    assert report["cpu_seconds"] > committed_report["cpu_seconds"]   # this run costs more: both printed below
 if S.pretrain:
-    print(f"trained here on {threads(report['torch_threads'])} in {report['wall_seconds']:.0f} s, "
+    print(f"trained here on {counted(report['torch_threads'], 'thread')} in {report['wall_seconds']:.0f} s, "
           f"{report['eval_wall_seconds']:.0f} s of it estimating losses; while training (estimates excluded) "
           f"{report['tokens_per_second']:.0f} tokens/s, "
           f"model FLOPs {report['model_flops_per_cpu_second'] / 1e9:.0f} GFLOP per CPU-second = "
@@ -304,16 +302,17 @@ loss_rows = [                                             # the README's figures
     {"model": "nanoGPT GPU recipe (6×6×384, ctx 256, 5,000 it)", "val loss": "1.47", "source": "nanoGPT README"},
     {"model": "nanoGPT's CPU configuration with coursekit.gpt.model (lr 1e-3, 2,000 it)",
      "val loss": f"{baseline['final']['val']:.3f}",
-     "source": f"recorded: {baseline['cpu_seconds']:.0f} CPU-s, {threads(baseline['config']['threads'])}"},
+     "source": f"recorded: {baseline['cpu_seconds']:.0f} CPU-s, {counted(baseline['config']['threads'], 'thread')}"},
     {"model": recipe(committed_report["config"]) + ", committed checkpoint",
      "val loss": f"{committed_report['final']['val']:.3f}",
      "source": f"recorded: {committed_report['cpu_seconds']:.0f} CPU-s, "
-               f"{threads(committed_report['config']['threads'])}"},
+               f"{counted(committed_report['config']['threads'], 'thread')}"},
 ]
 if S.pretrain:
     loss_rows.append({"model": recipe(report["config"]) + ", trained in this run",
                       "val loss": f"{report['final']['val']:.3f}",
-                      "source": f"this run: {report['cpu_seconds']:.0f} CPU-s, {threads(report['torch_threads'])}"})
+                      "source": f"this run: {report['cpu_seconds']:.0f} CPU-s, "
+                                f"{counted(report['torch_threads'], 'thread')}"})
 viz.show_table(loss_rows)
 assert report["final"]["val"] < 2.0                     # in every profile (the checkpoint has 1.887)
 assert 0.02 < baseline["final"]["val"] - 1.88 < 0.04    # nanoGPT's configuration, our code vs its README (below)
@@ -334,8 +333,8 @@ assert 0.02 < baseline["final"]["val"] - 1.88 < 0.04    # nanoGPT's configuratio
 # on one thread, this run on two, and threads split sums differently, which changes the last digits of
 # floating-point results.
 #
-# The class run's 176 CPU-seconds (last row of the table) are not comparable with the one-thread rows:
-# they were spent in 97 s of wall-clock time on 2 threads, so on average nearly two threads were busy.
+# The class run's 273 CPU-seconds (last row of the table) are not comparable with the one-thread rows:
+# they were spent in 156 s of wall-clock time on 2 threads, so on average nearly two threads were busy.
 # They are more than the committed checkpoint's 106 CPU-seconds for the same 1,300 iterations; this
 # notebook does not measure where the extra CPU time goes, and the figure moves from run to run. On one
 # thread each, the committed checkpoint (106 CPU-seconds) took less than nanoGPT's configuration (162).
@@ -567,11 +566,11 @@ print(f"KV cache of GPT-2 small at 1,024 tokens: {gpt2_cache / 1e6:.1f} M floats
 # Without a cache, step $t$ reprocesses $t$ tokens, so generating $n$ tokens from one start token costs
 # $n(n+1)/2$ token-passes (and $O(n^3)$ attention work); with the cache it is $n$ token-passes. If every
 # token-pass cost the same, the speed-up would be $(n+1)/2$: about 128× at 256 new tokens and 512× at
-# 1,024. The stored run measures 2.072× and 6.088×, one to two orders of magnitude less, and the table
+# 1,024. The stored run measures 1.806× and 6.662×, one to two orders of magnitude less, and the table
 # shows why the count misleads: token-passes do not cost the same. Without the cache, the 256 · 257 / 2
-# token-passes of the 256-token run took 1.294 s, and the sixteen times as many of the 1,024-token run
-# took 17.923 s: a token inside a long pass is cheap. With the cache, each token is a pass of its own, and
-# 256 of them took 0.625 s, 1,024 of them 2.944 s: a token fed alone costs many times as much as one inside
+# token-passes of the 256-token run took 2.189 s, and the sixteen times as many of the 1,024-token run
+# took 28.616 s: a token inside a long pass is cheap. With the cache, each token is a pass of its own, and
+# 256 of them took 1.212 s, 1,024 of them 4.295 s: a token fed alone costs many times as much as one inside
 # a long pass (asserted: more than 10 times). The table does not split a step's time into its parts, so
 # it cannot tell us what makes a lone token so costly. On a CPU with one sequence, then, the cache is worth a few times,
 # not hundreds; in this one timing of each length it was worth more at 1,024 tokens than at 256. Timings
@@ -814,15 +813,15 @@ print(f"GPT-3 13B with d_model 5,120 = 40 × 128 instead of 5,140: {gpt_params(4
 # - Byte-level BPE has no unknown tokens (all 256 bytes are in its vocabulary); with 2,000 tokens it
 #   covers 2.57 characters of Shakespeare per token in the class run.
 # - A 0.8M-parameter character GPT reaches a validation loss of 1.887 — nanoGPT's CPU recipe reports
-#   1.88 — in 1,300 iterations; in the stored class run that took 176 CPU-seconds in 97 s of wall-clock
+#   1.88 — in 1,300 iterations; in the stored class run that took 273 CPU-seconds in 156 s of wall-clock
 #   time on 2 threads (the committed checkpoint: 1.887 after 106 CPU-seconds on one thread).
 # - Greedy decoding loops (repetition 0.738 in the class run); sampling removes the loops, but this
 #   small model invents words in its sampled text, and our two measures show no advantage of top-k or
 #   top-p over plain temperature (their first samples point both ways; one sample per setting cannot
 #   rank them).
 # - A KV cache cuts the token-passes of generating $n$ tokens from $n(n+1)/2$ to $n$, with the same
-#   tokens. In the stored run, on a CPU with one sequence, the speed-up was 2.072× at 256 new tokens and
-#   6.088× at 1,024, far below the $(n+1)/2$ of that count: a token fed alone cost more than ten times as
+#   tokens. In the stored run, on a CPU with one sequence, the speed-up was 1.806× at 256 new tokens and
+#   6.662× at 1,024, far below the $(n+1)/2$ of that count: a token fed alone cost more than ten times as
 #   much as a token inside a long pass (asserted; timings move from run to run).
 # - A tiny random Hugging Face GPT-2, saved in checkpoint format, loads into the course's GPT with
 #   logits that agree to within 1e-5 and identical greedy continuations.

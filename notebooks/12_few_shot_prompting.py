@@ -48,6 +48,7 @@ from coursekit.gpt.char import train as train_char_gpt
 from coursekit.gpt.model import GPT, GPTConfig
 from coursekit.training.loop import load_checkpoint, read_checkpoint_metadata
 from coursekit.viz import plots as viz
+from coursekit.viz.wording import counted
 
 S = runtime.sizes(
     quick=dict(n_tasks=48, ft_tasks=6, ft_shots=[1, 4, 8], ft_steps=30, n_orders=3, n_repeats=32,
@@ -225,7 +226,7 @@ plt.show()
 jump = next(p for p in curve if p["heldout_acc_8shot"] > 0.6)
 before = [p for p in curve if p["step"] < jump["step"]]
 print(f"{icl_report['steps_done']:,} steps, {icl_report['seconds'] / 60:.1f} min on "
-      f"{icl_report['hardware']['torch_threads']} thread(s); {icl_model.num_params():,} parameters; d_model "
+      f"{counted(icl_report['hardware']['torch_threads'], 'thread')}; {icl_model.num_params():,} parameters; d_model "
       f"{icl_cfg.d_model}, batch_size {icl_cfg.batch_size}, repeat_every {icl_cfg.repeat_every}")
 plateau = before[:-1]
 print(f"plateau, steps {plateau[0]['step']} to {plateau[-1]['step']}: 8-shot accuracy at most "
@@ -395,8 +396,9 @@ assert at8["in-context"] >= max(at8["fine-tuned fresh model"], at8["fine-tuned I
 #
 # The last column is the time per task to fine-tune a copy of the in-context learner and score its 8 queries
 # (one timing each, on a shared machine). At 0 shots there is nothing to train on and no gradient step is
-# taken (0.010 s); from 1 shot on it is 0.155 to 0.304 s, with no trend in k. The in-context learner's cost is
-# printed in section 4: all 6 × 512 × 8 prompts (6 values of k, 512 tasks, 8 queries) took 7.4 s in total.
+# taken (0.007 s); from 1 shot on it is 0.172 to 0.280 s. These are single timings that move from run to run,
+# so the column does not tell how the cost grows with k. The in-context learner's cost is printed in section 4:
+# all 6 × 512 × 8 prompts (6 values of k, 512 tasks, 8 queries) took 6.5 s in total.
 #
 # ## 6. Sensitivity: order of the examples, wrong labels, prompt format
 #
@@ -537,7 +539,7 @@ assert ind_score[top_layer, top_head] >= 0.5 > 0.1 > ind_score.mean(1)[0], "laye
 
 # %% [markdown]
 # The same pattern **on the task's own prompts**: from the query (the last token), the attention each head
-# pays to the label(s) that followed earlier occurrences of the same input — the positions holding the
+# pays to the labels that followed earlier occurrences of the same input — the positions holding the
 # answer.
 
 # %%
@@ -553,7 +555,8 @@ hit = ids[:, x_pos] == ids[:, -1:]                                         # (N,
 is_answer[:, y_pos] = hit
 in_task = (task_maps * is_answer[None, :, None, :]).sum(-1).mean(1)        # (n_layers, H)
 uniform_share = (is_answer.sum(1) / T_p).mean().item()
-viz.heatmap(in_task, heads, layers, title="attention from the query to its answer(s)", annot=True)
+viz.heatmap(in_task, heads, layers, title="attention from the query to the labels of its earlier occurrences",
+            annot=True)
 plt.show()
 print(f"share of the answer positions among all positions (uniform attention): {uniform_share:.3f}")
 print(f"attention to the answer, layer {top_layer} heads: {[round(v, 3) for v in in_task[top_layer].tolist()]}")
@@ -571,7 +574,8 @@ fig, ax = plt.subplots(figsize=(7, 6))
 viz.heatmap(attn, names, names, ax=ax, title=f"layer {top_layer} head {top_head} on an 8-shot held-out prompt")
 plt.show()
 answers = is_answer[0].nonzero().squeeze(1).tolist()
-print(f"query {names[-1]}: its label(s) {[names[i] for i in answers]} at {answers}; attention from the query to "
+print(f"query {names[-1]}: {counted(len(answers), 'label')} of its earlier occurrences "
+      f"{[names[i] for i in answers]} at {answers}; attention from the query to "
       f"them: {attn[-1, answers].sum():.2f} (uniform would be {len(answers) / len(names):.2f})")
 
 # %% [markdown]
@@ -770,8 +774,8 @@ assert few[-1] > max(finetuned.values())
 #   demonstrated (8 shots). The live class run crosses the phase change too (1.000 at 8 shots after 4,000
 #   steps).
 # - Fine-tuning a copy on the same k examples needs gradient steps and a model per task; in-context
-#   learning needs one forward pass per query. In the class run, fine-tuning took 0.155 to 0.304 s per task
-#   from 1 shot on (the table of section 5), and scoring all 6 × 512 × 8 in-context prompts took 7.4 s in total
+#   learning needs one forward pass per query. In the class run, fine-tuning took 0.172 to 0.280 s per task
+#   from 1 shot on (the table of section 5), and scoring all 6 × 512 × 8 in-context prompts took 6.5 s in total
 #   (section 4).
 # - The learner follows the labels it is shown, and depends on the order of the examples and on the
 #   prompt format it was trained on (section 6).

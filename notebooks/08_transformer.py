@@ -69,6 +69,7 @@ from coursekit.translation import benchmark, recipes
 from coursekit.translation.explore import translation_explorer
 from coursekit.viz import plots as viz
 from coursekit.viz import widgets
+from coursekit.viz.wording import counted
 
 S = runtime.sizes(
     quick=dict(n_train=4000, n_test=100, n_test_long=50, d_model=64, n_heads=4, n_layers=2, d_ff=128, max_tokens=1000,
@@ -350,7 +351,7 @@ assert cache_diff < 1e-4
 # %%
 t0 = time.perf_counter()
 data = benchmark.load_benchmark(n_train=S.n_train, n_test=S.n_test, n_test_long=S.n_test_long)
-print(f"{len(data.train):,} training pairs, {len(data.test)} test pairs, one vocabulary of {len(data.tgt_vocab):,} "
+print(f"{len(data.train):,} training pairs, {len(data.test):,} test pairs, one vocabulary of {len(data.tgt_vocab):,} "
       f"pieces (loaded in {time.perf_counter() - t0:.0f} s)")
 print("example:", " ".join(data.train[0][0]), "→", " ".join(data.train[0][1]))
 print(f"test set: the first {data.info['bands']['test_short']:,} short pairs and {data.info['bands']['test_long']:,} "
@@ -373,7 +374,7 @@ live = live.to(device)
 live_test = recipes.evaluate(live, data, "test")
 print(f"live: {train.count_parameters(live):,} parameters, {live_state['update']} updates in "
       f"{live_state['seconds']:.0f} s -> test BLEU {live_test.bleu:.2f}, chrF {live_test.chrf:.2f} "
-      f"on {len(data.test)} sentences")
+      f"on {len(data.test):,} sentences")
 loss_points = [(r["update"], r["loss"]) for r in live_state["train"]]
 fig, axes = plt.subplots(1, 2, figsize=(11, 3))
 schedule = recipes.lr_factor(reference_recipe)
@@ -395,7 +396,7 @@ for ex in live_test.examples(4):
 assert live_test.bleu >= S.min_bleu
 
 # %% [markdown]
-# In the class run the live model reaches 11.71 test BLEU after 700 updates (263 s on this run's machine), yet none of
+# In the class run the live model reaches 11.71 test BLEU after 700 updates (303 s on this run's machine), yet none of
 # the four translations above is right: three begin like their reference ("il a …", "laissez-moi …", "que …") and then
 # go astray, and *I've got a plan* becomes "j'ai un petit petit petit". Its label-smoothed training loss fell from
 # 7.84 at update 50 to 4.24 at update 700 (the right-hand plot draws every logged point); over the last five logged
@@ -423,12 +424,13 @@ reference = reference.to(device)
 att_model, att_report = recipes.load_model("attention", data=data)
 s2s_model, s2s_report = recipes.load_model("seq2seq", data=data)
 reports = {"Transformer": report, "GRU + attention": att_report, "GRU, no attention": s2s_report}
-viz.show_table([{"model": n, "parameters": r["parameters"], "updates": r["updates"], "epochs": r["epochs"],
-                 "train min": r["train_seconds"] / 60, "test BLEU": r["test"]["bleu"], "chrF": r["test"]["chrf"],
-                 "exact": r["test"]["exact"], **{f"len {row['bucket']}": row["bleu"]
-                                                 for row in r["test"]["bleu_by_length"]}}
+viz.show_table([{"model": n, "parameters": f"{r['parameters']:,}", "updates": f"{r['updates']:,}",
+                 "epochs": r["epochs"], "train min": r["train_seconds"] / 60, "test BLEU": r["test"]["bleu"],
+                 "chrF": r["test"]["chrf"], "exact": f"{r['test']['exact']:.3f}",
+                 **{f"len {row['bucket']}": row["bleu"] for row in r["test"]["bleu_by_length"]}}
                 for n, r in reports.items()],
-               title=f"reference models, {report['test']['n_test']:,} test sentences, greedy decoding")
+               title=f"reference models, {report['test']['n_test']:,} test sentences, greedy decoding "
+                     "(exact: the share of translations equal to their reference)", floatfmt="{:.2f}")
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
 for n, r in reports.items():
     axes[0].plot([c["update"] for c in r["curve"]], [c["valid_bleu"] for c in r["curve"]], marker=".", label=n)
@@ -445,52 +447,53 @@ plt.tight_layout()
 plt.show()
 
 
-def valid_bleu_at(r: dict, update: int) -> float:
-    """Validation BLEU after ``update`` updates: read off the logged curve, linear between two logged points
-    (the curves are logged every 250 or 500 updates, so a point between them is an estimate)."""
-    curve = [(0, 0.0)] + [(c["update"], c["valid_bleu"]) for c in r["curve"]]
-    if update > curve[-1][0]:
-        raise ValueError(f"the curve ends at update {curve[-1][0]}, asked for {update}")
-    (u0, b0), (u1, b1) = next((a, b) for a, b in zip(curve, curve[1:]) if a[0] <= update <= b[0])
-    return b0 + (b1 - b0) * (update - u0) / (u1 - u0)
+def read_curve(r: dict, x: float, along: str = "update", read: str = "valid_bleu") -> float:
+    """Report ``r``'s logged curve, from the origin, read at ``x`` along one column ("update", "minutes" or
+    "valid_bleu") for another: linear between two logged points (the curves are logged every 250 or 500 updates,
+    so a point between them is an estimate)."""
+    column = {"update": lambda c: c["update"], "minutes": lambda c: c["seconds"] / 60,
+              "valid_bleu": lambda c: c["valid_bleu"]}
+    xs, ys = [0.0] + [column[along](c) for c in r["curve"]], [0.0] + [column[read](c) for c in r["curve"]]
+    if not 0 <= x <= xs[-1]:
+        raise ValueError(f"the curve runs from 0 to {along} {xs[-1]:g}, asked for {x}")
+    i = next(i for i in range(1, len(xs)) if x <= xs[i])                  # x lies in [xs[i-1], xs[i]]
+    return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1])
 
 
 budget_updates = att_report["updates"]
-equal = {n: valid_bleu_at(r, update=budget_updates) for n, r in reports.items()}
+equal = {n: read_curve(r, budget_updates) for n, r in reports.items()}
 print(f"validation BLEU after {budget_updates:,} updates:", {n: round(v, 2) for n, v in equal.items()})
 assert equal["Transformer"] > equal["GRU + attention"] > equal["GRU, no attention"]   # at equal updates
-before_cooling = valid_bleu_at(report, update=cool_from)
+before_cooling = read_curve(report, cool_from)
 print(f"Transformer validation BLEU: {before_cooling:.2f} after {cool_from:,} updates, "
       f"{report['curve'][-1]['valid_bleu']:.2f} after the {report['recipe']['cooldown']:,}-update cool-down; "
       "points logged in the 2,000 updates before it:", {c["update"]: round(c["valid_bleu"], 2) for c in report["curve"]
                                        if cool_from - 2000 < c["update"] <= cool_from})
 assert report["curve"][-1]["valid_bleu"] > before_cooling            # BLEU rose over the cool-down
 assert report["test"]["bleu"] >= 42 and report["test"]["bleu_long"] >= 32    # the benchmark's targets
-gru_recipe = {k: v for k, v in att_report["recipe"].items() if k not in ("model", "arch")}
-assert gru_recipe == {k: v for k, v in s2s_report["recipe"].items() if k not in ("model", "arch")}  # the two GRUs
+full_recipes = {n: dataclasses.asdict(recipes.Recipe(**r["recipe"])) for n, r in reports.items()}  # defaults filled
+settings = [k for k in full_recipes["Transformer"] if k not in ("model", "arch")]
+assert all(full_recipes["GRU + attention"][k] == full_recipes["GRU, no attention"][k] for k in settings)  # the GRUs
 print("recipe settings that differ, (Transformer, both GRUs):",
-      {k: (v, gru_recipe.get(k, 0)) for k, v in report["recipe"].items()
-       if k not in ("model", "arch") and v != gru_recipe.get(k, 0)})
+      {k: (full_recipes["Transformer"][k], full_recipes["GRU + attention"][k]) for k in settings
+       if full_recipes["Transformer"][k] != full_recipes["GRU + attention"][k]})
 per_update_logged = {n: r["train_seconds"] / r["updates"] for n, r in reports.items()}
 for n, r in reports.items():
     print(f"{n} was trained on a {r['hardware']['cpu_count']}-core {r['hardware']['device']}, "
-          f"{r['hardware']['torch_threads']} thread(s) at the start; logged seconds per update "
+          f"{counted(r['hardware']['torch_threads'], 'thread')} at the start; logged seconds per update "
           f"{per_update_logged[n]:.2f}")
 assert per_update_logged["Transformer"] < per_update_logged["GRU + attention"]
 att_minutes = att_report["curve"][-1]["seconds"] / 60      # the GRU with attention's last logged minute
-
-
-def valid_bleu_at_minute(r: dict, minute: float) -> float:
-    """Validation BLEU after ``minute`` logged minutes, linear between two logged points."""
-    curve = [(0.0, 0.0)] + [(c["seconds"] / 60, c["valid_bleu"]) for c in r["curve"]]
-    (m0, b0), (m1, b1) = next((a, b) for a, b in zip(curve, curve[1:]) if a[0] <= minute <= b[0])
-    return b0 + (b1 - b0) * (minute - m0) / (m1 - m0)
-
-
-at_equal_minutes = {n: valid_bleu_at_minute(reports[n], att_minutes) for n in ("Transformer", "GRU + attention")}
+at_equal_minutes = {n: read_curve(reports[n], att_minutes, along="minutes") for n in ("Transformer", "GRU + attention")}
 print(f"validation BLEU after {att_minutes:.0f} logged minutes (the GRU with attention's last point):",
       {n: round(v, 2) for n, v in at_equal_minutes.items()})
 assert at_equal_minutes["Transformer"] > at_equal_minutes["GRU + attention"]
+minutes_at_budget = {n: read_curve(reports[n], budget_updates, read="minutes")
+                     for n in ("Transformer", "GRU + attention")}
+print(f"logged minutes at update {budget_updates:,}:", {n: round(v, 1) for n, v in minutes_at_budget.items()})
+assert minutes_at_budget["Transformer"] > minutes_at_budget["GRU + attention"]     # its first 3,000 updates: longer
+exact = {n: r["test"]["exact"] for n, r in reports.items()}
+assert exact["Transformer"] > exact["GRU + attention"] > exact["GRU, no attention"]
 notes = report["hardware"]["note"] + " " + report["continued_from"]["note"]
 print(textwrap.fill("the Transformer's report notes: " + notes, 110, subsequent_indent="  "))
 
@@ -499,10 +502,10 @@ print(textwrap.fill("the Transformer's report notes: " + notes, 110, subsequent_
 # at equal minutes (36.23 against 32.25 at the GRU with attention's last logged point, 125 minutes; printed and
 # asserted above). Averaged over each whole run, its log also gives it fewer seconds per update than the GRU
 # with attention (2.20 against 2.51, printed and asserted above; the GRU without attention logged 1.71). Over
-# the first 3,000 updates, though, the logs point the other way. At 125 minutes the Transformer's curve reads
-# 36.23, below the 37.68 it reached at 3,000 updates, and its curve rises all the way to 3,000 updates (left
-# plot). So by the GRU's last logged minute it had made fewer than 3,000 updates: over that stretch its updates
-# took longer on average than the GRU's, and its later updates must have been quicker.
+# the first 3,000 updates, though, the logs point the other way: the Transformer's log reaches update 3,000 at
+# 157.3 minutes, the GRU with attention's at 124.7 (read off the curves between logged points; printed and
+# asserted above). Over that stretch its updates took longer on average than the GRU's, so its later updates
+# must have been quicker.
 #
 # The conditions changed along the way. All three runs started on a 2-core CPU with one thread. By the
 # Transformer's report notes printed above, its first 5,000 updates shared the CPU with a second training,
@@ -542,14 +545,14 @@ ratio_se = (per_batch.std() / len(per_batch) ** 0.5).item()
 print(f"a Transformer update costs {ratio:.2f} GRU + attention updates (per batch {per_batch.min():.2f} to "
       f"{per_batch.max():.2f}, standard error of the mean ratio {ratio_se:.2f})")
 same_time = int(att_report["updates"] / ratio)          # Transformer updates in the time of the GRU's run
-gru_bleu = valid_bleu_at(att_report, att_report["updates"])
-equal_time = {"Transformer": valid_bleu_at(report, same_time), "GRU + attention": gru_bleu}
+gru_bleu = read_curve(att_report, att_report["updates"])
+equal_time = {"Transformer": read_curve(report, same_time), "GRU + attention": gru_bleu}
 print(f"in the time of the GRU's {att_report['updates']:,} updates the Transformer makes {same_time:,}; "
       "validation BLEU then:", {n: round(v, 2) for n, v in equal_time.items()})
 # The verdict depends on the machine's cost ratio. Break-even: the largest ratio (steps of 0.01) at which the
 # Transformer's curve, read between its logged points, is still above the GRU's BLEU after its 3,000 updates.
 ahead_at = [r / 100 for r in range(100, 400)
-            if valid_bleu_at(report, int(att_report["updates"] * 100 / r)) > gru_bleu]
+            if read_curve(report, int(att_report["updates"] * 100 / r)) > gru_bleu]
 break_even = max(ahead_at)
 assert ahead_at == [r / 100 for r in range(100, round(100 * break_even) + 1)]      # ahead below it, behind above
 verdict = ("too close to call (within 2 standard errors of the break-even)" if abs(ratio - break_even) < 2 * ratio_se
@@ -566,7 +569,7 @@ print(f"the Transformer's curve stays above the GRU's {gru_bleu:.2f} up to a cos
 # last printed line gives the cost ratio up to which the Transformer's fewer updates still reach a higher
 # validation BLEU than the GRU's 3,000, the ratio this machine measured, and the verdict. The Transformer's
 # curve is read between points logged every 500 updates, so the break-even is an estimate too. In the stored
-# run the ratio was 1.32 (per batch 1.11 to 1.58) against a break-even of 1.74: ahead at equal wall time.
+# run the ratio was 1.34 (per batch 0.91 to 1.76) against a break-even of 1.74: ahead at equal wall time.
 #
 # For scale, the paper's own figures (Vaswani et al. 2017: BLEU from Table 2, parameters from Table 3, training
 # time and steps from §5.2; newstest2014 — another test set, so compare the scale only). Its Table 2 sets the
@@ -576,15 +579,15 @@ print(f"the Transformer's curve stays above the GRU's {gru_bleu:.2f} up to a cos
 
 # %%
 viz.show_table([
-    {"model": "Transformer (base), paper scale", "EN-DE BLEU": 27.3, "EN-FR BLEU": 38.1, "parameters": "65M",
+    {"model": "Transformer (base), paper scale", "EN-DE BLEU": "27.3", "EN-FR BLEU": "38.1", "parameters": "65M",
      "training": "12 h on 8 P100 GPUs (100k steps)"},
-    {"model": "Transformer (big), paper scale", "EN-DE BLEU": 28.4, "EN-FR BLEU": 41.8, "parameters": "213M",
+    {"model": "Transformer (big), paper scale", "EN-DE BLEU": "28.4", "EN-FR BLEU": "41.8", "parameters": "213M",
      "training": "3.5 days on 8 P100 GPUs (300k steps)"},
     {"model": "ours: reference Transformer, Tatoeba EN→FR ≤ 25 words", "EN-DE BLEU": "—",
-     "EN-FR BLEU": round(report["test"]["bleu"], 2), "parameters": f"{report['parameters'] / 1e6:.1f}M",
-     "training": f"{report['train_seconds'] / 60:.0f} min on a {report['hardware']['cpu_count']}-core CPU "
-                 f"({report['updates']} steps)"},
-    {"model": "ours: live run of this notebook", "EN-DE BLEU": "—", "EN-FR BLEU": round(live_test.bleu, 2),
+     "EN-FR BLEU": f"{report['test']['bleu']:.2f}", "parameters": f"{report['parameters'] / 1e6:.1f}M",
+     "training": f"{report['train_seconds'] / 60:.0f} logged min on a {report['hardware']['cpu_count']}-core CPU, "
+                 f"partly shared ({report['updates']:,} steps)"},
+    {"model": "ours: live run of this notebook", "EN-DE BLEU": "—", "EN-FR BLEU": f"{live_test.bleu:.2f}",
      "parameters": f"{train.count_parameters(live) / 1e6:.1f}M",
      "training": f"{live_state['seconds']:.0f} s ({live_state['update']} steps)"},
 ], title="the paper's rows copied from Vaswani et al. (2017): BLEU from Table 2, parameters from Table 3, "
@@ -658,14 +661,14 @@ print("training pairs' English words:", {w: train_words[w] for w in ("marksman",
 
 # %% [markdown]
 # By exact match the Transformer and the GRU with attention tie on these twenty (7 each; without attention, 1),
-# although their test BLEU is 43.33 against 30.87: twenty sentences are too few to rank two models. On all 1,800
-# test sentences the Transformer's translations are exact about twice as often: 0.157 of them against 0.078 for
-# the GRU with attention and 0.022 without attention (the `exact` column of the table in section 4; section 5
-# counts the Transformer's 282). An exact match also counts near misses and correct alternatives as wrong — all
-# three models translate *I've got a plan* as "j'ai un plan .", which is right, against the reference "je dispose
-# d'un plan .". Both attention models mangle *marksman* ("markkesesssi", "lokkaan"), a word no training pair's
-# English contains (printed above), and the Transformer turns *winked at her* (*winked*: also never in training)
-# into "le vent lui a fait un œil".
+# although their test BLEU is 43.33 against 30.87: twenty sentences are too few to rank two models. On all 1,800 test
+# sentences the Transformer's translations are exact about twice as often: 0.157 of them against 0.078 for the GRU
+# with attention and 0.022 without attention (the `exact` column of the table in section 4, whose order is asserted
+# there; section 5 counts the Transformer's 282). An exact match also counts near misses and correct alternatives as
+# wrong — all three models translate *I've got a plan* as "j'ai un plan .", which is right, against the reference "je
+# dispose d'un plan .". Both attention models mangle *marksman* ("markkesesssi", "lokkaan"), a word no training pair's
+# English contains (printed above), and the Transformer turns *winked at her* (*winked*: also never in training) into
+# "le vent lui a fait un œil".
 
 # %% [markdown]
 # ## 5. Attention maps, per layer and head
@@ -679,7 +682,7 @@ transformer = reference.eval()
 greedy_ref = data.evaluate(transformer.translator(max_len=MAX_OUT), device=device)
 is_exact = [h == r for h, r in zip(greedy_ref.hypotheses, greedy_ref.references)]
 correct = sorted(range(len(data.test)), key=lambda i: (not is_exact[i], -len(data.test[i][0])))  # exact, long first
-print(f"{sum(is_exact)} of {len(data.test)} test translations exact; the maps below use test sentence "
+print(f"{sum(is_exact):,} of {len(data.test):,} test translations exact; the maps below use test sentence "
       f"{correct[0]}: {data.source_text(correct[0])!r} → {greedy_ref.hypotheses[correct[0]]!r} "
       f"({'exact' if is_exact[correct[0]] else 'not exact'})")
 
@@ -734,6 +737,10 @@ assert torch.allclose(maps0["cross"].sum(-1), torch.ones_like(maps0["cross"].sum
 
 # %%
 stats_batch = data.make_batch(list(range(min(200, len(data.test)))), split="test").to(device)
+src_words = [len(data.test[i][0]) for i in stats_batch.index]
+ref_words = [len(data.test[i][1]) for i in stats_batch.index]
+print(f"the first {len(stats_batch.index)} test pairs: sources of {min(src_words)}–{max(src_words)} words, "
+      f"references of {min(ref_words)}–{max(ref_words)}")
 with torch.no_grad():
     stats_maps = transformer.attention_maps(stats_batch.src, stats_batch.tgt_in)
 
@@ -852,13 +859,9 @@ for T in S.windows_T:
     q, k, v = (torch.randn(1, 4, T, d_head, generator=torch.Generator().manual_seed(i)) for i in range(3))
     for name, fn, args in (("full (n × n scores)", scaled_dot_product_attention, (q, k, v)),
                            (f"sliding window w={window}", sliding_window_attention, (q, k, v, window))):
-        fn(*args)
-        start = time.perf_counter()
-        for _ in range(2):
-            fn(*args)
+        seconds, _ = runtime.timed(lambda fn=fn, args=args: fn(*args), "cpu", repeat=5, warmup=1)   # best of 5
         scores = T * T if name.startswith("full") else 3 * T * window  # blocks of w queries × 3w keys
-        cost.append({"T": T, "attention": name, "ms": 1e3 * (time.perf_counter() - start) / 2,
-                     "scores per head": scores})
+        cost.append({"T": T, "attention": name, "ms": 1e3 * seconds, "scores per head": scores})
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
 names = list(dict.fromkeys(c["attention"] for c in cost))
@@ -879,12 +882,12 @@ print("lengths at which the window is slower than full attention:",
 assert full_ms[-1] > band_ms[-1]
 
 # %% [markdown]
-# The time is measured on this machine's CPU, in one run: each time is the mean of two calls, so the times and
-# their ratios move from run to run. In the stored run the chunked version is the slower one for short sequences
-# (the lengths are printed above — 128 and 256), although by the formulas it already computes fewer scores there
-# ($3nw < n^2$ once $n > 3w = 96$). What costs it the time there — the cutting into blocks, or many small matrix
-# products instead of one large one — is not measured here. From 512 on it is faster in the stored run: ×32.3
-# at 4,096 positions, against the ×43 fewer scores of the formulas. Memory was not measured here.
+# The time is measured on this machine's CPU, in one run: each time is the best of five calls after a warm-up call,
+# and the times and their ratios still move from run to run. In the stored run the chunked version is the slower one
+# for short sequences (the lengths are printed above — 128 and 256), although by the formulas it already computes
+# fewer scores there ($3nw < n^2$ once $n > 3w = 96$). What costs it the time there — the cutting into blocks, or many
+# small matrix products instead of one large one — is not measured here. From 512 on it is faster in the stored run:
+# ×30.6 at 4,096 positions, against the ×43 fewer scores of the formulas. Memory was not measured here.
 #
 # ## Summary
 #
@@ -894,7 +897,7 @@ assert full_ms[-1] > band_ms[-1]
 # - Sinusoidal encodings give each position a pattern of clock hands; their dot products depend
 #   only on the distance (the paper's formula; the deck's variant does not). Learned positions are the
 #   alternative, with a table the size of the context.
-# - Decoding runs step by step with a KV cache (same outputs; ×2.5 faster over 64 steps of an untrained probe in the
+# - Decoding runs step by step with a KV cache (same outputs; ×3.4 faster over 64 steps of an untrained probe in the
 #   class run, one timing each, so the factor moves from run to run). By the package's code, `Transformer.translate`
 #   calls the same functions of `coursekit.decoding` as the RNN models — greedy search, and the beam search of
 #   notebook 05, not run here. Every translation in this notebook uses greedy search, the default
@@ -907,21 +910,21 @@ assert full_ms[-1] > band_ms[-1]
 #   cool-down is stored, so the rise is not shown to be the cool-down's doing). At equal updates it is ahead of the
 #   GRU with attention, trained by the same function with the same smoothing and batch size but its own peak rate
 #   and warm-up and no cool-down (validation BLEU 37.68 against 32.25 after 3,000 updates). At equal wall time the
-#   verdict depends on the machine's cost ratio: in the stored run a Transformer update cost 1.32 GRU updates
-#   (standard error 0.08) against a break-even of 1.74, so it was ahead (35.76 against 32.25 validation BLEU); on a
+#   verdict depends on the machine's cost ratio: in the stored run a Transformer update cost 1.34 GRU updates
+#   (standard error 0.13) against a break-even of 1.74, so it was ahead (35.64 against 32.25 validation BLEU); on a
 #   machine where its updates cost more it may not be. The GRU with attention is itself far ahead of the GRU without
 #   (14.97 after 3,000 updates).
 # - All three lose BLEU from short to long sources, the GRU without attention most: its 11–25-word sources keep
 #   0.423 of its short-sentence BLEU, against 0.739 with Bahdanau attention and 0.792 for the Transformer
 #   (Bahdanau et al.'s Fig. 2, to 25 words); at 21–25 words (3 sentences) all three are low. In the class run a
-#   narrower Transformer trained live for 263 s reaches 11.71 test BLEU, though none of its four printed
+#   narrower Transformer trained live for 303 s reaches 11.71 test BLEU, though none of its four printed
 #   translations is right.
 # - Attention heads differ in where they look (previous or next piece, the current one, `<bos>`/`<eos>`). In
 #   cross-attention a row's largest weight is 0.70–0.87 on average per head, on the first 200 test sentences
 #   (all short pairs): most of an average row's weight is on one source piece.
 # - Windowed attention computes 3nw scores instead of n²; measured here, it is slower than full attention on
-#   short sequences and ×32.3 faster at 4,096 positions in the stored run (two timed calls per length, so the
-#   factor moves from run to run).
+#   short sequences and ×30.6 faster at 4,096 positions in the stored run (the best of five calls per length;
+#   the factor still moves from run to run).
 #
 # ## Exercises
 

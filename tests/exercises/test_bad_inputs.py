@@ -154,7 +154,7 @@ EXERCISES = [
         r"reference must be a notebook \(nbformat.NotebookNode\), got str"),
     Bad("points for an exercise the reference lacks", ex_grade.grading_plan,
         lambda: ex_grade.grading_plan(checked_notebook(), points={"7": 2}), ValueError,
-        r"points given for exercise\(s\) 7, which .* does not have"),
+        r"points given for exercise 7, which .* does not have"),
     Bad("negative points", ex_grade.grading_plan, lambda: ex_grade.grading_plan(checked_notebook(), points={"1": -1}),
         ValueError, r"points for exercise 1 must be a number >= 0, got -1"),
     Bad("an exercise cell without a check", ex_grade.grading_plan, lambda: ex_grade.grading_plan(notebook(EXERCISE)),

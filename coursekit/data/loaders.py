@@ -7,6 +7,7 @@ import csv
 import re
 
 from coursekit.data.store import open_text
+from coursekit.viz.wording import noun
 
 
 def load_tatoeba(release: str = "d2l"):
@@ -83,7 +84,7 @@ def load_wikitext2(kind: str = "tokens", splits: tuple[str, ...] = ("validation"
                         f"got {splits!r}")
     unknown = [s for s in splits if s not in _WIKITEXT_SPLITS]
     if unknown:
-        raise ValueError(f"unknown WikiText-2 {'split' if len(unknown) == 1 else 'splits'} {unknown}; "
+        raise ValueError(f"unknown WikiText-2 {noun(len(unknown), 'split')} {unknown}; "
                          f"known: {list(_WIKITEXT_SPLITS)}")
     if "train" in splits and kind == "raw":
         raise ValueError("WikiText-2's training split is available tokenized only: use kind='tokens'")

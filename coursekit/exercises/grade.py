@@ -64,7 +64,7 @@ from coursekit.exercises.remote import CallTimeout, KernelGone, RemoteFunction, 
 from coursekit.exercises.sandbox import kill_user, sandbox_command, sandbox_uid
 from coursekit.exercises.student import _EXERCISE_RE, ANSWER_STUB, Exercise, exercises_of
 from coursekit.exercises.written import WrittenExercise, written_exercises
-from coursekit.viz.wording import counted
+from coursekit.viz.wording import counted, noun
 
 __all__ = ["DEFAULT_TIMEOUT", "MARK_BY_HAND", "ExerciseGrade", "GradeReport", "GradingPlan", "PlannedExercise",
            "course_reference", "grade", "grading_env", "grading_plan", "read_submission"]
@@ -321,7 +321,7 @@ def grading_plan(reference: nbformat.NotebookNode, name: str = "<reference>", *,
                              "the grader cannot tell what to grade")
         planned.append(PlannedExercise(e.number, e.title, calls, float(points.pop(e.number, 1.0))))
     if points:
-        raise ValueError(f"points given for {'exercise' if len(points) == 1 else 'exercises'} "
+        raise ValueError(f"points given for {noun(len(points), 'exercise')} "
                          f"{', '.join(sorted(points))}, which {name} does not have "
                          f"(its exercises: {', '.join(e.number for e in expected)})")
     notes: list[str] = []

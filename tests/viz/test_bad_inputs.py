@@ -73,6 +73,12 @@ WIDGETS = [
 # ==============================================================================================
 
 WORDING = [
+    Bad("a length instead of a count", wording.noun, lambda: wording.noun(["a", "b"], "split"), TypeError,
+        r"n must be an int \(a count\), got list \['a', 'b'\]"),
+    Bad("a negative count", wording.noun, lambda: wording.noun(-2, "split"), ValueError,
+        r"n must be a count \(≥ 0\), got -2"),
+    Bad("a blank noun", wording.noun, lambda: wording.noun(2, "  "), TypeError,
+        r"singular must be a non-empty str \(the noun\), got str '  '"),
     Bad("a float count", wording.counted, lambda: wording.counted(2.0, "thread"), TypeError,
         r"n must be an int \(a count\), got float 2.0"),
     Bad("a bool count", wording.counted, lambda: wording.counted(True, "thread"), TypeError,

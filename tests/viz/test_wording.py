@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import coursekit
-from coursekit.viz.wording import counted
+from coursekit.viz.wording import counted, noun
 
 
-@pytest.mark.parametrize(("n", "noun", "plural", "expected"), [
+@pytest.mark.parametrize(("n", "word", "plural", "expected"), [
     (0, "file", None, "0 files"),
     (1, "thread", None, "1 thread"),
     (2, "thread", None, "2 threads"),
@@ -22,8 +22,9 @@ from coursekit.viz.wording import counted
     (3, "child", "children", "3 children"),
     (2, "CUDA device", None, "2 CUDA devices"),
 ])
-def test_counted(n, noun, plural, expected):
-    assert counted(n, noun, plural) == expected
+def test_counted(n, word, plural, expected):
+    assert counted(n, word, plural) == expected
+    assert noun(n, word, plural) == expected.split(" ", 1)[1]          # the same noun, without the count
 
 
 def test_no_generic_plurals_in_the_package():
